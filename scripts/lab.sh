@@ -1,0 +1,379 @@
+#!/usr/bin/env bash
+# The ribbridge lab: one router and N nodes in network namespaces, each running
+# its own zebra and bgpd, the nodes advertising the VIPs of their kernel table
+# 198 to the router over eBGP. The one builder of the test topology: the demo,
+# the netns tests and the benchmarks all use it.
+#
+#   lab.sh up --frr 8.4|10.3|10.7 --nodes N [--vip PREFIX]... [--no-wait]
+#   lab.sh down
+#   lab.sh status
+#   lab.sh sockdir NAMESPACE        directory holding zserv.api, zebra.vty, bgpd.vty
+#   lab.sh exec NAMESPACE CMD...    run CMD in NAMESPACE (inside the FRR root on 10.x)
+#   lab.sh vtysh NAMESPACE CMD...   run vtysh -c CMD... against that namespace's daemons
+#   lab.sh vip-add NODE PREFIX [--with-address]    kube-vip's add (address first, then route)
+#   lab.sh vip-del NODE PREFIX [--with-address]    kube-vip's delete (route first, then address)
+#   lab.sh vip-reassert NODE PREFIX                kube-vip's heartbeat: replace, realm 1<->2
+#
+# Topology (node i = 1..N, router AS 64513, nodes AS 64512):
+#   rb-router:rb-n<i> 198.18.<i>.1/24 fdbb:0:0:<i>::1/64  <-veth->  rb-node<i>:eth0 198.18.<i>.2/24 fdbb:0:0:<i>::2/64
+#
+# Every file the lab makes is under $LAB_DIR (default /run/ribbridge-lab) or,
+# on 10.x, under the FRR root's /run/ribbridge-lab and /run/frr/<ns>; `down`
+# removes exactly those, the rb-* namespaces and the daemons in them.
+set -Eeuo pipefail
+
+LAB_DIR=/run/ribbridge-lab  # fixed: the daemons' configs name it
+CACHE=${RIBBRIDGE_CACHE:-/var/cache/ribbridge}
+ROUTER=rb-router
+NODE_AS=64512
+ROUTER_AS=64513
+VIP_TABLE=198
+VIP_PROTO=248
+WAIT_SECS=${RIBBRIDGE_LAB_WAIT:-60}
+
+die() { echo "lab.sh: $*" >&2; exit 1; }
+log() { echo "lab.sh: $*" >&2; }
+
+need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (it creates network namespaces)"; }
+
+# --- state -------------------------------------------------------------------
+
+load_state() {
+    [[ -f $LAB_DIR/state ]] || die "no lab is up (no $LAB_DIR/state); run: lab.sh up --frr VERSION --nodes N"
+    # shellcheck disable=SC1091
+    source "$LAB_DIR/state"
+}
+
+# FRR root for a release: "" (the host) for 8.4, a debootstrap root for 10.x.
+frr_root_for() {
+    case $1 in
+        8.4) echo "" ;;
+        10.3 | 10.7) echo "$CACHE/frr-$1" ;;
+        *) die "unknown FRR version '$1' (supported: 8.4, 10.3, 10.7)" ;;
+    esac
+}
+
+check_frr() { # VERSION
+    local root; root=$(frr_root_for "$1")
+    local out
+    if [[ -z $root ]]; then
+        out=$(/usr/lib/frr/zebra --version 2>/dev/null | head -1) || true
+    else
+        out=$(chroot "$root" /usr/lib/frr/zebra --version 2>/dev/null | head -1) || true
+    fi
+    [[ $out == *"version $1"* ]] || die "FRR $1 is not installed (found: '${out:-nothing}'); run: scripts/install-frr.sh $1"
+}
+
+namespaces() { echo "$ROUTER"; for ((i = 1; i <= NODES; i++)); do echo "rb-node$i"; done; }
+
+# Run a command in NS, inside the FRR root when there is one.
+in_ns() { # NS CMD...
+    local ns=$1; shift
+    if [[ -n ${FRR_ROOT:-} ]]; then
+        ip netns exec "$ns" chroot "$FRR_ROOT" "$@"
+    else
+        ip netns exec "$ns" "$@"
+    fi
+}
+
+sockdir() { echo "${FRR_ROOT:-}/run/frr/$1"; }
+
+# --- configuration -------------------------------------------------------------
+
+is_v6() { [[ $1 == *:* ]]; }
+
+node_conf() { # I
+    local i=$1 v4=() v6=() p seq
+    for p in "${VIPS[@]}"; do if is_v6 "$p"; then v6+=("$p"); else v4+=("$p"); fi; done
+    cat <<EOF
+frr defaults datacenter
+hostname rb-node$i
+log file /run/ribbridge-lab/rb-node$i/frr.log informational
+EOF
+    [[ $FRR == 8.4 ]] && echo "ip import-table $VIP_TABLE"
+    local redist="redistribute table-direct $VIP_TABLE"
+    [[ $FRR == 8.4 ]] && redist="redistribute table $VIP_TABLE"
+    cat <<EOF
+router bgp $NODE_AS
+ bgp router-id 198.18.$i.2
+ no bgp ebgp-requires-policy
+ no bgp default ipv4-unicast
+ neighbor 198.18.$i.1 remote-as $ROUTER_AS
+ neighbor fdbb:0:0:$i::1 remote-as $ROUTER_AS
+ address-family ipv4 unicast
+  $redist route-map KUBE-VIP-ROUTES-V4
+  neighbor 198.18.$i.1 activate
+ exit-address-family
+ address-family ipv6 unicast
+EOF
+    [[ $FRR != 8.4 ]] && echo "  $redist route-map KUBE-VIP-ROUTES-V6"
+    cat <<EOF
+  neighbor fdbb:0:0:$i::1 activate
+ exit-address-family
+exit
+route-map KUBE-VIP-ROUTES-V4 permit 10
+ match ip address prefix-list KUBE-VIP-PREFIXES-V4
+exit
+route-map KUBE-VIP-ROUTES-V4 deny 20
+exit
+route-map KUBE-VIP-ROUTES-V6 permit 10
+ match ipv6 address prefix-list KUBE-VIP-PREFIXES-V6
+exit
+route-map KUBE-VIP-ROUTES-V6 deny 20
+exit
+EOF
+    seq=10
+    for p in "${v4[@]}"; do echo "ip prefix-list KUBE-VIP-PREFIXES-V4 seq $seq permit $p"; seq=$((seq + 10)); done
+    [[ ${#v4[@]} -eq 0 ]] && echo "ip prefix-list KUBE-VIP-PREFIXES-V4 seq 10 deny any"
+    seq=10
+    for p in "${v6[@]}"; do echo "ipv6 prefix-list KUBE-VIP-PREFIXES-V6 seq $seq permit $p"; seq=$((seq + 10)); done
+    [[ ${#v6[@]} -eq 0 ]] && echo "ipv6 prefix-list KUBE-VIP-PREFIXES-V6 seq 10 deny any"
+    echo "end"
+}
+
+router_conf() {
+    cat <<EOF
+frr defaults datacenter
+hostname $ROUTER
+log file /run/ribbridge-lab/$ROUTER/frr.log informational
+router bgp $ROUTER_AS
+ bgp router-id 198.18.0.1
+ no bgp ebgp-requires-policy
+ no bgp default ipv4-unicast
+ bgp bestpath as-path multipath-relax
+EOF
+    for ((i = 1; i <= NODES; i++)); do
+        echo " neighbor 198.18.$i.2 remote-as $NODE_AS"
+        echo " neighbor fdbb:0:0:$i::2 remote-as $NODE_AS"
+    done
+    echo " address-family ipv4 unicast"
+    echo "  maximum-paths 16"
+    for ((i = 1; i <= NODES; i++)); do echo "  neighbor 198.18.$i.2 activate"; done
+    echo " exit-address-family"
+    echo " address-family ipv6 unicast"
+    echo "  maximum-paths 16"
+    for ((i = 1; i <= NODES; i++)); do echo "  neighbor fdbb:0:0:$i::2 activate"; done
+    echo " exit-address-family"
+    echo "exit"
+    echo "end"
+}
+
+# --- up / down -------------------------------------------------------------------
+
+start_frr() { # NS
+    local ns=$1 conf=/run/ribbridge-lab/$1 run=/run/frr/$1 d
+    mkdir -p "${FRR_ROOT:-}$conf" "${FRR_ROOT:-}$run" "${FRR_ROOT:-}/etc/frr/$ns"
+    # vtysh -N NS reads /etc/frr/NS/vtysh.conf and complains when it is missing.
+    : >"${FRR_ROOT:-}/etc/frr/$ns/vtysh.conf"
+    in_ns "$ns" chown frr:frr "$run" "$conf"
+    # FRR 10 moved part of the configuration into mgmtd, which must start first.
+    local daemons=(zebra bgpd)
+    [[ $FRR != 8.4 ]] && daemons=(mgmtd zebra bgpd)
+    for d in "${daemons[@]}"; do
+        # mgmtd takes no -f: it starts empty and the daemons push their own.
+        local cf=(-f "$conf/frr.conf")
+        [[ $d == mgmtd ]] && cf=()
+        in_ns "$ns" /usr/lib/frr/$d -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" 2>>"${FRR_ROOT:-}$conf/stderr.log" \
+            || die "$d failed to start in $ns; see ${FRR_ROOT:-}$conf/frr.log"
+    done
+}
+
+wait_established() {
+    # bgpd has no event we can subscribe to from a shell: poll its summary
+    # with a deadline. Only the lab set-up waits like this; tests await events.
+    local want=$((NODES * 2)) deadline=$((SECONDS + WAIT_SECS)) n=0
+    while ((SECONDS < deadline)); do
+        n=$(in_ns "$ROUTER" vtysh -N "$ROUTER" -c 'show bgp summary json' 2>/dev/null \
+            | grep -o '"state":"Established"' | wc -l) || n=0
+        ((n >= want)) && { log "router has $n/$want sessions Established"; return 0; }
+        sleep 0.2
+    done
+    die "only $n of $want BGP sessions reached Established within ${WAIT_SECS}s; see $LAB_DIR/*/frr.log"
+}
+
+cmd_up() {
+    local frr="" nodes=2 wait=1 vips=()
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+            --frr) frr=${2:?--frr needs a version}; shift 2 ;;
+            --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
+            --vip) vips+=("${2:?--vip needs a prefix}"); shift 2 ;;
+            --no-wait) wait=0; shift ;;
+            *) die "up: unknown argument '$1' (usage: up --frr 8.4|10.3|10.7 --nodes N [--vip PREFIX]... [--no-wait])" ;;
+        esac
+    done
+    [[ -n $frr ]] || die "up: --frr VERSION is required (8.4, 10.3 or 10.7)"
+    [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 200)) || die "up: --nodes must be 1..200, got '$nodes'"
+    [[ ${#vips[@]} -gt 0 ]] || vips=(192.0.2.10/32)
+    local p
+    for p in "${vips[@]}"; do
+        [[ $p =~ ^[0-9.]+/[0-9]+$ || $p =~ ^[0-9a-fA-F:]+/[0-9]+$ ]] || die "up: '$p' is not a prefix like 192.0.2.10/32 or 2001:db8::10/128"
+        if [[ $frr == 8.4 ]] && is_v6 "$p"; then
+            die "up: FRR 8.4 cannot import an IPv6 table (ipv6 import-table exists from FRR 10.6): drop --vip $p or use 10.3/10.7"
+        fi
+    done
+    if [[ -e $LAB_DIR/state ]]; then
+        # shellcheck disable=SC1091
+        (source "$LAB_DIR/state"; die "a lab is already up (FRR $FRR, $NODES nodes); run lab.sh down first")
+    fi
+    if ip netns list | grep -qE '^rb-(router|node[0-9]+)\b'; then
+        die "rb-* namespaces exist without lab state (a crashed run?); run lab.sh down first"
+    fi
+    check_frr "$frr"
+    FRR=$frr NODES=$nodes VIPS=("${vips[@]}") FRR_ROOT=$(frr_root_for "$frr")
+    mkdir -p "$LAB_DIR"
+    # From here on a failure must not leave a half lab.
+    trap 'rc=$?; if [[ $rc -ne 0 ]]; then log "up failed; tearing down"; cmd_down >/dev/null 2>&1 || true; fi' EXIT
+    {
+        echo "FRR=$FRR"
+        echo "NODES=$NODES"
+        echo "FRR_ROOT=$FRR_ROOT"
+        printf 'VIPS=(%s)\n' "${VIPS[*]}"
+    } >"$LAB_DIR/state.tmp"
+    mv "$LAB_DIR/state.tmp" "$LAB_DIR/state"
+
+    local ns
+    for ns in $(namespaces); do
+        ip netns add "$ns"
+        ip -n "$ns" link set lo up
+        ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+        mkdir -p "$LAB_DIR/$ns"
+        # On 10.x the daemons see the root's /run/ribbridge-lab: point the
+        # host-side directory at it so logs are found in one place.
+        if [[ -n $FRR_ROOT ]]; then
+            rmdir "$LAB_DIR/$ns"
+            mkdir -p "$FRR_ROOT/run/ribbridge-lab/$ns"
+            ln -s "$FRR_ROOT/run/ribbridge-lab/$ns" "$LAB_DIR/$ns"
+        fi
+    done
+    for ((i = 1; i <= NODES; i++)); do
+        ip link add "rb-n$i" netns "$ROUTER" type veth peer name eth0 netns "rb-node$i"
+        ip -n "$ROUTER" addr add "198.18.$i.1/24" dev "rb-n$i"
+        ip -n "$ROUTER" addr add "fdbb:0:0:$i::1/64" dev "rb-n$i" nodad
+        ip -n "rb-node$i" addr add "198.18.$i.2/24" dev eth0
+        ip -n "rb-node$i" addr add "fdbb:0:0:$i::2/64" dev eth0 nodad
+        ip -n "$ROUTER" link set "rb-n$i" up
+        ip -n "rb-node$i" link set eth0 up
+    done
+    router_conf >"$LAB_DIR/$ROUTER/frr.conf"
+    for ((i = 1; i <= NODES; i++)); do node_conf "$i" >"$LAB_DIR/rb-node$i/frr.conf"; done
+    for ns in $(namespaces); do start_frr "$ns"; done
+    [[ $wait -eq 1 ]] && wait_established
+    trap - EXIT
+    log "lab up: FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}"
+}
+
+kill_ns_procs() { # NS
+    local pids
+    pids=$(ip netns pids "$1" 2>/dev/null || true)
+    [[ -z $pids ]] && return 0
+    # shellcheck disable=SC2086
+    kill $pids 2>/dev/null || true
+    local deadline=$((SECONDS + 5))
+    while ((SECONDS < deadline)) && [[ -n $(ip netns pids "$1" 2>/dev/null) ]]; do sleep 0.05; done
+    pids=$(ip netns pids "$1" 2>/dev/null || true)
+    # shellcheck disable=SC2086
+    [[ -n $pids ]] && kill -9 $pids 2>/dev/null || true
+}
+
+cmd_down() {
+    local root="" ns
+    if [[ -f $LAB_DIR/state ]]; then
+        # shellcheck disable=SC1091
+        source "$LAB_DIR/state"
+        root=$FRR_ROOT
+    fi
+    # Every rb-router / rb-nodeN namespace is ours, with or without state
+    # (a crashed run leaves namespaces and no state).
+    for ns in $(ip netns list | awk '{print $1}' | grep -E '^rb-(router|node[0-9]+)$' || true); do
+        kill_ns_procs "$ns"
+        ip netns del "$ns"
+        rm -rf "/run/frr/$ns" "/etc/frr/$ns"
+        for r in "$CACHE"/frr-*; do
+            [[ -d $r/run ]] && rm -rf "$r/run/frr/$ns" "$r/run/ribbridge-lab/$ns" "$r/etc/frr/$ns"
+        done
+    done
+    for r in ${root:-} "$CACHE"/frr-*; do
+        [[ -d $r/run/ribbridge-lab ]] && rmdir "$r/run/ribbridge-lab" 2>/dev/null || true
+    done
+    rm -rf "$LAB_DIR"
+    log "lab down"
+}
+
+cmd_status() {
+    load_state
+    echo "FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}"
+    local ns
+    for ns in $(namespaces); do
+        printf '%-10s sockets %s  pids %s\n' "$ns" "$(sockdir "$ns")" "$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
+    done
+}
+
+# --- VIPs, the way kube-vip writes them -------------------------------------------
+
+vip_args() { # NODE PREFIX -> sets NODE PREFIX FAM
+    NODE=$1 PREFIX=$2
+    [[ $NODE =~ ^rb-node[0-9]+$ ]] || NODE=rb-node${NODE#node}
+    ip netns list | grep -qE "^$NODE\b" || die "no namespace $NODE (lab nodes are rb-node1..rb-node$NODES)"
+    FAM=-4; is_v6 "$PREFIX" && FAM=-6
+    return 0
+}
+
+cmd_vip() { # add|del|reassert NODE PREFIX [--with-address]
+    local op=$1 addr=0; shift
+    [[ $# -ge 2 ]] || die "vip-$op: usage: vip-$op NODE PREFIX${op/reassert/}"
+    load_state
+    vip_args "$1" "$2"
+    [[ ${3:-} == --with-address ]] && addr=1
+    [[ $# -le 2 || $addr -eq 1 ]] || die "vip-$op: unknown argument '$3'"
+    local route=(route "$PREFIX" dev lo table "$VIP_TABLE" proto "$VIP_PROTO" scope global)
+    local addrargs=("$PREFIX" dev lo valid_lft forever preferred_lft 0)
+    [[ $FAM == -6 ]] && addrargs+=(nodad)
+    case $op in
+        add)
+            # kube-vip: AddIP first, then RouteAdd.
+            [[ $addr -eq 1 ]] && ip -n "$NODE" "$FAM" addr add "${addrargs[@]}"
+            ip -n "$NODE" "$FAM" route add "${route[@]:1}"
+            ;;
+        del)
+            # kube-vip: RouteDel first, then DeleteIP.
+            ip -n "$NODE" "$FAM" route del "${route[@]:1}"
+            [[ $addr -eq 1 ]] && ip -n "$NODE" "$FAM" addr del "$PREFIX" dev lo
+            ;;
+        reassert)
+            # kube-vip >= 1.2.2 toggles the realm on every healthy tick so that
+            # the replace is a real change the kernel announces.
+            local cur realm=1
+            cur=$(ip -n "$NODE" "$FAM" route show table "$VIP_TABLE" "$PREFIX" | grep -o 'realm [0-9]*' || true)
+            [[ $cur == "realm 1" ]] && realm=2
+            ip -n "$NODE" "$FAM" route replace "${route[@]:1}" realm "$realm"
+            ;;
+    esac
+    return 0
+}
+
+# --- main ---------------------------------------------------------------------------
+
+[[ $# -ge 1 ]] || die "usage: lab.sh up|down|status|sockdir|exec|vtysh|vip-add|vip-del|vip-reassert ... (see the header of $0)"
+sub=$1; shift
+case $sub in
+    up) need_root; cmd_up "$@" ;;
+    down) need_root; cmd_down ;;
+    status) cmd_status ;;
+    sockdir)
+        [[ $# -eq 1 ]] || die "usage: lab.sh sockdir NAMESPACE"
+        load_state; sockdir "$1" ;;
+    exec)
+        [[ $# -ge 2 ]] || die "usage: lab.sh exec NAMESPACE CMD..."
+        need_root; load_state; in_ns "$@" ;;
+    vtysh)
+        [[ $# -ge 2 ]] || die "usage: lab.sh vtysh NAMESPACE 'show ...'..."
+        need_root; load_state
+        ns=$1; shift
+        args=(); for c in "$@"; do args+=(-c "$c"); done
+        in_ns "$ns" vtysh -N "$ns" "${args[@]}" ;;
+    vip-add) need_root; cmd_vip add "$@" ;;
+    vip-del) need_root; cmd_vip del "$@" ;;
+    vip-reassert) need_root; cmd_vip reassert "$@" ;;
+    *) die "unknown command '$sub' (up, down, status, sockdir, exec, vtysh, vip-add, vip-del, vip-reassert)" ;;
+esac
