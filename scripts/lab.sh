@@ -173,7 +173,7 @@ start_frr() { # NS
         # mgmtd takes no -f: it starts empty and the daemons push their own.
         local cf=(-f "$conf/frr.conf")
         [[ $d == mgmtd ]] && cf=()
-        in_ns "$ns" /usr/lib/frr/$d -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" 2>>"${FRR_ROOT:-}$conf/stderr.log" \
+        in_ns "$ns" /usr/lib/frr/$d -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" </dev/null >/dev/null 2>>"${FRR_ROOT:-}$conf/stderr.log" \
             || die "$d failed to start in $ns; see ${FRR_ROOT:-}$conf/frr.log"
     done
 }

@@ -1,0 +1,7 @@
+//! Netns tests: real kernel, real FRR (8.4, 10.3, 10.7), one lab at a time.
+//! Run as root with `cargo test --test netns -- --test-threads=1`
+//! (`scripts/test.sh` does). See `support` for the fixtures.
+
+mod support;
+
+mod lab_ecmp;

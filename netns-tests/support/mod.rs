@@ -1,0 +1,229 @@
+//! Shared fixtures for the netns tests: the lab (built by `scripts/lab.sh`,
+//! the one builder of the topology) and a route watcher that lives in a
+//! namespace and waits on kernel events, never on sleeps.
+//!
+//! These tests need root and the FRR releases of `scripts/install-frr.sh`.
+//! A missing prerequisite is a failure with a message that says what to do,
+//! never a skip.
+
+#![allow(dead_code)] // each test binary uses a different part of the support
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::channel::mpsc::UnboundedReceiver;
+use rtnetlink::packet_core::{NetlinkMessage, NetlinkPayload};
+use rtnetlink::packet_route::RouteNetlinkMessage;
+use rtnetlink::packet_route::route::{RouteAttribute, RouteMessage};
+use rtnetlink::sys::SocketAddr;
+use rtnetlink::{Handle, MulticastGroup, RouteMessageBuilder};
+
+/// The repository root (where `scripts/` lives).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Fails the test (does not skip) when not root.
+pub fn require_root() {
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "the netns tests need root (network namespaces, FRR daemons); run scripts/test.sh as root"
+    );
+}
+
+/// Run `scripts/lab.sh ARGS...`, failing with its output when it fails.
+pub fn lab(args: &[&str]) -> String {
+    let out = Command::new(repo().join("scripts/lab.sh"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run scripts/lab.sh: {e}"));
+    assert!(
+        out.status.success(),
+        "scripts/lab.sh {} failed ({}):\n{}{}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A running lab; dropping it tears the lab down, also when the test panics.
+///
+/// There is one lab per machine (the rb-* namespaces): the lab holds an
+/// exclusive lock on `/run/ribbridge-lab.lock` for its whole life, so test
+/// processes running side by side (two checkouts, two targets) take turns
+/// instead of tearing down each other's lab.
+#[derive(Debug)]
+pub struct Lab {
+    pub frr: &'static str,
+    pub nodes: usize,
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+fn lab_lock() -> nix::fcntl::Flock<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/run/ribbridge-lab.lock")
+        .unwrap_or_else(|e| panic!("cannot open /run/ribbridge-lab.lock: {e}"));
+    nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusive)
+        .unwrap_or_else(|(_, e)| panic!("cannot lock /run/ribbridge-lab.lock: {e}"))
+}
+
+impl Lab {
+    /// `lab.sh up --frr FRR --nodes N [--vip V]...`, after clearing whatever a
+    /// crashed earlier run left behind.
+    pub fn up(frr: &'static str, nodes: usize, vips: &[&str]) -> Lab {
+        require_root();
+        let lock = lab_lock();
+        lab(&["down"]);
+        let n = nodes.to_string();
+        let mut args = vec!["up", "--frr", frr, "--nodes", &n];
+        for v in vips {
+            args.extend(["--vip", v]);
+        }
+        // The guard exists before `up` runs: a failing `up` is torn down too.
+        let guard = Lab {
+            frr,
+            nodes,
+            _lock: lock,
+        };
+        lab(&args);
+        guard
+    }
+
+    pub fn sockdir(&self, ns: &str) -> PathBuf {
+        PathBuf::from(lab(&["sockdir", ns]).trim())
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = Command::new(repo().join("scripts/lab.sh"))
+            .arg("down")
+            .status();
+    }
+}
+
+/// Run `f` on a thread that has entered network namespace `ns`. Sockets
+/// created there stay in that namespace for their whole life.
+pub fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let path = Path::new("/run/netns").join(ns);
+    std::thread::spawn(move || {
+        let fd = std::fs::File::open(&path)
+            .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+        nix::sched::setns(fd, nix::sched::CloneFlags::CLONE_NEWNET)
+            .unwrap_or_else(|e| panic!("setns {}: {e}", path.display()));
+        f()
+    })
+    .join()
+    .expect("netns thread panicked")
+}
+
+type Messages = UnboundedReceiver<(NetlinkMessage<RouteNetlinkMessage>, SocketAddr)>;
+
+/// Watches one namespace's routes: subscribed to the route groups before any
+/// dump, so a change between a dump and the next event cannot be missed.
+#[derive(Debug)]
+pub struct RouteWatch {
+    handle: Handle,
+    events: Messages,
+}
+
+impl RouteWatch {
+    pub fn open(ns: &str) -> RouteWatch {
+        let rt = tokio::runtime::Handle::current();
+        let (conn, handle, events) = in_netns(ns, move || {
+            let _guard = rt.enter();
+            rtnetlink::new_multicast_connection(&[
+                MulticastGroup::Ipv4Route,
+                MulticastGroup::Ipv6Route,
+            ])
+            .expect("netlink multicast socket")
+        });
+        tokio::spawn(conn);
+        RouteWatch { handle, events }
+    }
+
+    /// Number of nexthops of the main-table route to `dst/len`, 0 if absent.
+    pub async fn nexthops(&self, dst: IpAddr, len: u8) -> usize {
+        let msg = match dst {
+            IpAddr::V4(_) => RouteMessageBuilder::<std::net::Ipv4Addr>::new().build(),
+            IpAddr::V6(_) => RouteMessageBuilder::<std::net::Ipv6Addr>::new().build(),
+        };
+        let mut dump = self.handle.route().get(msg).execute();
+        let mut n = 0;
+        while let Some(r) = dump.next().await {
+            let r = r.expect("route dump");
+            if r.header.destination_prefix_length == len && destination(&r) == Some(dst) {
+                n = count_nexthops(&r);
+            }
+        }
+        n
+    }
+
+    /// Wait until the route to `dst/len` has `want` nexthops; return how long
+    /// that took. Each kernel route event triggers a re-check; nothing polls.
+    pub async fn wait_nexthops(
+        &mut self,
+        dst: IpAddr,
+        len: u8,
+        want: usize,
+        limit: Duration,
+    ) -> Result<Duration, String> {
+        let start = Instant::now();
+        loop {
+            let have = self.nexthops(dst, len).await;
+            if have == want {
+                return Ok(start.elapsed());
+            }
+            let left = limit.saturating_sub(start.elapsed());
+            match tokio::time::timeout(left, self.next_route_event()).await {
+                Ok(()) => continue,
+                Err(_) => {
+                    return Err(format!(
+                        "{dst}/{len} has {have} nexthops after {limit:?}, expected {want}"
+                    ));
+                }
+            }
+        }
+    }
+
+    async fn next_route_event(&mut self) {
+        while let Some((msg, _)) = self.events.next().await {
+            if matches!(
+                msg.payload,
+                NetlinkPayload::InnerMessage(
+                    RouteNetlinkMessage::NewRoute(_) | RouteNetlinkMessage::DelRoute(_)
+                ) | NetlinkPayload::Overrun(_)
+            ) {
+                return;
+            }
+        }
+        panic!("netlink multicast stream ended");
+    }
+}
+
+fn destination(r: &RouteMessage) -> Option<IpAddr> {
+    use rtnetlink::packet_route::route::RouteAddress;
+    r.attributes.iter().find_map(|a| match a {
+        RouteAttribute::Destination(RouteAddress::Inet(a)) => Some(IpAddr::V4(*a)),
+        RouteAttribute::Destination(RouteAddress::Inet6(a)) => Some(IpAddr::V6(*a)),
+        _ => None,
+    })
+}
+
+fn count_nexthops(r: &RouteMessage) -> usize {
+    r.attributes
+        .iter()
+        .find_map(|a| match a {
+            RouteAttribute::MultiPath(legs) => Some(legs.len()),
+            _ => None,
+        })
+        .unwrap_or(1)
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Debian packages the build and tests need beyond the machine image: iproute2
+# for the lab, debootstrap for the FRR 10.x roots. Idempotent and quiet.
+set -euo pipefail
+[[ $(id -u) -eq 0 ]] || { echo "install-deps: must run as root" >&2; exit 1; }
+missing=()
+for p in iproute2 debootstrap procps; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "install-deps: installing ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v cargo >/dev/null || { echo "install-deps: cargo is missing: this needs the machine's Rust toolchain" >&2; exit 1; }

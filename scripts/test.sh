@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Every test of ribbridge, on a fresh Debian 12 machine, as root:
+#   formatting, clippy (warnings are errors), unit and integration tests, and
+#   the netns tests against the real kernel and FRR 8.4, 10.3 and 10.7.
+# Installs what is missing first (FRR releases, iproute2). A netns test that
+# cannot run (no root, no FRR) fails; nothing is skipped silently.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+t0=$SECONDS
+step() { echo "== test.sh: $* ($((SECONDS - t0)) s)" >&2; }
+
+[[ $(id -u) -eq 0 ]] || { echo "test.sh: must run as root (the netns tests need it)" >&2; exit 1; }
+
+step "prerequisites"
+scripts/install-deps.sh
+scripts/install-frr.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy --all-targets -- -D warnings"
+cargo clippy --all-targets --locked -- -D warnings
+
+step "unit and integration tests"
+cargo test --locked
+
+step "netns tests (real kernel, real FRR; one at a time)"
+# Each lab owns the rb-* namespaces: the tests must not run concurrently.
+out=$(mktemp)
+trap 'rm -f "$out"; scripts/lab.sh down >/dev/null 2>&1 || true' EXIT
+cargo test --locked --test netns -- --test-threads=1 2>&1 | tee "$out"
+# A netns binary that ran nothing is a failure, not a pass.
+grep -Eq 'test result: ok\. [1-9][0-9]* passed; 0 failed; 0 ignored' "$out" \
+    || { echo "test.sh: the netns tests did not all run (see above)" >&2; exit 1; }
+
+step "all passed"

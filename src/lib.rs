@@ -1,0 +1,6 @@
+//! ribbridge: bridges the Linux routing tables (rtnetlink) and FRR's control
+//! plane (zebra's ZAPI socket, the vty sockets) for BGP-advertised VIPs.
+//!
+//! See `ARCHITECTURE.md` for the structure and the rules every module keeps.
+
+pub mod cli;
