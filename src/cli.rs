@@ -5,11 +5,9 @@
 //! that is not built yet says so, names the issue that builds it, and exits 2
 //! so that no script mistakes it for success.
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 /// Exit code for a failure (bad input, unreachable FRR, not built yet).
 pub const EXIT_ERROR: u8 = 2;
@@ -35,111 +33,33 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the daemon: watch, join, classify, heal, export.
-    Run(RunArgs),
+    Run(crate::daemon::RunArgs),
     /// Print the per-VIP join table, from a running daemon or in one shot.
-    Status(StatusArgs),
+    Status(crate::status::StatusArgs),
     /// Render this node's frr.conf from the cluster's BGP peer mapping.
-    Render(RenderArgs),
+    Render(crate::render::RenderArgs),
     /// Debug: print the kernel mirror of a watched table.
-    Kernel(KernelArgs),
+    Kernel(crate::kernel::KernelArgs),
     /// Debug: print what the ZAPI and vty clients see of FRR.
-    Frr(FrrArgs),
-}
-
-/// What `run` does when it finds drift.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Mode {
-    /// Decide and report, never act.
-    Observe,
-    /// Heal with the proven action for the class and FRR release.
-    Repair,
-}
-
-#[derive(Debug, clap::Args)]
-struct RunArgs {
-    /// TOML configuration file; flags override it.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Directory holding zserv.api, zebra.vty and bgpd.vty.
-    #[arg(long)]
-    frr_dir: Option<PathBuf>,
-    /// Kernel routing table to watch (repeatable).
-    #[arg(long = "table")]
-    tables: Vec<u32>,
-    /// A prefix to treat as a VIP even when no table holds it (repeatable).
-    #[arg(long = "vip")]
-    vips: Vec<String>,
-    /// Address of the HTTP endpoint (/metrics, /healthz, /readyz, /status).
-    #[arg(long)]
-    listen: Option<SocketAddr>,
-    /// observe or repair.
-    #[arg(long, value_enum)]
-    mode: Option<Mode>,
-    /// Write every event the core sees to FILE as JSON lines.
-    #[arg(long)]
-    record: Option<PathBuf>,
-}
-
-#[derive(Debug, clap::Args)]
-struct StatusArgs {
-    /// URL of a running daemon's HTTP endpoint.
-    #[arg(long)]
-    endpoint: Option<String>,
-    /// Build the join once, without a daemon.
-    #[arg(long)]
-    oneshot: bool,
-    /// Directory holding zserv.api, zebra.vty and bgpd.vty (with --oneshot).
-    #[arg(long)]
-    frr_dir: Option<PathBuf>,
-    /// Kernel routing table (with --oneshot).
-    #[arg(long = "table")]
-    tables: Vec<u32>,
-    /// Print the /status JSON document instead of a table.
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Debug, clap::Args)]
-struct RenderArgs {
-    /// The FRRPeerMapping JSON (or the installer's ConfigMap form).
-    #[arg(long)]
-    peers: PathBuf,
-    /// Write the configuration here instead of standard output.
-    #[arg(long)]
-    out: Option<PathBuf>,
-}
-
-#[derive(Debug, clap::Args)]
-struct KernelArgs {
-    /// Routing table to print.
-    #[arg(long, default_value_t = 198)]
-    table: u32,
-    /// JSON in the shape of `ip -json route show table N`.
-    #[arg(long)]
-    json: bool,
-}
-
-#[derive(Debug, clap::Args)]
-struct FrrArgs {
-    /// Directory holding zserv.api, zebra.vty and bgpd.vty.
-    #[arg(long)]
-    frr_dir: PathBuf,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
+    Frr(crate::frr::FrrArgs),
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(&cli.log);
-    let (name, issue) = match cli.command {
-        Command::Run(_) => ("run", 5),
-        Command::Status(_) => ("status", 5),
-        Command::Render(_) => ("render", 6),
-        Command::Kernel(_) => ("kernel", 3),
-        Command::Frr(_) => ("frr", 4),
-    };
+    match cli.command {
+        Command::Run(a) => crate::daemon::command(a),
+        Command::Status(a) => crate::status::command(a),
+        Command::Render(a) => crate::render::command(a),
+        Command::Kernel(a) => crate::kernel::command(a),
+        Command::Frr(a) => crate::frr::command(a),
+    }
+}
+
+/// What a subcommand that is not built yet answers: it says so, names the
+/// issue that builds it, and fails so no script mistakes it for success.
+pub fn not_built(name: &str, issue: u32) -> ExitCode {
     eprintln!("ribbridge {name}: not built yet (issue {issue} builds it); nothing was done");
     ExitCode::from(EXIT_ERROR)
 }

@@ -4,3 +4,9 @@
 //! See `ARCHITECTURE.md` for the structure and the rules every module keeps.
 
 pub mod cli;
+pub mod daemon;
+pub mod frr;
+pub mod kernel;
+pub mod model;
+pub mod render;
+pub mod status;
