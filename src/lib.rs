@@ -8,5 +8,6 @@ pub mod daemon;
 pub mod frr;
 pub mod kernel;
 pub mod model;
+pub mod reconcile;
 pub mod render;
 pub mod status;

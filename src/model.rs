@@ -58,6 +58,12 @@ impl fmt::Display for PrefixError {
 impl std::error::Error for PrefixError {}
 
 impl Prefix {
+    /// The greatest prefix in the ordering (an upper bound for ranges).
+    pub const MAX: Prefix = Prefix {
+        addr: IpAddr::V6(std::net::Ipv6Addr::from_bits(u128::MAX)),
+        len: u8::MAX,
+    };
+
     /// A prefix from an address and length; rejects host bits and bad lengths.
     pub fn new(addr: IpAddr, len: u8) -> Result<Prefix, PrefixError> {
         let max = max_len(addr);

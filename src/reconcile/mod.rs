@@ -1,0 +1,744 @@
+//! The pure core: joins the kernel, zebra and bgpd views per VIP, classifies
+//! every difference, and decides what to do about it.
+//!
+//! Contract (ARCHITECTURE.md, rule 1): no I/O, no tokio, no clock. Time is
+//! the `now` argument (milliseconds on the daemon's monotonic clock). The
+//! only input is [`Event`], serde-serialisable, so a run recorded as JSON
+//! lines replays through [`step`] to the same classes and actions. The only
+//! output is [`Action`]s; the daemon executes them and feeds results back as
+//! events.
+//!
+//! Classification is instantaneous ([`classify`]); a *drift* is a non-
+//! consistent class that has persisted for the grace period, and, when it
+//! depends on bgpd's polled view, was confirmed by a view taken after the
+//! grace expired. Until then the VIP keeps its previous reported state, so
+//! normal convergence (zebra ~10 ms, bgpd ~100 ms) never counts as drift.
+
+mod policy;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Prefix, TableId};
+
+pub use policy::{HealAction, heal_policy};
+
+/// Milliseconds on the daemon's monotonic clock.
+pub type Millis = u64;
+
+/// How zebra feeds the kernel table to bgpd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Redistribution {
+    /// `redistribute table-direct N` (FRR 10.0+).
+    TableDirect,
+    /// `ip import-table N` + `redistribute table N`.
+    ImportTable,
+}
+
+/// An FRR release as `major.minor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Release {
+    /// Major version (8, 10, ...).
+    pub major: u16,
+    /// Minor version.
+    pub minor: u16,
+}
+
+impl std::fmt::Display for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// What the kernel holds for a VIP in a watched table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelFacts {
+    /// Route protocol (kube-vip: 248).
+    pub protocol: u8,
+    /// ECMP legs, nexthop groups resolved.
+    pub nexthops: u32,
+}
+
+/// One route of a full kernel dump.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelEntry {
+    /// Watched table.
+    pub table: TableId,
+    /// Destination.
+    pub prefix: Prefix,
+    /// What the kernel holds.
+    pub facts: KernelFacts,
+}
+
+/// One BGP peer as bgpd reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerView {
+    /// Peer address or name as bgpd prints it.
+    pub peer: String,
+    /// Session state is Established.
+    pub established: bool,
+    /// Prefixes in this peer's advertised-routes.
+    pub advertised: BTreeSet<Prefix>,
+}
+
+/// Everything the core learns. Each variant is one observation or result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A watched-table route appeared, changed (`Some`) or went (`None`).
+    KernelRoute {
+        table: TableId,
+        prefix: Prefix,
+        route: Option<KernelFacts>,
+    },
+    /// A full dump of the watched tables replaced the mirror.
+    KernelSynced { routes: Vec<KernelEntry> },
+    /// A realm-only replace (kube-vip's heartbeat): not a change.
+    KernelReasserted { table: TableId, prefix: Prefix },
+    /// A local address equal to `prefix` appeared or went.
+    KernelAddress { prefix: Prefix, present: bool },
+    /// The ZAPI session is up and subscribed.
+    ZebraUp {
+        release: Release,
+        redistribution: Redistribution,
+    },
+    /// The ZAPI session is gone (zebra stopped or restarting).
+    ZebraDown,
+    /// zebra redistributes (`true`) or withdrew (`false`) a route of `table`.
+    ZebraRoute {
+        table: TableId,
+        prefix: Prefix,
+        present: bool,
+    },
+    /// After (re)subscription: exactly these routes are redistributed now.
+    ZebraSynced {
+        table: TableId,
+        prefixes: BTreeSet<Prefix>,
+    },
+    /// zebra's own table view (`show ip route table N json`), a cross-check.
+    ZebraTable {
+        table: TableId,
+        prefixes: BTreeSet<Prefix>,
+    },
+    /// bgpd's per-peer view, freshly polled.
+    BgpView { peers: Vec<PeerView> },
+    /// A heal action finished (executed, not yet verified).
+    HealDone {
+        table: TableId,
+        prefix: Prefix,
+        action: HealAction,
+        ok: bool,
+        detail: String,
+    },
+    /// Time passed (the daemon's wake-up for a deadline the core asked for).
+    Tick,
+}
+
+/// What the core asks the daemon to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case")]
+pub enum Action {
+    /// Execute a heal action for one VIP; answer with [`Event::HealDone`].
+    Heal {
+        table: TableId,
+        prefix: Prefix,
+        action: HealAction,
+    },
+    /// Poll bgpd's per-peer view; answer with [`Event::BgpView`].
+    RefreshBgp,
+    /// Send [`Event::Tick`] at this time (the earliest pending deadline).
+    WakeAt { at: Millis },
+    /// A VIP's reported state changed (for logs and metrics).
+    StateChanged {
+        table: TableId,
+        prefix: Prefix,
+        from: Class,
+        to: Class,
+        /// Set when a drift ended: how long it lasted.
+        drift_ms: Option<Millis>,
+    },
+    /// Healing a VIP was given up after the bounded number of attempts.
+    GaveUp {
+        table: TableId,
+        prefix: Prefix,
+        class: Class,
+    },
+}
+
+/// The class of a VIP. The names are the ones `/status` and metrics use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// Kernel, zebra and at least one established peer agree.
+    Advertised,
+    /// Absent everywhere: consistent.
+    Withdrawn,
+    /// The kernel has it, zebra does not.
+    KernelOnly,
+    /// zebra (or bgpd) still has or sends a route the kernel no longer has.
+    ZebraStale,
+    /// zebra has it, bgpd sends it to no established peer.
+    NotRedistributed,
+    /// A connected/local route of the same prefix keeps the imported one
+    /// from being selected.
+    Shadowed,
+    /// No established BGP session.
+    NoPeer,
+}
+
+impl Class {
+    /// Every class, in the order metrics list them.
+    pub const ALL: [Class; 7] = [
+        Class::Advertised,
+        Class::Withdrawn,
+        Class::KernelOnly,
+        Class::ZebraStale,
+        Class::NotRedistributed,
+        Class::Shadowed,
+        Class::NoPeer,
+    ];
+
+    /// The snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Advertised => "advertised",
+            Class::Withdrawn => "withdrawn",
+            Class::KernelOnly => "kernel_only",
+            Class::ZebraStale => "zebra_stale",
+            Class::NotRedistributed => "not_redistributed",
+            Class::Shadowed => "shadowed",
+            Class::NoPeer => "no_peer",
+        }
+    }
+
+    /// Advertised and withdrawn are consistent; every other class is drift.
+    pub fn is_consistent(self) -> bool {
+        matches!(self, Class::Advertised | Class::Withdrawn)
+    }
+
+    /// Whether the class was decided from bgpd's polled (not pushed) view.
+    fn needs_bgp_view(self) -> bool {
+        matches!(
+            self,
+            Class::Advertised | Class::NotRedistributed | Class::NoPeer | Class::ZebraStale
+        )
+    }
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `observe` decides and reports; `repair` also acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Never act.
+    Observe,
+    /// Heal with the proven action.
+    Repair,
+}
+
+/// Tunables of the core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// observe or repair.
+    pub mode: Mode,
+    /// How long a difference must persist to be a drift.
+    pub grace_ms: Millis,
+    /// Heal attempts per drift before giving up.
+    pub max_attempts: u32,
+    /// First retry delay; doubles per attempt up to `backoff_max_ms`.
+    pub backoff_ms: Millis,
+    /// Retry delay cap.
+    pub backoff_max_ms: Millis,
+    /// Allow actions that remove and re-add a local address (FRR 10.3's case).
+    pub heal_addresses: bool,
+    /// Prefixes that are VIPs even while no table holds them.
+    pub vips: BTreeSet<Prefix>,
+    /// Watched tables (configured VIPs are reported in the first).
+    pub tables: Vec<TableId>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            mode: Mode::Repair,
+            grace_ms: 500,
+            max_attempts: 3,
+            backoff_ms: 1_000,
+            backoff_max_ms: 30_000,
+            heal_addresses: false,
+            vips: BTreeSet::new(),
+            tables: vec![crate::model::VIP_TABLE],
+        }
+    }
+}
+
+/// Healing bookkeeping of one VIP.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealState {
+    /// Attempts in the current drift.
+    pub attempts: u32,
+    /// The last action decided (taken in repair mode, only proposed in observe).
+    pub last_action: Option<HealAction>,
+    /// `ok`, `error: ...`, `healed`, `gave_up`, `no_safe_action`, `observe_only`.
+    pub last_result: Option<String>,
+    /// An action is executing.
+    #[serde(skip)]
+    in_flight: bool,
+    /// Earliest time of the next attempt.
+    #[serde(skip)]
+    next_at: Millis,
+    /// Attempts exhausted for this drift.
+    #[serde(skip)]
+    gave_up: bool,
+}
+
+/// One VIP: the joined views and its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Vip {
+    /// Kernel view (None: absent).
+    pub kernel: Option<KernelFacts>,
+    /// zebra redistributes it (ZAPI).
+    pub zebra: bool,
+    /// zebra's table view has it (vty cross-check; None: not polled).
+    pub zebra_table: Option<bool>,
+    /// The reported class.
+    pub state: Class,
+    /// When the reported class began.
+    pub since: Millis,
+    /// The instantaneous class, and since when.
+    pub observed: Class,
+    /// When `observed` began.
+    pub observed_since: Millis,
+    /// When the reported class turned into drift (for the drift duration).
+    pub drift_since: Option<Millis>,
+    /// Realm-only re-assertions seen.
+    pub reassertions: u64,
+    /// Healing bookkeeping.
+    pub heal: HealState,
+}
+
+/// The state the daemon's loop owns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct State {
+    /// Tunables.
+    pub config: Config,
+    /// VIPs by (table, prefix).
+    pub vips: BTreeMap<(TableId, Prefix), Vip>,
+    /// Local host addresses (for shadowing).
+    pub addresses: BTreeSet<Prefix>,
+    /// The ZAPI session, when up.
+    pub zebra: Option<(Release, Redistribution)>,
+    /// The ZAPI session has delivered its first complete view.
+    pub zebra_synced: bool,
+    /// The kernel mirror has completed a full dump.
+    pub kernel_synced: bool,
+    /// bgpd's last view and when it was taken.
+    pub peers: Vec<PeerView>,
+    /// When `peers` was taken (None: never).
+    pub bgp_view_at: Option<Millis>,
+    /// Deadlines: (time, VIP) pairs to re-evaluate at that time.
+    #[serde(skip)]
+    wakeups: BTreeSet<(Millis, (TableId, Prefix))>,
+}
+
+impl State {
+    /// A fresh state; configured VIPs start `withdrawn` until observed.
+    pub fn new(config: Config, now: Millis) -> State {
+        let mut s = State {
+            vips: BTreeMap::new(),
+            addresses: BTreeSet::new(),
+            zebra: None,
+            zebra_synced: false,
+            kernel_synced: false,
+            peers: Vec::new(),
+            bgp_view_at: None,
+            wakeups: BTreeSet::new(),
+            config,
+        };
+        let table = s
+            .config
+            .tables
+            .first()
+            .copied()
+            .unwrap_or(crate::model::VIP_TABLE);
+        for p in s.config.vips.clone() {
+            s.vip(table, p, now);
+        }
+        s
+    }
+
+    /// Ready: the kernel mirror is synced and the ZAPI session has delivered
+    /// a complete view. Nothing is classified anew before.
+    pub fn ready(&self) -> bool {
+        self.kernel_synced && self.zebra.is_some() && self.zebra_synced
+    }
+
+    fn vip(&mut self, table: TableId, prefix: Prefix, now: Millis) -> &mut Vip {
+        self.vips.entry((table, prefix)).or_insert_with(|| Vip {
+            kernel: None,
+            zebra: false,
+            zebra_table: None,
+            state: Class::Withdrawn,
+            since: now,
+            observed: Class::Withdrawn,
+            observed_since: now,
+            drift_since: None,
+            reassertions: 0,
+            heal: HealState::default(),
+        })
+    }
+
+    fn is_watched(&self, table: TableId) -> bool {
+        self.config.tables.contains(&table)
+    }
+}
+
+/// The instantaneous class of one VIP from the joined views.
+pub fn classify(
+    vip: &Vip,
+    prefix: &Prefix,
+    addresses: &BTreeSet<Prefix>,
+    peers: &[PeerView],
+) -> Class {
+    let established: Vec<&PeerView> = peers.iter().filter(|p| p.established).collect();
+    let sent = established.iter().any(|p| p.advertised.contains(prefix));
+    match (vip.kernel.is_some(), vip.zebra) {
+        (false, false) if !sent => Class::Withdrawn,
+        (false, _) => Class::ZebraStale,
+        (true, false) => {
+            // The import exists in zebra's table but loses to a local route.
+            if addresses.contains(prefix) && vip.zebra_table != Some(false) {
+                Class::Shadowed
+            } else {
+                Class::KernelOnly
+            }
+        }
+        (true, true) if established.is_empty() => Class::NoPeer,
+        (true, true) if !sent => Class::NotRedistributed,
+        (true, true) => Class::Advertised,
+    }
+}
+
+/// Which VIPs an event can change.
+enum Scope {
+    One(TableId, Prefix),
+    Prefix(Prefix),
+    All,
+    Due,
+}
+
+/// Apply one event at time `now`; return what to do.
+///
+/// Cost: an event about one route re-evaluates that VIP only; a tick only
+/// the VIPs whose deadline passed. Only whole-view events (a resync, a bgpd
+/// view, zebra's session) touch every VIP.
+pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
+    let mut actions = Vec::new();
+    let mut touched_bgp = false;
+    let scope = match event {
+        Event::KernelRoute {
+            table,
+            prefix,
+            route,
+        } => {
+            if !state.is_watched(table) {
+                return actions;
+            }
+            state.vip(table, prefix, now).kernel = route;
+            touched_bgp = true;
+            Scope::One(table, prefix)
+        }
+        Event::KernelSynced { routes } => {
+            let fresh: BTreeMap<(TableId, Prefix), KernelFacts> = routes
+                .into_iter()
+                .filter(|r| state.config.tables.contains(&r.table))
+                .map(|r| ((r.table, r.prefix), r.facts))
+                .collect();
+            for (key, vip) in state.vips.iter_mut() {
+                vip.kernel = fresh.get(key).cloned();
+            }
+            for ((table, prefix), facts) in fresh {
+                state.vip(table, prefix, now).kernel = Some(facts);
+            }
+            state.kernel_synced = true;
+            touched_bgp = true;
+            Scope::All
+        }
+        Event::KernelReasserted { table, prefix } => {
+            if let Some(v) = state.vips.get_mut(&(table, prefix)) {
+                v.reassertions += 1;
+            }
+            return actions;
+        }
+        Event::KernelAddress { prefix, present } => {
+            if present {
+                state.addresses.insert(prefix);
+            } else {
+                state.addresses.remove(&prefix);
+            }
+            Scope::Prefix(prefix)
+        }
+        Event::ZebraUp {
+            release,
+            redistribution,
+        } => {
+            state.zebra = Some((release, redistribution));
+            state.zebra_synced = false;
+            Scope::All
+        }
+        Event::ZebraDown => {
+            // Its absence is its own state: views freeze, nothing is decided.
+            state.zebra = None;
+            state.zebra_synced = false;
+            for v in state.vips.values_mut() {
+                v.zebra = false;
+            }
+            Scope::All
+        }
+        Event::ZebraRoute {
+            table,
+            prefix,
+            present,
+        } => {
+            if !state.is_watched(table) {
+                return actions;
+            }
+            state.vip(table, prefix, now).zebra = present;
+            touched_bgp = true;
+            Scope::One(table, prefix)
+        }
+        Event::ZebraSynced { table, prefixes } => {
+            state.zebra_synced = state.zebra.is_some();
+            for ((t, p), v) in state.vips.iter_mut() {
+                if *t == table {
+                    v.zebra = prefixes.contains(p);
+                }
+            }
+            if state.is_watched(table) {
+                for p in prefixes {
+                    state.vip(table, p, now).zebra = true;
+                }
+            }
+            touched_bgp = true;
+            Scope::All
+        }
+        Event::ZebraTable { table, prefixes } => {
+            for ((t, p), v) in state.vips.iter_mut() {
+                if *t == table {
+                    v.zebra_table = Some(prefixes.contains(p));
+                }
+            }
+            Scope::All
+        }
+        Event::BgpView { peers } => {
+            state.peers = peers;
+            state.bgp_view_at = Some(now);
+            Scope::All
+        }
+        Event::HealDone {
+            table,
+            prefix,
+            action,
+            ok,
+            detail,
+        } => {
+            let backoff = state.config.backoff_ms;
+            let cap = state.config.backoff_max_ms;
+            let Some(v) = state.vips.get_mut(&(table, prefix)) else {
+                return actions;
+            };
+            let h = &mut v.heal;
+            h.in_flight = false;
+            h.attempts += 1;
+            h.last_action = Some(action);
+            h.last_result = Some(if ok {
+                "ok".to_string()
+            } else {
+                format!("error: {detail}")
+            });
+            let shift = h.attempts.saturating_sub(1).min(16);
+            h.next_at = now + backoff.saturating_mul(1 << shift).min(cap);
+            // Verification: the next observations decide, after a new grace.
+            v.observed_since = now;
+            touched_bgp = true;
+            Scope::One(table, prefix)
+        }
+        Event::Tick => Scope::Due,
+    };
+    let keys: Vec<(TableId, Prefix)> = match scope {
+        Scope::One(t, p) => vec![(t, p)],
+        Scope::Prefix(p) => state.vips.keys().filter(|k| k.1 == p).copied().collect(),
+        Scope::All => state.vips.keys().copied().collect(),
+        Scope::Due => {
+            let due: Vec<(Millis, (TableId, Prefix))> =
+                state.wakeups.range(..=(now, MAX_KEY)).copied().collect();
+            for w in &due {
+                state.wakeups.remove(w);
+            }
+            let mut keys: Vec<_> = due.into_iter().map(|(_, k)| k).collect();
+            keys.dedup();
+            keys
+        }
+    };
+    let mut want_bgp = touched_bgp && state.ready();
+    for key in keys {
+        want_bgp |= evaluate(state, key, now, &mut actions);
+    }
+    // The daemon coalesces: at most one poll in flight, one queued.
+    if want_bgp {
+        actions.push(Action::RefreshBgp);
+    }
+    // Deadlines already past were just handled; the next one is the wake-up.
+    while let Some(&first) = state.wakeups.first() {
+        if first.0 > now {
+            actions.push(Action::WakeAt { at: first.0 });
+            break;
+        }
+        state.wakeups.remove(&first);
+    }
+    actions
+}
+
+/// The largest key, to bound a range of wake-ups by time alone.
+const MAX_KEY: (TableId, Prefix) = (TableId::MAX, Prefix::MAX);
+
+/// Re-classify one VIP, promote a persisted difference, decide its heal,
+/// schedule its deadline. Returns true when it needs a fresh bgpd view.
+fn evaluate(
+    state: &mut State,
+    key: (TableId, Prefix),
+    now: Millis,
+    actions: &mut Vec<Action>,
+) -> bool {
+    if !state.ready() {
+        return false;
+    }
+    let grace = state.config.grace_ms;
+    let Some(v) = state.vips.get(&key) else {
+        return false;
+    };
+    let observed = classify(v, &key.1, &state.addresses, &state.peers);
+    let bgp_view_at = state.bgp_view_at;
+    let Some(v) = state.vips.get_mut(&key) else {
+        return false;
+    };
+    if observed != v.observed {
+        v.observed = observed;
+        v.observed_since = now;
+    }
+    if observed == v.state {
+        if observed.is_consistent() {
+            v.heal.gave_up = false;
+            return false;
+        }
+        decide_heal(state, key, now, actions);
+        return false;
+    }
+    let due = v.observed_since + grace;
+    // A class read from bgpd's polled view must rest on a view taken after
+    // the observation began (consistent classes, reported at once) or after
+    // the grace expired (drift).
+    let view_after =
+        |t: Millis| !observed.needs_bgp_view() || bgp_view_at.is_some_and(|at| at >= t);
+    let confirmed = if observed.is_consistent() {
+        view_after(v.observed_since)
+    } else {
+        now >= due && view_after(due)
+    };
+    if !confirmed {
+        if observed.is_consistent() || now >= due {
+            return true;
+        }
+        state.wakeups.insert((due, key));
+        return false;
+    }
+    let from = v.state;
+    let drift_ms = match (from.is_consistent(), observed.is_consistent()) {
+        (false, true) => v.drift_since.take().map(|s| now.saturating_sub(s)),
+        _ => None,
+    };
+    if !observed.is_consistent() && v.drift_since.is_none() {
+        v.drift_since = Some(now);
+    }
+    if observed.is_consistent() {
+        v.heal.attempts = 0;
+        v.heal.gave_up = false;
+        if v.heal.last_action.is_some() && !from.is_consistent() {
+            v.heal.last_result = Some("healed".to_string());
+        }
+    }
+    v.state = observed;
+    v.since = now;
+    actions.push(Action::StateChanged {
+        table: key.0,
+        prefix: key.1,
+        from,
+        to: observed,
+        drift_ms,
+    });
+    if !observed.is_consistent() {
+        decide_heal(state, key, now, actions);
+    }
+    false
+}
+
+/// For a VIP in drift: pick the policy action and, in repair mode and when
+/// the backoff allows, ask for it.
+fn decide_heal(state: &mut State, key: (TableId, Prefix), now: Millis, actions: &mut Vec<Action>) {
+    let Some((release, redistribution)) = state.zebra else {
+        return;
+    };
+    let mode = state.config.mode;
+    let max = state.config.max_attempts;
+    let allow_addr = state.config.heal_addresses;
+    let has_addr = state.addresses.contains(&key.1);
+    let Some(v) = state.vips.get_mut(&key) else {
+        return;
+    };
+    if v.heal.in_flight || v.heal.gave_up {
+        return;
+    }
+    let Some(action) = heal_policy(v.state, release, redistribution, has_addr, allow_addr) else {
+        if v.heal.last_result.as_deref() != Some("no_safe_action") {
+            v.heal.last_result = Some("no_safe_action".to_string());
+        }
+        return;
+    };
+    if mode == Mode::Observe {
+        v.heal.last_action = Some(action);
+        v.heal.last_result = Some("observe_only".to_string());
+        return;
+    }
+    if v.heal.attempts >= max {
+        v.heal.gave_up = true;
+        v.heal.last_result = Some("gave_up".to_string());
+        actions.push(Action::GaveUp {
+            table: key.0,
+            prefix: key.1,
+            class: v.state,
+        });
+        return;
+    }
+    if now < v.heal.next_at {
+        let at = v.heal.next_at;
+        state.wakeups.insert((at, key));
+        return;
+    }
+    v.heal.in_flight = true;
+    v.heal.last_action = Some(action);
+    actions.push(Action::Heal {
+        table: key.0,
+        prefix: key.1,
+        action,
+    });
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,144 @@
+//! The healing policy: from (class, FRR release, table mode) to the least
+//! invasive action proven to heal it in the netns tests, or none.
+//!
+//! Every row names the lab finding it rests on (shared/reference/
+//! lab-findings.md) and the netns test that keeps it true. A class with no
+//! proven safe action gets none: ribbridge then reports and waits.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Class, Redistribution, Release};
+
+/// An action that heals a VIP. Kernel actions only ever touch a route that
+/// the mirror found in a watched table, and only that route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HealAction {
+    /// `ip route replace` of the same route with the realm toggled 1<->2:
+    /// a real change the kernel announces, so zebra re-learns the route.
+    RealmToggle,
+    /// Delete the route, then add it back unchanged.
+    DeleteAdd,
+    /// On zebra's vty: `no ip import-table N`, then `ip import-table N`.
+    ReimportTable,
+    /// Remove the local address of the VIP, replace the route, re-add the
+    /// address (off unless `heal_addresses`).
+    AddressCycle,
+}
+
+impl HealAction {
+    /// The snake_case name used in metrics and `/status`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HealAction::RealmToggle => "realm_toggle",
+            HealAction::DeleteAdd => "delete_add",
+            HealAction::ReimportTable => "reimport_table",
+            HealAction::AddressCycle => "address_cycle",
+        }
+    }
+}
+
+/// FRR 10.7 fixed the SELECTED-flag bug; a realm toggle heals a lost route there.
+const FIXED_SELECTED: Release = Release {
+    major: 10,
+    minor: 7,
+};
+
+/// The policy table. `has_address`: a local address equals the VIP;
+/// `allow_address`: the operator allowed address-touching actions.
+///
+/// | class | table mode / release | action | why |
+/// |---|---|---|---|
+/// | kernel_only | import-table (8.4) | delete_add | a replace (even realm-only) drops the import; a realm flip never restores it, delete+add does |
+/// | kernel_only | table-direct, < 10.7, address on the VIP | address_cycle if allowed, else none | 10.3: the address hides the route from zebra; only removing it, replacing the route, re-adding it heals |
+/// | kernel_only | table-direct, otherwise | realm_toggle | a real change makes zebra re-learn the route (10.7: #22654 route-then-address) |
+/// | not_redistributed | import-table | reimport_table | re-import re-sends every route of the table to bgpd |
+/// | not_redistributed | table-direct | realm_toggle | zebra re-sends the route to every client, bgpd included |
+/// | shadowed | any | none | the connected route wins by design on 8.4; the address is kube-vip's |
+/// | zebra_stale | any | none | ribbridge never creates a kernel route |
+/// | no_peer | any | none | a session problem, not a redistribution one |
+pub fn heal_policy(
+    class: Class,
+    release: Release,
+    redistribution: Redistribution,
+    has_address: bool,
+    allow_address: bool,
+) -> Option<HealAction> {
+    match (class, redistribution) {
+        (Class::KernelOnly, Redistribution::ImportTable) => Some(HealAction::DeleteAdd),
+        (Class::KernelOnly, Redistribution::TableDirect) => {
+            if has_address && release < FIXED_SELECTED {
+                allow_address.then_some(HealAction::AddressCycle)
+            } else {
+                Some(HealAction::RealmToggle)
+            }
+        }
+        (Class::NotRedistributed, Redistribution::ImportTable) => Some(HealAction::ReimportTable),
+        (Class::NotRedistributed, Redistribution::TableDirect) => Some(HealAction::RealmToggle),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const R84: Release = Release { major: 8, minor: 4 };
+    const R103: Release = Release {
+        major: 10,
+        minor: 3,
+    };
+    const R107: Release = Release {
+        major: 10,
+        minor: 7,
+    };
+
+    #[test]
+    fn consistent_and_unhealable_classes_get_no_action() {
+        for class in [
+            Class::Advertised,
+            Class::Withdrawn,
+            Class::Shadowed,
+            Class::ZebraStale,
+            Class::NoPeer,
+        ] {
+            for r in [R84, R103, R107] {
+                for m in [Redistribution::ImportTable, Redistribution::TableDirect] {
+                    assert_eq!(
+                        heal_policy(class, r, m, true, true),
+                        None,
+                        "{class} {r} {m:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn address_actions_need_permission() {
+        let td = Redistribution::TableDirect;
+        assert_eq!(heal_policy(Class::KernelOnly, R103, td, true, false), None);
+        assert_eq!(
+            heal_policy(Class::KernelOnly, R103, td, true, true),
+            Some(HealAction::AddressCycle)
+        );
+        assert_eq!(
+            heal_policy(Class::KernelOnly, R107, td, true, false),
+            Some(HealAction::RealmToggle)
+        );
+    }
+
+    #[test]
+    fn import_table_heals_by_delete_add_not_realm() {
+        assert_eq!(
+            heal_policy(
+                Class::KernelOnly,
+                R84,
+                Redistribution::ImportTable,
+                false,
+                false
+            ),
+            Some(HealAction::DeleteAdd)
+        );
+    }
+}

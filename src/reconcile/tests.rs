@@ -1,0 +1,596 @@
+//! Scenario tests of the pure core: each feeds events with explicit times
+//! and asserts the classes and actions, as a recorded run would replay.
+
+use super::*;
+
+const T: TableId = 198;
+
+fn vip() -> Prefix {
+    "192.0.2.10/32".parse().expect("prefix")
+}
+
+fn facts() -> Option<KernelFacts> {
+    Some(KernelFacts {
+        protocol: 248,
+        nexthops: 1,
+    })
+}
+
+fn peer(sent: bool) -> PeerView {
+    PeerView {
+        peer: "198.18.1.1".into(),
+        established: true,
+        advertised: if sent {
+            [vip()].into()
+        } else {
+            BTreeSet::new()
+        },
+    }
+}
+
+fn release(major: u16, minor: u16) -> Release {
+    Release { major, minor }
+}
+
+/// A ready state on `rel` with no route anywhere yet.
+fn ready(config: Config, rel: Release, red: Redistribution) -> State {
+    let mut s = State::new(config, 0);
+    step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
+    step(
+        &mut s,
+        Event::ZebraUp {
+            release: rel,
+            redistribution: red,
+        },
+        0,
+    );
+    step(
+        &mut s,
+        Event::ZebraSynced {
+            table: T,
+            prefixes: BTreeSet::new(),
+        },
+        0,
+    );
+    step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![peer(false)],
+        },
+        0,
+    );
+    assert!(s.ready());
+    s
+}
+
+fn state_of(s: &State) -> Class {
+    s.vips[&(T, vip())].state
+}
+
+fn heals(actions: &[Action]) -> Vec<HealAction> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Heal { action, .. } => Some(*action),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Kernel add, zebra 10 ms later, bgpd view 120 ms later: advertised, no drift.
+fn converge(s: &mut State, at: Millis) -> Vec<Action> {
+    let mut all = step(
+        s,
+        Event::KernelRoute {
+            table: T,
+            prefix: vip(),
+            route: facts(),
+        },
+        at,
+    );
+    all.extend(step(
+        s,
+        Event::ZebraRoute {
+            table: T,
+            prefix: vip(),
+            present: true,
+        },
+        at + 10,
+    ));
+    all.extend(step(
+        s,
+        Event::BgpView {
+            peers: vec![peer(true)],
+        },
+        at + 120,
+    ));
+    all
+}
+
+#[test]
+fn normal_convergence_is_not_drift() {
+    let mut s = ready(
+        Config::default(),
+        release(10, 7),
+        Redistribution::TableDirect,
+    );
+    let actions = converge(&mut s, 1_000);
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(heals(&actions).is_empty(), "{actions:?}");
+    let changes: Vec<_> = actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::StateChanged { from, to, .. } => Some((*from, *to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(changes, vec![(Class::Withdrawn, Class::Advertised)]);
+    // The kernel add asked bgpd for a fresh view.
+    assert!(actions.contains(&Action::RefreshBgp));
+}
+
+#[test]
+fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() {
+    let mut s = ready(
+        Config::default(),
+        release(8, 4),
+        Redistribution::ImportTable,
+    );
+    converge(&mut s, 0);
+    // kube-vip's realm flip: the kernel keeps the route, zebra drops the import.
+    let a = step(
+        &mut s,
+        Event::ZebraRoute {
+            table: T,
+            prefix: vip(),
+            present: false,
+        },
+        1_000,
+    );
+    assert_eq!(
+        state_of(&s),
+        Class::Advertised,
+        "within grace: still advertised"
+    );
+    assert!(a.contains(&Action::WakeAt { at: 1_500 }), "{a:?}");
+    let a = step(&mut s, Event::Tick, 1_500);
+    assert_eq!(state_of(&s), Class::KernelOnly);
+    assert_eq!(heals(&a), vec![HealAction::DeleteAdd]);
+    // Executed; zebra re-imports; bgpd sends again.
+    step(
+        &mut s,
+        Event::HealDone {
+            table: T,
+            prefix: vip(),
+            action: HealAction::DeleteAdd,
+            ok: true,
+            detail: String::new(),
+        },
+        1_510,
+    );
+    step(
+        &mut s,
+        Event::ZebraRoute {
+            table: T,
+            prefix: vip(),
+            present: true,
+        },
+        1_520,
+    );
+    let a = step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![peer(true)],
+        },
+        1_640,
+    );
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(a.contains(&Action::StateChanged {
+        table: T,
+        prefix: vip(),
+        from: Class::KernelOnly,
+        to: Class::Advertised,
+        drift_ms: Some(140),
+    }));
+    let h = &s.vips[&(T, vip())].heal;
+    assert_eq!(h.last_result.as_deref(), Some("healed"));
+    assert_eq!(h.attempts, 0);
+}
+
+#[test]
+fn a_difference_shorter_than_the_grace_never_counts() {
+    let mut s = ready(
+        Config::default(),
+        release(10, 3),
+        Redistribution::TableDirect,
+    );
+    converge(&mut s, 0);
+    let mut all = step(
+        &mut s,
+        Event::ZebraRoute {
+            table: T,
+            prefix: vip(),
+            present: false,
+        },
+        1_000,
+    );
+    all.extend(step(
+        &mut s,
+        Event::ZebraRoute {
+            table: T,
+            prefix: vip(),
+            present: true,
+        },
+        1_300,
+    ));
+    all.extend(step(&mut s, Event::Tick, 1_500));
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(
+        !all.iter()
+            .any(|a| matches!(a, Action::StateChanged { .. } | Action::Heal { .. })),
+        "{all:?}"
+    );
+}
+
+#[test]
+fn observe_mode_decides_but_never_acts() {
+    let config = Config {
+        mode: Mode::Observe,
+        ..Config::default()
+    };
+    let mut s = ready(config, release(8, 4), Redistribution::ImportTable);
+    converge(&mut s, 0);
+    step(
+        &mut s,
+        Event::ZebraRoute {
+            table: T,
+            prefix: vip(),
+            present: false,
+        },
+        1_000,
+    );
+    let a = step(&mut s, Event::Tick, 1_500);
+    assert_eq!(state_of(&s), Class::KernelOnly);
+    assert!(heals(&a).is_empty());
+    let h = &s.vips[&(T, vip())].heal;
+    assert_eq!(h.last_action, Some(HealAction::DeleteAdd));
+    assert_eq!(h.last_result.as_deref(), Some("observe_only"));
+}
+
+#[test]
+fn failed_heals_back_off_then_give_up_visibly() {
+    let mut s = ready(
+        Config::default(),
+        release(10, 7),
+        Redistribution::TableDirect,
+    );
+    converge(&mut s, 0);
+    step(
+        &mut s,
+        Event::ZebraRoute {
+            table: T,
+            prefix: vip(),
+            present: false,
+        },
+        1_000,
+    );
+    let mut now = 1_500;
+    let mut a = step(&mut s, Event::Tick, now);
+    let mut attempts = 0;
+    let mut gave_up = false;
+    for _ in 0..20 {
+        if heals(&a).len() == 1 {
+            attempts += 1;
+            a = step(
+                &mut s,
+                Event::HealDone {
+                    table: T,
+                    prefix: vip(),
+                    action: HealAction::RealmToggle,
+                    ok: true,
+                    detail: String::new(),
+                },
+                now,
+            );
+        }
+        if a.iter().any(|x| matches!(x, Action::GaveUp { .. })) {
+            gave_up = true;
+            break;
+        }
+        // Follow the core's own wake-ups; answer bgpd refreshes (still not sent).
+        if a.contains(&Action::RefreshBgp) {
+            a = step(
+                &mut s,
+                Event::BgpView {
+                    peers: vec![peer(false)],
+                },
+                now,
+            );
+            continue;
+        }
+        let next = a
+            .iter()
+            .find_map(|x| match x {
+                Action::WakeAt { at } => Some(*at),
+                _ => None,
+            })
+            .expect("a wake-up while a heal is pending");
+        assert!(next > now, "wake-ups move forward");
+        now = next;
+        a = step(&mut s, Event::Tick, now);
+    }
+    assert!(gave_up, "gave up");
+    assert_eq!(attempts, 3);
+    assert_eq!(
+        s.vips[&(T, vip())].heal.last_result.as_deref(),
+        Some("gave_up")
+    );
+    // Back-off doubled: 1 s, then 2 s, between the attempts.
+    assert!(now >= 1_500 + 1_000 + 2_000, "now {now}");
+}
+
+#[test]
+fn zebra_away_raises_no_drift_and_takes_no_action() {
+    let mut s = ready(
+        Config::default(),
+        release(10, 7),
+        Redistribution::TableDirect,
+    );
+    converge(&mut s, 0);
+    let mut all = step(&mut s, Event::ZebraDown, 1_000);
+    all.extend(step(&mut s, Event::Tick, 5_000));
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(!s.ready());
+    all.extend(step(
+        &mut s,
+        Event::ZebraUp {
+            release: release(10, 7),
+            redistribution: Redistribution::TableDirect,
+        },
+        6_000,
+    ));
+    all.extend(step(&mut s, Event::Tick, 6_600));
+    all.extend(step(
+        &mut s,
+        Event::ZebraSynced {
+            table: T,
+            prefixes: [vip()].into(),
+        },
+        6_700,
+    ));
+    all.extend(step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![peer(true)],
+        },
+        6_800,
+    ));
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(
+        !all.iter()
+            .any(|a| matches!(a, Action::StateChanged { .. } | Action::Heal { .. })),
+        "{all:?}"
+    );
+}
+
+#[test]
+fn withdrawal_everywhere_is_withdrawn_and_no_action() {
+    let mut s = ready(
+        Config::default(),
+        release(10, 7),
+        Redistribution::TableDirect,
+    );
+    converge(&mut s, 0);
+    let mut all = step(
+        &mut s,
+        Event::KernelRoute {
+            table: T,
+            prefix: vip(),
+            route: None,
+        },
+        1_000,
+    );
+    all.extend(step(
+        &mut s,
+        Event::ZebraRoute {
+            table: T,
+            prefix: vip(),
+            present: false,
+        },
+        1_010,
+    ));
+    all.extend(step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![peer(false)],
+        },
+        1_100,
+    ));
+    assert_eq!(state_of(&s), Class::Withdrawn);
+    assert!(heals(&all).is_empty());
+}
+
+#[test]
+fn stale_zebra_route_is_reported_without_action() {
+    let mut s = ready(
+        Config::default(),
+        release(10, 3),
+        Redistribution::TableDirect,
+    );
+    converge(&mut s, 0);
+    step(
+        &mut s,
+        Event::KernelRoute {
+            table: T,
+            prefix: vip(),
+            route: None,
+        },
+        1_000,
+    );
+    let a = step(&mut s, Event::Tick, 1_500);
+    // Due: waits for a bgpd view newer than the grace before deciding.
+    assert!(a.contains(&Action::RefreshBgp), "{a:?}");
+    assert_eq!(state_of(&s), Class::Advertised);
+    let a = step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![peer(true)],
+        },
+        1_520,
+    );
+    assert_eq!(state_of(&s), Class::ZebraStale);
+    assert!(heals(&a).is_empty());
+    assert_eq!(
+        s.vips[&(T, vip())].heal.last_result.as_deref(),
+        Some("no_safe_action")
+    );
+}
+
+#[test]
+fn shadowed_and_no_peer_are_named() {
+    let mut s = ready(
+        Config::default(),
+        release(8, 4),
+        Redistribution::ImportTable,
+    );
+    step(
+        &mut s,
+        Event::KernelAddress {
+            prefix: vip(),
+            present: true,
+        },
+        0,
+    );
+    step(
+        &mut s,
+        Event::KernelRoute {
+            table: T,
+            prefix: vip(),
+            route: facts(),
+        },
+        0,
+    );
+    step(&mut s, Event::Tick, 500);
+    step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![peer(false)],
+        },
+        510,
+    );
+    assert_eq!(state_of(&s), Class::Shadowed);
+
+    let mut s = ready(
+        Config::default(),
+        release(10, 7),
+        Redistribution::TableDirect,
+    );
+    converge(&mut s, 0);
+    let down = PeerView {
+        established: false,
+        ..peer(false)
+    };
+    step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![down.clone()],
+        },
+        1_000,
+    );
+    step(&mut s, Event::Tick, 1_500);
+    step(&mut s, Event::BgpView { peers: vec![down] }, 1_510);
+    assert_eq!(state_of(&s), Class::NoPeer);
+}
+
+#[test]
+fn realm_only_reassertions_are_counted_not_changes() {
+    let mut s = ready(
+        Config::default(),
+        release(10, 7),
+        Redistribution::TableDirect,
+    );
+    converge(&mut s, 0);
+    for i in 0..5 {
+        let a = step(
+            &mut s,
+            Event::KernelReasserted {
+                table: T,
+                prefix: vip(),
+            },
+            1_000 + i * 1_000,
+        );
+        assert!(heals(&a).is_empty());
+    }
+    assert_eq!(s.vips[&(T, vip())].reassertions, 5);
+    assert_eq!(state_of(&s), Class::Advertised);
+}
+
+#[test]
+fn events_round_trip_as_json_lines_and_replay_identically() {
+    let events = [
+        (0, Event::KernelSynced { routes: vec![] }),
+        (
+            0,
+            Event::ZebraUp {
+                release: release(8, 4),
+                redistribution: Redistribution::ImportTable,
+            },
+        ),
+        (
+            0,
+            Event::ZebraSynced {
+                table: T,
+                prefixes: BTreeSet::new(),
+            },
+        ),
+        (
+            5,
+            Event::KernelRoute {
+                table: T,
+                prefix: vip(),
+                route: facts(),
+            },
+        ),
+        (
+            15,
+            Event::ZebraRoute {
+                table: T,
+                prefix: vip(),
+                present: true,
+            },
+        ),
+        (
+            130,
+            Event::BgpView {
+                peers: vec![peer(true)],
+            },
+        ),
+        (
+            1_000,
+            Event::ZebraRoute {
+                table: T,
+                prefix: vip(),
+                present: false,
+            },
+        ),
+        (1_500, Event::Tick),
+    ];
+    let text: String = events
+        .iter()
+        .map(|(t, e)| serde_json::to_string(&(t, e)).expect("json") + "\n")
+        .collect();
+    let replay = |lines: &str| {
+        let mut s = State::new(Config::default(), 0);
+        let mut out = Vec::new();
+        for line in lines.lines() {
+            let (t, e): (Millis, Event) = serde_json::from_str(line).expect("line");
+            out.extend(step(&mut s, e, t));
+        }
+        (out, state_of(&s))
+    };
+    let (a1, c1) = replay(&text);
+    let (a2, c2) = replay(&text);
+    assert_eq!(a1, a2);
+    assert_eq!(c1, Class::KernelOnly);
+    assert_eq!(c2, c1);
+}
