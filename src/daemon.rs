@@ -45,3 +45,11 @@ pub struct RunArgs {
 pub fn command(_args: RunArgs) -> ExitCode {
     crate::cli::not_built("run", 5)
 }
+
+/// Build the join once, without a daemon (`ribbridge status --oneshot`).
+pub fn oneshot(
+    _frr_dir: Option<PathBuf>,
+    _tables: Vec<u32>,
+) -> Result<crate::status::StatusDoc, String> {
+    Err("--oneshot is not built yet (issue 5)".to_string())
+}

@@ -6,8 +6,10 @@
 pub mod cli;
 pub mod daemon;
 pub mod frr;
+pub mod http;
 pub mod kernel;
 pub mod model;
 pub mod reconcile;
 pub mod render;
 pub mod status;
+pub mod telemetry;

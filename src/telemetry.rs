@@ -1,0 +1,231 @@
+//! The metrics catalogue: every metric ribbridge exports is declared here,
+//! once, with its help text and unit (ARCHITECTURE.md, rule 4). Other
+//! modules record through the functions below, never through a bare name.
+//!
+//! The recorder is metrics-exporter-prometheus, installed without its own
+//! listener: `/metrics` is served by [`crate::http`] next to `/status`.
+//! Histograms get explicit buckets so they render as histograms, not
+//! summaries.
+
+use metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use crate::model::{Prefix, TableId};
+use crate::reconcile::Class;
+
+/// `ribbridge_vip_state{prefix,table,state}`: 1 for the current state.
+pub const VIP_STATE: &str = "ribbridge_vip_state";
+/// `ribbridge_drift_total{prefix,state}`.
+pub const DRIFT_TOTAL: &str = "ribbridge_drift_total";
+/// `ribbridge_heal_actions_total{action,result}`.
+pub const HEAL_ACTIONS_TOTAL: &str = "ribbridge_heal_actions_total";
+/// `ribbridge_heal_given_up_total{prefix}`.
+pub const HEAL_GIVEN_UP_TOTAL: &str = "ribbridge_heal_given_up_total";
+/// `ribbridge_drift_duration_seconds`: from drift to consistent.
+pub const DRIFT_DURATION: &str = "ribbridge_drift_duration_seconds";
+/// `ribbridge_ecmp_nexthops{prefix,table}`: kernel view.
+pub const ECMP_NEXTHOPS: &str = "ribbridge_ecmp_nexthops";
+/// `ribbridge_kernel_resyncs_total{reason}`.
+pub const KERNEL_RESYNCS_TOTAL: &str = "ribbridge_kernel_resyncs_total";
+/// `ribbridge_kernel_reassertions_total`: realm-only replaces seen.
+pub const KERNEL_REASSERTIONS_TOTAL: &str = "ribbridge_kernel_reassertions_total";
+/// `ribbridge_zapi_connected`: 1 while subscribed to zebra.
+pub const ZAPI_CONNECTED: &str = "ribbridge_zapi_connected";
+/// `ribbridge_bgp_peer_up{peer}`.
+pub const BGP_PEER_UP: &str = "ribbridge_bgp_peer_up";
+/// `ribbridge_build_info{version,frr_release}`: always 1.
+pub const BUILD_INFO: &str = "ribbridge_build_info";
+/// `ribbridge_events_total{source}`: events the core consumed.
+pub const EVENTS_TOTAL: &str = "ribbridge_events_total";
+/// `ribbridge_frr_query_errors_total{daemon}`.
+pub const FRR_QUERY_ERRORS_TOTAL: &str = "ribbridge_frr_query_errors_total";
+/// `ribbridge_ready`: kernel mirror synced and ZAPI subscribed.
+pub const READY: &str = "ribbridge_ready";
+
+/// Buckets of the drift duration, seconds: from zebra's 10 ms to minutes.
+pub const DRIFT_BUCKETS: &[f64] = &[
+    0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0,
+];
+
+/// Install the recorder and declare every metric. Returns the handle that
+/// renders `/metrics`.
+pub fn install() -> Result<PrometheusHandle, String> {
+    let recorder = PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Full(DRIFT_DURATION.to_string()), DRIFT_BUCKETS)
+        .map_err(|e| format!("metrics: bad bucket list: {e}"))?
+        .build_recorder();
+    let handle = recorder.handle();
+    metrics::set_global_recorder(recorder)
+        .map_err(|e| format!("metrics: a recorder is already installed: {e}"))?;
+    describe();
+    Ok(handle)
+}
+
+/// Declare help texts and units (idempotent).
+pub fn describe() {
+    describe_gauge!(VIP_STATE, "1 for the VIP's current state, 0 for the others");
+    describe_counter!(
+        DRIFT_TOTAL,
+        "Drifts that persisted past the grace, by state"
+    );
+    describe_counter!(
+        HEAL_ACTIONS_TOTAL,
+        "Heal actions executed, by action and result"
+    );
+    describe_counter!(
+        HEAL_GIVEN_UP_TOTAL,
+        "Drifts whose healing was given up after the bounded attempts"
+    );
+    describe_histogram!(
+        DRIFT_DURATION,
+        Unit::Seconds,
+        "Time from a drift being declared to the VIP being consistent again"
+    );
+    describe_gauge!(
+        ECMP_NEXTHOPS,
+        "ECMP nexthops of the VIP's route in the kernel (nexthop groups resolved)"
+    );
+    describe_counter!(
+        KERNEL_RESYNCS_TOTAL,
+        "Full re-dumps of the watched kernel tables, by reason"
+    );
+    describe_counter!(
+        KERNEL_REASSERTIONS_TOTAL,
+        "Realm-only replaces (kube-vip re-assertions): seen, not changes"
+    );
+    describe_gauge!(
+        ZAPI_CONNECTED,
+        "1 while subscribed to zebra's redistribution over ZAPI"
+    );
+    describe_gauge!(
+        BGP_PEER_UP,
+        "1 while the BGP session to the peer is Established"
+    );
+    describe_gauge!(
+        BUILD_INFO,
+        "Always 1; labels name the ribbridge version and the FRR release"
+    );
+    describe_counter!(EVENTS_TOTAL, "Events consumed by the core, by source");
+    describe_counter!(FRR_QUERY_ERRORS_TOTAL, "Failed vty queries, by daemon");
+    describe_gauge!(
+        READY,
+        "1 when the kernel mirror is synced and zebra's view is complete"
+    );
+}
+
+/// A VIP's state gauge: 1 for `state`, 0 for every other class.
+pub fn vip_state(prefix: &Prefix, table: TableId, state: Class) {
+    let p = prefix.to_string();
+    let t = table.to_string();
+    for c in Class::ALL {
+        gauge!(VIP_STATE, "prefix" => p.clone(), "table" => t.clone(), "state" => c.name())
+            .set(if c == state { 1.0 } else { 0.0 });
+    }
+}
+
+/// A drift was declared.
+pub fn drift(prefix: &Prefix, state: Class) {
+    counter!(DRIFT_TOTAL, "prefix" => prefix.to_string(), "state" => state.name()).increment(1);
+}
+
+/// A drift ended after `ms`.
+pub fn drift_ended(ms: u64) {
+    histogram!(DRIFT_DURATION).record(ms as f64 / 1000.0);
+}
+
+/// A heal action finished with `result` (`ok`, `error`).
+pub fn heal_action(action: &str, result: &str) {
+    counter!(HEAL_ACTIONS_TOTAL, "action" => action.to_string(), "result" => result.to_string())
+        .increment(1);
+}
+
+/// Healing a VIP was given up.
+pub fn heal_given_up(prefix: &Prefix) {
+    counter!(HEAL_GIVEN_UP_TOTAL, "prefix" => prefix.to_string()).increment(1);
+}
+
+/// ECMP legs of a VIP in the kernel.
+pub fn ecmp_nexthops(prefix: &Prefix, table: TableId, n: u32) {
+    gauge!(ECMP_NEXTHOPS, "prefix" => prefix.to_string(), "table" => table.to_string())
+        .set(f64::from(n));
+}
+
+/// A kernel resync happened.
+pub fn kernel_resync(reason: &str) {
+    counter!(KERNEL_RESYNCS_TOTAL, "reason" => reason.to_string()).increment(1);
+}
+
+/// A realm-only re-assertion was seen.
+pub fn kernel_reassertion() {
+    counter!(KERNEL_REASSERTIONS_TOTAL).increment(1);
+}
+
+/// ZAPI session up or down.
+pub fn zapi_connected(up: bool) {
+    gauge!(ZAPI_CONNECTED).set(if up { 1.0 } else { 0.0 });
+}
+
+/// A BGP peer's session state.
+pub fn bgp_peer_up(peer: &str, up: bool) {
+    gauge!(BGP_PEER_UP, "peer" => peer.to_string()).set(if up { 1.0 } else { 0.0 });
+}
+
+/// Build information, with the FRR release once known.
+pub fn build_info(frr_release: &str) {
+    gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION"), "frr_release" => frr_release.to_string()).set(1.0);
+}
+
+/// One event consumed by the core.
+pub fn event(source: &'static str) {
+    counter!(EVENTS_TOTAL, "source" => source).increment(1);
+}
+
+/// A vty query failed.
+pub fn frr_query_error(daemon: &'static str) {
+    counter!(FRR_QUERY_ERRORS_TOTAL, "daemon" => daemon).increment(1);
+}
+
+/// Readiness.
+pub fn ready(ready: bool) {
+    gauge!(READY).set(if ready { 1.0 } else { 0.0 });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_renders_help_types_and_histogram_buckets() {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Full(DRIFT_DURATION.to_string()), DRIFT_BUCKETS)
+            .expect("buckets")
+            .build_recorder();
+        let handle = recorder.handle();
+        metrics::with_local_recorder(&recorder, || {
+            describe();
+            let p: Prefix = "192.0.2.10/32".parse().expect("prefix");
+            vip_state(&p, 198, Class::KernelOnly);
+            drift(&p, Class::KernelOnly);
+            drift_ended(1_250);
+            heal_action("realm_toggle", "ok");
+            ecmp_nexthops(&p, 198, 2);
+            zapi_connected(true);
+            build_info("10.7");
+        });
+        let text = handle.render();
+        for needle in [
+            "# HELP ribbridge_vip_state",
+            "# TYPE ribbridge_drift_duration_seconds histogram",
+            "ribbridge_drift_duration_seconds_bucket{le=\"2\"} 1",
+            "ribbridge_vip_state{prefix=\"192.0.2.10/32\",table=\"198\",state=\"kernel_only\"} 1",
+            "ribbridge_vip_state{prefix=\"192.0.2.10/32\",table=\"198\",state=\"advertised\"} 0",
+            "ribbridge_heal_actions_total{action=\"realm_toggle\",result=\"ok\"} 1",
+            "ribbridge_ecmp_nexthops{prefix=\"192.0.2.10/32\",table=\"198\"} 2",
+            "ribbridge_zapi_connected 1",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+        }
+    }
+}
