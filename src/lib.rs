@@ -4,6 +4,7 @@
 //! See `ARCHITECTURE.md` for the structure and the rules every module keeps.
 
 pub mod cli;
+pub mod config;
 pub mod daemon;
 pub mod frr;
 pub mod http;
