@@ -1,0 +1,608 @@
+//! The mirror: what the kernel holds in the watched tables, plus the links,
+//! addresses and nexthop objects needed to interpret it. Pure: no I/O, no
+//! clock; the watcher feeds it decoded messages and dumps.
+//!
+//! Contract:
+//! - `apply` takes one decoded multicast message and returns the real
+//!   differences as events, plus a resync request when the message means the
+//!   kernel may have changed routes without telling (a link went down, an
+//!   address was removed).
+//! - `replace` swaps in a mirror built from a fresh dump and returns only the
+//!   differences, then a `Resynced` event carrying the whole route set.
+//! - A replace that changes only the realm is a re-assertion: counted,
+//!   reported as `Reasserted`, never as `RouteChanged`.
+//! - ECMP legs are kept sorted, because the kernel reports them in
+//!   different orders in dumps and in events (IPv6 puts an appended leg
+//!   first in the event, last in the dump).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::types::{
+    Address, KernelEvent, Link, Nexthop, NexthopObject, ResyncReason, Route, RouteKey,
+};
+use super::wire::Message;
+use crate::model::TableId;
+
+/// The outcome of applying one message.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Applied {
+    /// The differences, in order.
+    pub events: Vec<KernelEvent>,
+    /// Set when the message means routes may have changed silently.
+    pub resync: Option<ResyncReason>,
+}
+
+/// The kernel view of the watched tables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mirror {
+    tables: BTreeSet<TableId>,
+    routes: BTreeMap<RouteKey, Route>,
+    /// Routes whose legs were resolved from a nexthop object (the kernel
+    /// sent `RTA_NH_ID` without the compat expansion): recomputed when the
+    /// object changes.
+    resolved: BTreeSet<RouteKey>,
+    nexthops: BTreeMap<u32, NexthopObject>,
+    links: BTreeMap<u32, Link>,
+    addrs: BTreeSet<Address>,
+    reassertions: u64,
+}
+
+impl Mirror {
+    /// An empty mirror of `tables`.
+    pub fn new(tables: impl IntoIterator<Item = TableId>) -> Mirror {
+        Mirror {
+            tables: tables.into_iter().collect(),
+            ..Mirror::default()
+        }
+    }
+
+    /// The watched tables.
+    pub fn tables(&self) -> &BTreeSet<TableId> {
+        &self.tables
+    }
+
+    /// Is `table` watched?
+    pub fn watches(&self, table: TableId) -> bool {
+        self.tables.contains(&table)
+    }
+
+    /// Every route, ordered by (table, prefix, metric).
+    pub fn routes(&self) -> impl Iterator<Item = &Route> {
+        self.routes.values()
+    }
+
+    /// The routes of one table.
+    pub fn table(&self, table: TableId) -> Vec<Route> {
+        self.routes
+            .values()
+            .filter(|r| r.table == table)
+            .cloned()
+            .collect()
+    }
+
+    /// The known links, by index.
+    pub fn links(&self) -> &BTreeMap<u32, Link> {
+        &self.links
+    }
+
+    /// The known addresses.
+    pub fn addresses(&self) -> &BTreeSet<Address> {
+        &self.addrs
+    }
+
+    /// The known nexthop objects.
+    pub fn nexthop_objects(&self) -> &BTreeMap<u32, NexthopObject> {
+        &self.nexthops
+    }
+
+    /// Realm-only replaces seen so far (including during resyncs).
+    pub fn reassertions(&self) -> u64 {
+        self.reassertions
+    }
+
+    /// Apply one decoded message.
+    pub fn apply(&mut self, msg: Message) -> Applied {
+        let mut out = Applied::default();
+        match msg {
+            Message::NewRoute(r) => {
+                if self.watches(r.table) {
+                    self.upsert(r, &mut out.events);
+                }
+            }
+            Message::DelRoute(r) => {
+                if self.watches(r.table) {
+                    self.remove(r, &mut out.events);
+                }
+            }
+            Message::NewLink(l) => {
+                let was_up = self.links.get(&l.ifindex).map(|o| o.up);
+                if l.up && was_up != Some(true) {
+                    out.events.push(KernelEvent::LinkUp {
+                        ifindex: l.ifindex,
+                        name: l.name.clone(),
+                    });
+                } else if !l.up && was_up != Some(false) {
+                    out.events.push(KernelEvent::LinkDown {
+                        ifindex: l.ifindex,
+                        name: l.name.clone(),
+                    });
+                    if was_up == Some(true) {
+                        out.resync = Some(ResyncReason::LinkDown);
+                    }
+                }
+                self.links.insert(l.ifindex, l);
+            }
+            Message::DelLink(l) => {
+                if let Some(old) = self.links.remove(&l.ifindex) {
+                    if old.up {
+                        out.events.push(KernelEvent::LinkDown {
+                            ifindex: l.ifindex,
+                            name: old.name,
+                        });
+                    }
+                    out.resync = Some(ResyncReason::LinkDown);
+                }
+            }
+            Message::NewAddr(a) => {
+                if self.addrs.insert(a) {
+                    out.events.push(KernelEvent::AddressAdded {
+                        ifindex: a.ifindex,
+                        prefix: a.prefix,
+                        len: a.len,
+                    });
+                }
+            }
+            Message::DelAddr(a) => {
+                if self.addrs.remove(&a) {
+                    out.events.push(KernelEvent::AddressRemoved {
+                        ifindex: a.ifindex,
+                        prefix: a.prefix,
+                        len: a.len,
+                    });
+                }
+                // Even an address we did not know may have taken routes
+                // with it.
+                out.resync = Some(ResyncReason::AddressRemoved);
+            }
+            Message::NewNexthop(n) => {
+                let id = n.id;
+                self.nexthops.insert(id, n);
+                self.reresolve(id, &mut out.events);
+            }
+            Message::DelNexthop(n) => self.delete_nexthop(n.id, &mut out.events),
+            Message::Done | Message::Error(_) | Message::Ignored => {}
+        }
+        out
+    }
+
+    /// Replace this mirror by `next` (built from a dump, same tables) and
+    /// return the differences, then `Resynced { reason, routes }`.
+    pub fn replace(&mut self, mut next: Mirror, reason: ResyncReason) -> Vec<KernelEvent> {
+        let mut ev = Vec::new();
+        for (k, old) in &self.routes {
+            if !next.routes.contains_key(k) {
+                ev.push(KernelEvent::RouteRemoved { route: old.clone() });
+            }
+        }
+        let mut reasserted = 0;
+        for (k, new) in &next.routes {
+            match self.routes.get(k) {
+                None => ev.push(KernelEvent::RouteAdded { route: new.clone() }),
+                Some(old) if old == new => {}
+                Some(old) if old.same_ignoring_realm(new) => {
+                    reasserted += 1;
+                    ev.push(KernelEvent::Reasserted { route: new.clone() });
+                }
+                Some(old) => ev.push(KernelEvent::RouteChanged {
+                    old: old.clone(),
+                    new: new.clone(),
+                }),
+            }
+        }
+        for (i, l) in &next.links {
+            let was = self.links.get(i).map(|o| o.up);
+            if l.up && was != Some(true) {
+                ev.push(KernelEvent::LinkUp {
+                    ifindex: *i,
+                    name: l.name.clone(),
+                });
+            } else if !l.up && was == Some(true) {
+                ev.push(KernelEvent::LinkDown {
+                    ifindex: *i,
+                    name: l.name.clone(),
+                });
+            }
+        }
+        for (i, l) in &self.links {
+            if l.up && !next.links.contains_key(i) {
+                ev.push(KernelEvent::LinkDown {
+                    ifindex: *i,
+                    name: l.name.clone(),
+                });
+            }
+        }
+        for a in self.addrs.difference(&next.addrs) {
+            ev.push(KernelEvent::AddressRemoved {
+                ifindex: a.ifindex,
+                prefix: a.prefix,
+                len: a.len,
+            });
+        }
+        for a in next.addrs.difference(&self.addrs) {
+            ev.push(KernelEvent::AddressAdded {
+                ifindex: a.ifindex,
+                prefix: a.prefix,
+                len: a.len,
+            });
+        }
+        next.reassertions = self.reassertions + reasserted;
+        next.tables = std::mem::take(&mut self.tables);
+        *self = next;
+        ev.push(KernelEvent::Resynced {
+            reason,
+            routes: self.routes.values().cloned().collect(),
+        });
+        ev
+    }
+
+    fn upsert(&mut self, mut r: Route, ev: &mut Vec<KernelEvent>) {
+        let key = r.key();
+        let resolved = r.nexthops.is_empty() && r.nhid.is_some();
+        if resolved {
+            r.nexthops = self.legs_of(r.nhid);
+            self.resolved.insert(key);
+        } else {
+            self.resolved.remove(&key);
+        }
+        r.nexthops.sort();
+        match self.routes.get(&key) {
+            None => ev.push(KernelEvent::RouteAdded { route: r.clone() }),
+            Some(old) if *old == r => return,
+            Some(old) if old.same_ignoring_realm(&r) => {
+                self.reassertions += 1;
+                ev.push(KernelEvent::Reasserted { route: r.clone() });
+            }
+            Some(old) => ev.push(KernelEvent::RouteChanged {
+                old: old.clone(),
+                new: r.clone(),
+            }),
+        }
+        self.routes.insert(key, r);
+    }
+
+    fn remove(&mut self, mut r: Route, ev: &mut Vec<KernelEvent>) {
+        let key = r.key();
+        let Some(old) = self.routes.get(&key) else {
+            return;
+        };
+        r.nexthops.sort();
+        // IPv6 deletes one leg of a multipath route with a DELROUTE that
+        // carries only that leg: the rest of the route stays.
+        let partial = r.prefix.addr().is_ipv6()
+            && !r.nexthops.is_empty()
+            && r.nexthops.len() < old.nexthops.len()
+            && r.nexthops.iter().all(|l| old.nexthops.contains(l));
+        if partial {
+            let mut new = old.clone();
+            new.nexthops.retain(|l| !r.nexthops.contains(l));
+            ev.push(KernelEvent::RouteChanged {
+                old: old.clone(),
+                new: new.clone(),
+            });
+            self.routes.insert(key, new);
+        } else if let Some(old) = self.routes.remove(&key) {
+            self.resolved.remove(&key);
+            ev.push(KernelEvent::RouteRemoved { route: old });
+        }
+    }
+
+    /// The legs of nexthop object `id`: itself, or its group's members.
+    fn legs_of(&self, id: Option<u32>) -> Vec<Nexthop> {
+        let Some(nh) = id.and_then(|i| self.nexthops.get(&i)) else {
+            return Vec::new();
+        };
+        let leg = |n: &NexthopObject, weight: u16| {
+            (!n.blackhole).then_some(Nexthop {
+                gateway: n.gateway,
+                oif: n.oif,
+                weight,
+                flags: (n.flags & 0xff) as u8,
+            })
+        };
+        if nh.group.is_empty() {
+            return leg(nh, 1).into_iter().collect();
+        }
+        let mut legs: Vec<Nexthop> = nh
+            .group
+            .iter()
+            .filter_map(|m| self.nexthops.get(&m.id).and_then(|n| leg(n, m.weight)))
+            .collect();
+        legs.sort();
+        legs
+    }
+
+    fn uses(&self, route_nhid: u32, id: u32) -> bool {
+        route_nhid == id
+            || self
+                .nexthops
+                .get(&route_nhid)
+                .is_some_and(|g| g.group.iter().any(|m| m.id == id))
+    }
+
+    fn reresolve(&mut self, id: u32, ev: &mut Vec<KernelEvent>) {
+        let keys: Vec<RouteKey> = self
+            .resolved
+            .iter()
+            .filter(|k| {
+                self.routes
+                    .get(k)
+                    .and_then(|r| r.nhid)
+                    .is_some_and(|n| self.uses(n, id))
+            })
+            .copied()
+            .collect();
+        for k in keys {
+            if let Some(old) = self.routes.get(&k) {
+                let mut new = old.clone();
+                new.nexthops = self.legs_of(new.nhid);
+                if new != *old {
+                    ev.push(KernelEvent::RouteChanged {
+                        old: old.clone(),
+                        new: new.clone(),
+                    });
+                    self.routes.insert(k, new);
+                }
+            }
+        }
+    }
+
+    /// The kernel deletes routes that use a deleted nexthop object directly
+    /// and drops it from the groups that contain it (a group left empty goes
+    /// too, with its routes).
+    fn delete_nexthop(&mut self, id: u32, ev: &mut Vec<KernelEvent>) {
+        if self.nexthops.remove(&id).is_none() {
+            return;
+        }
+        let mut emptied = Vec::new();
+        let mut shrunk = Vec::new();
+        for (gid, g) in self.nexthops.iter_mut() {
+            let before = g.group.len();
+            g.group.retain(|m| m.id != id);
+            if g.group.len() != before {
+                if g.group.is_empty() {
+                    emptied.push(*gid);
+                } else {
+                    shrunk.push(*gid);
+                }
+            }
+        }
+        let gone: Vec<RouteKey> = self
+            .routes
+            .iter()
+            .filter(|(_, r)| r.nhid == Some(id))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in gone {
+            if let Some(r) = self.routes.remove(&k) {
+                self.resolved.remove(&k);
+                ev.push(KernelEvent::RouteRemoved { route: r });
+            }
+        }
+        for g in shrunk {
+            self.reresolve(g, ev);
+        }
+        for g in emptied {
+            self.delete_nexthop(g, ev);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::types::RTN_UNICAST;
+
+    fn route(p: &str, realm: Option<u32>, legs: &[(&str, u32)]) -> Route {
+        Route {
+            table: 198,
+            prefix: p.parse().unwrap(),
+            protocol: 248,
+            scope: 0,
+            kind: RTN_UNICAST,
+            metric: 0,
+            realm,
+            pref: None,
+            nhid: None,
+            nexthops: legs
+                .iter()
+                .map(|(g, o)| Nexthop {
+                    gateway: Some(g.parse().unwrap()),
+                    oif: Some(*o),
+                    weight: 1,
+                    flags: 0,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn realm_only_replace_is_a_reassertion() {
+        let mut m = Mirror::new([198]);
+        let a = m.apply(Message::NewRoute(route(
+            "192.0.2.10/32",
+            Some(1),
+            &[("10.0.0.2", 2)],
+        )));
+        assert!(matches!(&a.events[..], [KernelEvent::RouteAdded { .. }]));
+        let b = m.apply(Message::NewRoute(route(
+            "192.0.2.10/32",
+            Some(2),
+            &[("10.0.0.2", 2)],
+        )));
+        assert!(
+            matches!(&b.events[..], [KernelEvent::Reasserted { .. }]),
+            "{b:?}"
+        );
+        assert_eq!(m.reassertions(), 1);
+        let c = m.apply(Message::NewRoute(route(
+            "192.0.2.10/32",
+            Some(2),
+            &[("10.0.0.3", 2)],
+        )));
+        assert!(matches!(&c.events[..], [KernelEvent::RouteChanged { .. }]));
+        // Identical: nothing.
+        let d = m.apply(Message::NewRoute(route(
+            "192.0.2.10/32",
+            Some(2),
+            &[("10.0.0.3", 2)],
+        )));
+        assert!(d.events.is_empty());
+    }
+
+    #[test]
+    fn unwatched_tables_are_ignored() {
+        let mut m = Mirror::new([198]);
+        let mut r = route("192.0.2.10/32", None, &[]);
+        r.table = 199;
+        assert!(m.apply(Message::NewRoute(r)).events.is_empty());
+        assert_eq!(m.routes().count(), 0);
+    }
+
+    #[test]
+    fn ipv6_partial_delete_keeps_the_other_legs() {
+        let mut m = Mirror::new([198]);
+        m.apply(Message::NewRoute(route(
+            "2001:db8::11/128",
+            None,
+            &[("2001:db8::2", 2), ("2001:db8::3", 2)],
+        )));
+        let e = m.apply(Message::DelRoute(route(
+            "2001:db8::11/128",
+            None,
+            &[("2001:db8::2", 2)],
+        )));
+        assert!(
+            matches!(&e.events[..], [KernelEvent::RouteChanged { new, .. }] if new.ecmp_legs() == 1)
+        );
+        let e = m.apply(Message::DelRoute(route(
+            "2001:db8::11/128",
+            None,
+            &[("2001:db8::3", 2)],
+        )));
+        assert!(matches!(&e.events[..], [KernelEvent::RouteRemoved { .. }]));
+    }
+
+    #[test]
+    fn nexthop_groups_resolve_and_follow_changes() {
+        use crate::kernel::types::GroupMember;
+        let nh = |id, gw: &str| NexthopObject {
+            id,
+            family: 2,
+            gateway: Some(gw.parse().unwrap()),
+            oif: Some(2),
+            blackhole: false,
+            group: vec![],
+            flags: 0,
+        };
+        let grp = |id, members: &[(u32, u16)]| NexthopObject {
+            id,
+            family: 0,
+            gateway: None,
+            oif: None,
+            blackhole: false,
+            group: members
+                .iter()
+                .map(|&(id, weight)| GroupMember { id, weight })
+                .collect(),
+            flags: 0,
+        };
+        let mut m = Mirror::new([198]);
+        m.apply(Message::NewNexthop(nh(1, "10.0.0.2")));
+        m.apply(Message::NewNexthop(nh(2, "10.0.0.3")));
+        m.apply(Message::NewNexthop(grp(10, &[(1, 1), (2, 3)])));
+        let mut r = route("192.0.2.12/32", None, &[]);
+        r.nhid = Some(10);
+        m.apply(Message::NewRoute(r));
+        let legs = |m: &Mirror| {
+            m.routes()
+                .next()
+                .map(|r| r.nexthops.iter().map(|n| n.weight).collect::<Vec<_>>())
+        };
+        assert_eq!(legs(&m), Some(vec![1, 3]));
+        let e = m.apply(Message::NewNexthop(grp(10, &[(1, 1)])));
+        assert!(matches!(&e.events[..], [KernelEvent::RouteChanged { .. }]));
+        assert_eq!(legs(&m), Some(vec![1]));
+        // Deleting the last member removes the group and its route.
+        let e = m.apply(Message::DelNexthop(nh(1, "10.0.0.2")));
+        assert!(
+            matches!(&e.events[..], [KernelEvent::RouteRemoved { .. }]),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn replace_emits_only_differences() {
+        let mut m = Mirror::new([198]);
+        m.apply(Message::NewRoute(route(
+            "192.0.2.10/32",
+            Some(1),
+            &[("10.0.0.2", 2)],
+        )));
+        m.apply(Message::NewRoute(route(
+            "192.0.2.11/32",
+            None,
+            &[("10.0.0.2", 2)],
+        )));
+        let mut next = Mirror::new([198]);
+        next.apply(Message::NewRoute(route(
+            "192.0.2.10/32",
+            Some(2),
+            &[("10.0.0.2", 2)],
+        )));
+        next.apply(Message::NewRoute(route(
+            "192.0.2.12/32",
+            None,
+            &[("10.0.0.2", 2)],
+        )));
+        let ev = m.replace(next, ResyncReason::Timer);
+        let kinds: Vec<&str> = ev
+            .iter()
+            .map(|e| match e {
+                KernelEvent::RouteRemoved { .. } => "removed",
+                KernelEvent::RouteAdded { .. } => "added",
+                KernelEvent::Reasserted { .. } => "reasserted",
+                KernelEvent::Resynced { .. } => "resynced",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(kinds, ["removed", "reasserted", "added", "resynced"]);
+        assert_eq!(m.reassertions(), 1);
+        assert!(m.watches(198));
+    }
+
+    #[test]
+    fn link_down_and_address_removal_ask_for_a_resync() {
+        let mut m = Mirror::new([198]);
+        let up = Link {
+            ifindex: 2,
+            name: "va".into(),
+            up: true,
+        };
+        assert!(m.apply(Message::NewLink(up.clone())).resync.is_none());
+        let down = Link { up: false, ..up };
+        let a = m.apply(Message::NewLink(down));
+        assert_eq!(a.resync, Some(ResyncReason::LinkDown));
+        let addr = Address {
+            ifindex: 2,
+            prefix: "10.0.0.1/32".parse().unwrap(),
+            len: 24,
+        };
+        m.apply(Message::NewAddr(addr));
+        let a = m.apply(Message::DelAddr(addr));
+        assert_eq!(a.resync, Some(ResyncReason::AddressRemoved));
+        assert!(matches!(
+            &a.events[..],
+            [KernelEvent::AddressRemoved { len: 24, .. }]
+        ));
+    }
+}

@@ -1,0 +1,280 @@
+//! Plain data of the kernel view: routes, nexthops, links, addresses and the
+//! events the kernel task emits. No I/O, no decoding; depends only on
+//! `crate::model`, so the wire layer may build these values directly.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Prefix, TableId};
+
+/// `RTN_UNICAST`: the ordinary route type.
+pub const RTN_UNICAST: u8 = 1;
+/// `RTN_BLACKHOLE`.
+pub const RTN_BLACKHOLE: u8 = 6;
+/// `RT_SCOPE_UNIVERSE`.
+pub const RT_SCOPE_UNIVERSE: u8 = 0;
+/// `RT_SCOPE_LINK`.
+pub const RT_SCOPE_LINK: u8 = 253;
+/// `RTNH_F_DEAD`: the nexthop is dead (its link is down).
+pub const RTNH_F_DEAD: u8 = 1;
+/// `RTNH_F_ONLINK`.
+pub const RTNH_F_ONLINK: u8 = 4;
+/// `RTNH_F_LINKDOWN`: the carrier of the nexthop's link is down.
+pub const RTNH_F_LINKDOWN: u8 = 16;
+
+/// One ECMP leg of a route.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Nexthop {
+    /// Gateway address (`RTA_GATEWAY` or `NHA_GATEWAY`), none for a
+    /// directly connected leg.
+    pub gateway: Option<IpAddr>,
+    /// Output interface index.
+    pub oif: Option<u32>,
+    /// ECMP weight, 1-based as `ip` prints it (the wire carries weight - 1).
+    pub weight: u16,
+    /// `RTNH_F_*` flags (dead, onlink, linkdown).
+    pub flags: u8,
+}
+
+/// A route of a watched table, as the kernel holds it, ECMP legs resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Route {
+    /// Table id (from `RTA_TABLE` when present, else the header byte).
+    pub table: TableId,
+    /// Destination prefix.
+    pub prefix: Prefix,
+    /// `rtm_protocol` (kube-vip marks its routes 248).
+    pub protocol: u8,
+    /// `rtm_scope`.
+    pub scope: u8,
+    /// `rtm_type` (1 unicast, 6 blackhole, ...).
+    pub kind: u8,
+    /// `RTA_PRIORITY`; 0 when the kernel sent none (IPv4 default).
+    pub metric: u32,
+    /// `RTA_FLOW` (the realm word; kube-vip toggles it to re-assert).
+    pub realm: Option<u32>,
+    /// `RTA_PREF` (IPv6 router preference), when present.
+    pub pref: Option<u8>,
+    /// `RTA_NH_ID`: the nexthop object the route uses, if any.
+    pub nhid: Option<u32>,
+    /// The ECMP legs: inline, from `RTA_MULTIPATH`, or resolved from the
+    /// nexthop object `nhid`. Empty for blackhole/unreachable routes.
+    pub nexthops: Vec<Nexthop>,
+}
+
+/// What identifies a route in a table: two routes with the same key cannot
+/// coexist in the kernel (a second one replaces the first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RouteKey {
+    /// Table id.
+    pub table: TableId,
+    /// Destination prefix.
+    pub prefix: Prefix,
+    /// Metric (IPv6 routes of different metrics coexist, as do IPv4 ones).
+    pub metric: u32,
+}
+
+impl Route {
+    /// The key of this route in the mirror.
+    pub fn key(&self) -> RouteKey {
+        RouteKey {
+            table: self.table,
+            prefix: self.prefix,
+            metric: self.metric,
+        }
+    }
+
+    /// Number of ECMP legs (0 for a blackhole).
+    pub fn ecmp_legs(&self) -> usize {
+        self.nexthops.len()
+    }
+
+    /// Equal in everything but the realm: a kube-vip re-assertion (a replace
+    /// that flips the realm) is not a change of the route.
+    pub fn same_ignoring_realm(&self, other: &Route) -> bool {
+        self.table == other.table
+            && self.prefix == other.prefix
+            && self.protocol == other.protocol
+            && self.scope == other.scope
+            && self.kind == other.kind
+            && self.metric == other.metric
+            && self.pref == other.pref
+            && self.nhid == other.nhid
+            && self.nexthops == other.nexthops
+    }
+}
+
+/// A network interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// Interface index.
+    pub ifindex: u32,
+    /// Interface name (`IFLA_IFNAME`).
+    pub name: String,
+    /// `IFF_UP` and `IFF_LOWER_UP` both set: the link carries traffic.
+    pub up: bool,
+}
+
+/// An address assigned to an interface.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Address {
+    /// Interface index.
+    pub ifindex: u32,
+    /// The address itself as a host prefix (`/32`, `/128`): what a VIP
+    /// check asks ("is 192.0.2.10 assigned here?").
+    pub prefix: Prefix,
+    /// The interface prefix length it was assigned with (`/24` in
+    /// `10.0.0.1/24`).
+    pub len: u8,
+}
+
+/// A nexthop object (`RTM_NEWNEXTHOP`), kept so that a route with
+/// `RTA_NH_ID` gets its legs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NexthopObject {
+    /// `NHA_ID`.
+    pub id: u32,
+    /// Address family of the nhmsg (`AF_INET`, `AF_INET6`, 0 for groups).
+    pub family: u8,
+    /// `NHA_GATEWAY`.
+    pub gateway: Option<IpAddr>,
+    /// `NHA_OIF`.
+    pub oif: Option<u32>,
+    /// `NHA_BLACKHOLE`.
+    pub blackhole: bool,
+    /// `NHA_GROUP`: member ids and 1-based weights; empty for a single
+    /// nexthop.
+    pub group: Vec<GroupMember>,
+    /// `nh_flags` (`RTNH_F_*`).
+    pub flags: u32,
+}
+
+/// One member of a nexthop group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupMember {
+    /// The member's nexthop id.
+    pub id: u32,
+    /// 1-based weight.
+    pub weight: u16,
+}
+
+/// Why the mirror was replaced by a full re-dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResyncReason {
+    /// The first dump.
+    Startup,
+    /// The receive buffer overflowed (ENOBUFS): events were lost.
+    Overrun,
+    /// A dump came back with `NLM_F_DUMP_INTR`: it may be inconsistent.
+    DumpInterrupted,
+    /// A link went down: the kernel flushes IPv4 routes without events.
+    LinkDown,
+    /// An address was removed: same silent flush.
+    AddressRemoved,
+    /// A message could not be decoded: its effect is unknown.
+    Undecodable,
+    /// The periodic re-dump (a no-op replace emits no event at all).
+    Timer,
+    /// The event channel to the daemon was full: events were dropped.
+    ChannelFull,
+}
+
+impl ResyncReason {
+    /// Every reason, for counters and metrics labels.
+    pub const ALL: [ResyncReason; 8] = [
+        ResyncReason::Startup,
+        ResyncReason::Overrun,
+        ResyncReason::DumpInterrupted,
+        ResyncReason::LinkDown,
+        ResyncReason::AddressRemoved,
+        ResyncReason::Undecodable,
+        ResyncReason::Timer,
+        ResyncReason::ChannelFull,
+    ];
+
+    /// The snake_case label (`overrun`, `link_down`, ...).
+    pub fn label(self) -> &'static str {
+        match self {
+            ResyncReason::Startup => "startup",
+            ResyncReason::Overrun => "overrun",
+            ResyncReason::DumpInterrupted => "dump_interrupted",
+            ResyncReason::LinkDown => "link_down",
+            ResyncReason::AddressRemoved => "address_removed",
+            ResyncReason::Undecodable => "undecodable",
+            ResyncReason::Timer => "timer",
+            ResyncReason::ChannelFull => "channel_full",
+        }
+    }
+}
+
+/// What the kernel task tells the daemon.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum KernelEvent {
+    /// A route appeared in a watched table.
+    RouteAdded {
+        /// The route.
+        route: Route,
+    },
+    /// A route of a watched table changed (other than its realm).
+    RouteChanged {
+        /// Before.
+        old: Route,
+        /// After.
+        new: Route,
+    },
+    /// A route left a watched table.
+    RouteRemoved {
+        /// The route as it was.
+        route: Route,
+    },
+    /// A replace that changed only the realm (kube-vip's heartbeat, or our
+    /// own heal): counted, not a change.
+    Reasserted {
+        /// The route, with its new realm.
+        route: Route,
+    },
+    /// An address was added.
+    AddressAdded {
+        /// Interface index.
+        ifindex: u32,
+        /// The address as a host prefix.
+        prefix: Prefix,
+        /// The length it was assigned with.
+        len: u8,
+    },
+    /// An address was removed.
+    AddressRemoved {
+        /// Interface index.
+        ifindex: u32,
+        /// The address as a host prefix.
+        prefix: Prefix,
+        /// The length it was assigned with.
+        len: u8,
+    },
+    /// A link came up (or appeared up).
+    LinkUp {
+        /// Interface index.
+        ifindex: u32,
+        /// Interface name.
+        name: String,
+    },
+    /// A link went down (or disappeared).
+    LinkDown {
+        /// Interface index.
+        ifindex: u32,
+        /// Interface name.
+        name: String,
+    },
+    /// The mirror was replaced by a full re-dump; the differences were
+    /// emitted just before this event. `routes` is the whole mirror after
+    /// the resync, so a consumer can rebuild its state from this alone.
+    Resynced {
+        /// Why.
+        reason: ResyncReason,
+        /// Every watched route after the resync.
+        routes: Vec<Route>,
+    },
+}

@@ -1,0 +1,607 @@
+//! The kernel task: one rtnetlink socket, subscribed before it dumps, that
+//! keeps the `Mirror` exact and emits `KernelEvent`s into a bounded channel.
+//!
+//! Contract:
+//! - `Watcher::new` opens and configures the socket synchronously in the
+//!   calling thread's network namespace (enter a tokio runtime first); it
+//!   joins the link, address, route and nexthop groups before any dump.
+//! - `run` does the startup dump, then applies events; it re-dumps (and
+//!   counts, by reason) on ENOBUFS, `NLM_F_DUMP_INTR`, link down, address
+//!   removal, an undecodable message, a full event channel and a periodic
+//!   timer. A re-dump replaces the mirror at once and emits only the
+//!   differences, then `Resynced` with the whole route set.
+//! - It never blocks on the channel: a full channel drops events, counts
+//!   them, and is answered by a resync once there is room again.
+//! - `view()` hands out a read-only, shared snapshot and the counters.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rtnetlink::sys::{
+    AsyncSocket, AsyncSocketExt, Socket, SocketAddr, TokioSocket, protocols::NETLINK_ROUTE,
+};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use super::mirror::Mirror;
+use super::types::{KernelEvent, Link, ResyncReason, Route};
+use super::wire::{
+    AF_INET, AF_INET6, Message, NLM_F_DUMP_INTR, RTM_GETADDR, RTM_GETLINK, RTM_GETNEXTHOP,
+    RTM_GETROUTE, decode, frames,
+};
+use crate::model::TableId;
+
+/// Multicast groups: link, IPv4/IPv6 addresses, IPv4/IPv6 routes, nexthop
+/// objects (`RTNLGRP_*` numbers, joined with `NETLINK_ADD_MEMBERSHIP`).
+const GROUPS: [u32; 6] = [1, 5, 7, 9, 11, 32];
+const NLM_F_REQUEST: u16 = 0x1;
+const NLM_F_DUMP: u16 = 0x300;
+const RTA_TABLE: u16 = 15;
+const RT_TABLE_COMPAT: u8 = 252;
+/// Large enough for any dump datagram (the kernel sends at most 32 KiB).
+const RECV_BUF: usize = 256 * 1024;
+/// Re-dumps in a row that may be spoiled (overrun, interrupted) before the
+/// watcher accepts the last one and tries again at the next trigger.
+const MAX_DUMP_ATTEMPTS: u32 = 8;
+
+/// How the kernel task is set up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatcherConfig {
+    /// The tables to mirror.
+    pub tables: Vec<TableId>,
+    /// Socket receive buffer in bytes (SO_RCVBUFFORCE when permitted, else
+    /// SO_RCVBUF, which the kernel caps at 2 x net.core.rmem_max).
+    pub rcvbuf: usize,
+    /// Period of the safety re-dump.
+    pub resync_period: Duration,
+}
+
+impl Default for WatcherConfig {
+    fn default() -> WatcherConfig {
+        WatcherConfig {
+            tables: vec![crate::model::VIP_TABLE],
+            rcvbuf: 4 << 20,
+            resync_period: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A kernel-side failure, with where and what to do.
+#[derive(Debug)]
+pub enum KernelError {
+    /// Opening or configuring the netlink socket failed.
+    Socket {
+        /// The step that failed.
+        step: &'static str,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The kernel refused a request.
+    Refused {
+        /// The request.
+        what: String,
+        /// The errno the kernel answered.
+        errno: i32,
+    },
+    /// A write for a table that is not watched (the heal primitives only
+    /// touch watched tables).
+    NotWatched {
+        /// The table asked for.
+        table: TableId,
+    },
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelError::Socket { step, source } => write!(
+                f,
+                "rtnetlink socket: {step} failed: {source} (ribbridge needs a Linux kernel with \
+                 rtnetlink and, for writes and large buffers, CAP_NET_ADMIN)"
+            ),
+            KernelError::Refused { what, errno } => write!(
+                f,
+                "the kernel refused {what}: {} (errno {errno})",
+                io::Error::from_raw_os_error(*errno)
+            ),
+            KernelError::NotWatched { table } => write!(
+                f,
+                "refusing to write to table {table}: it is not a watched table (add it to the \
+                 watched tables or leave it alone)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for KernelError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            KernelError::Socket { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+pub(super) fn sock_err(step: &'static str) -> impl FnOnce(io::Error) -> KernelError {
+    move |source| KernelError::Socket { step, source }
+}
+
+/// Counters of the kernel task, readable at any time (telemetry).
+#[derive(Debug, Default)]
+pub struct KernelCounters {
+    resyncs: [AtomicU64; ResyncReason::ALL.len()],
+    reassertions: AtomicU64,
+    overruns: AtomicU64,
+    undecodable: AtomicU64,
+    dropped_events: AtomicU64,
+}
+
+/// A copy of the counters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountersSnapshot {
+    /// Resyncs by reason label.
+    pub resyncs: BTreeMap<String, u64>,
+    /// Realm-only replaces (re-assertions).
+    pub reassertions: u64,
+    /// Receive-buffer overruns (ENOBUFS).
+    pub overruns: u64,
+    /// Messages that could not be decoded.
+    pub undecodable: u64,
+    /// Events dropped because the channel was full.
+    pub dropped_events: u64,
+}
+
+impl KernelCounters {
+    fn resync(&self, r: ResyncReason) {
+        if let Some(c) = ResyncReason::ALL
+            .iter()
+            .position(|x| *x == r)
+            .and_then(|i| self.resyncs.get(i))
+        {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Resyncs done for `reason`.
+    pub fn resyncs(&self, reason: ResyncReason) -> u64 {
+        ResyncReason::ALL
+            .iter()
+            .position(|x| *x == reason)
+            .and_then(|i| self.resyncs.get(i))
+            .map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// All counters at once.
+    pub fn snapshot(&self) -> CountersSnapshot {
+        CountersSnapshot {
+            resyncs: ResyncReason::ALL
+                .iter()
+                .map(|r| (r.label().to_string(), self.resyncs(*r)))
+                .collect(),
+            reassertions: self.reassertions.load(Ordering::Relaxed),
+            overruns: self.overruns.load(Ordering::Relaxed),
+            undecodable: self.undecodable.load(Ordering::Relaxed),
+            dropped_events: self.dropped_events.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// What `/status` and `ribbridge kernel` print: the mirror at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MirrorSnapshot {
+    /// Every watched route.
+    pub routes: Vec<Route>,
+    /// Links by index (to name output interfaces).
+    pub links: BTreeMap<u32, Link>,
+}
+
+impl MirrorSnapshot {
+    fn of(m: &Mirror) -> MirrorSnapshot {
+        MirrorSnapshot {
+            routes: m.routes().cloned().collect(),
+            links: m.links().clone(),
+        }
+    }
+}
+
+/// A read-only handle on the running watcher: snapshot and counters.
+#[derive(Debug, Clone)]
+pub struct KernelView {
+    snapshot: Arc<RwLock<Arc<MirrorSnapshot>>>,
+    counters: Arc<KernelCounters>,
+}
+
+impl KernelView {
+    /// The mirror as of the last change.
+    pub fn snapshot(&self) -> Arc<MirrorSnapshot> {
+        match self.snapshot.read() {
+            Ok(g) => Arc::clone(&g),
+            // A writer panicked mid-swap: the Arc inside is still whole.
+            Err(p) => Arc::clone(&p.into_inner()),
+        }
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> &KernelCounters {
+        &self.counters
+    }
+
+    fn publish(&self, m: &Mirror) {
+        let s = Arc::new(MirrorSnapshot::of(m));
+        match self.snapshot.write() {
+            Ok(mut g) => *g = s,
+            Err(p) => *p.into_inner() = s,
+        }
+    }
+}
+
+/// The kernel task.
+pub struct Watcher {
+    sock: TokioSocket,
+    port: u32,
+    seq: u32,
+    config: WatcherConfig,
+    mirror: Mirror,
+    view: KernelView,
+    buf: Vec<u8>,
+    /// Set when events were dropped on a full channel.
+    owe_resync: bool,
+}
+
+impl Watcher {
+    /// Open the socket in the current network namespace, raise its receive
+    /// buffer and join the groups. Needs a tokio runtime entered.
+    pub fn new(config: WatcherConfig) -> Result<Watcher, KernelError> {
+        let mut tsock =
+            TokioSocket::new(NETLINK_ROUTE).map_err(sock_err("socket(NETLINK_ROUTE)"))?;
+        let sock = tsock.socket_mut();
+        let addr = sock.bind_auto().map_err(sock_err("bind"))?;
+        set_rcvbuf(sock, config.rcvbuf)?;
+        sock.set_netlink_get_strict_chk(true)
+            .map_err(sock_err("NETLINK_GET_STRICT_CHK (needs Linux >= 4.20)"))?;
+        for g in GROUPS {
+            sock.add_membership(g)
+                .map_err(sock_err("NETLINK_ADD_MEMBERSHIP"))?;
+        }
+        let sock = tsock;
+        let mirror = Mirror::new(config.tables.iter().copied());
+        Ok(Watcher {
+            sock,
+            port: addr.port_number(),
+            seq: 0,
+            config,
+            mirror,
+            view: KernelView {
+                snapshot: Arc::default(),
+                counters: Arc::default(),
+            },
+            buf: Vec::with_capacity(RECV_BUF),
+            owe_resync: false,
+        })
+    }
+
+    /// The effective receive buffer (the kernel reports twice what was set).
+    pub fn rcvbuf(&self) -> Result<usize, KernelError> {
+        self.sock
+            .socket_ref()
+            .get_rx_buf_sz()
+            .map_err(sock_err("SO_RCVBUF"))
+    }
+
+    /// A read-only handle on the snapshot and counters.
+    pub fn view(&self) -> KernelView {
+        self.view.clone()
+    }
+
+    /// The mirror (for the one-shot `ribbridge kernel` command and tests).
+    pub fn mirror(&self) -> &Mirror {
+        &self.mirror
+    }
+
+    /// Re-dump everything now and return the differences (ending with
+    /// `Resynced`). `run` calls this; the one-shot command calls it once.
+    pub async fn resync(&mut self, reason: ResyncReason) -> Result<Vec<KernelEvent>, KernelError> {
+        self.view.counters.resync(reason);
+        let mut reason = reason;
+        let mut attempt = 0;
+        let next = loop {
+            attempt += 1;
+            let (next, spoiled) = self.dump_all().await?;
+            match spoiled {
+                Some(why) if attempt < MAX_DUMP_ATTEMPTS => {
+                    tracing::debug!(
+                        reason = why.label(),
+                        attempt,
+                        "kernel dump spoiled, dumping again"
+                    );
+                    self.view.counters.resync(why);
+                    reason = why;
+                    // Back off a little so a flood can drain.
+                    tokio::time::sleep(Duration::from_millis(1 << attempt.min(7))).await;
+                }
+                _ => break next,
+            }
+        };
+        let ev = self.mirror.replace(next, reason);
+        self.view
+            .counters
+            .reassertions
+            .store(self.mirror.reassertions(), Ordering::Relaxed);
+        self.view.publish(&self.mirror);
+        Ok(ev)
+    }
+
+    /// Run until `shutdown` completes: startup dump, then events. Returns
+    /// an error only when the socket itself fails.
+    pub async fn run(
+        mut self,
+        tx: mpsc::Sender<KernelEvent>,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<(), KernelError> {
+        tokio::pin!(shutdown);
+        let ev = self.resync(ResyncReason::Startup).await?;
+        self.send_all(&tx, ev);
+        let period = self.config.resync_period.max(Duration::from_millis(100));
+        let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let pending = if self.owe_resync {
+                Some(ResyncReason::ChannelFull)
+            } else {
+                None
+            };
+            tokio::select! {
+                biased;
+                () = &mut shutdown => return Ok(()),
+                permit = tx.reserve(), if pending.is_some() => {
+                    drop(permit);
+                    self.owe_resync = false;
+                    let ev = self.resync(ResyncReason::ChannelFull).await?;
+                    self.send_all(&tx, ev);
+                }
+                _ = timer.tick() => {
+                    let ev = self.resync(ResyncReason::Timer).await?;
+                    self.send_all(&tx, ev);
+                }
+                got = self.recv() => {
+                    let (events, resync) = match got? {
+                        Recv::Overrun => {
+                            self.view.counters.overruns.fetch_add(1, Ordering::Relaxed);
+                            (Vec::new(), Some(ResyncReason::Overrun))
+                        }
+                        Recv::Data(n) => self.apply_datagram(n),
+                    };
+                    self.send_all(&tx, events);
+                    if let Some(r) = resync {
+                        let ev = self.resync(r).await?;
+                        self.send_all(&tx, ev);
+                    }
+                }
+            }
+        }
+    }
+
+    fn send_all(&mut self, tx: &mpsc::Sender<KernelEvent>, events: Vec<KernelEvent>) {
+        for e in events {
+            if self.owe_resync {
+                self.view
+                    .counters
+                    .dropped_events
+                    .fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            match tx.try_send(e) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    self.view
+                        .counters
+                        .dropped_events
+                        .fetch_add(1, Ordering::Relaxed);
+                    self.owe_resync = true;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {}
+            }
+        }
+    }
+
+    /// Apply the multicast messages of one datagram.
+    fn apply_datagram(&mut self, n: usize) -> (Vec<KernelEvent>, Option<ResyncReason>) {
+        let mut events = Vec::new();
+        let mut resync = None;
+        let msgs = decode_datagram(&self.buf[..n]);
+        for m in msgs {
+            match m {
+                Ok((_, msg)) => {
+                    let a = self.mirror.apply(msg);
+                    events.extend(a.events);
+                    resync = resync.or(a.resync);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "undecodable rtnetlink message; re-dumping");
+                    self.view
+                        .counters
+                        .undecodable
+                        .fetch_add(1, Ordering::Relaxed);
+                    resync = Some(ResyncReason::Undecodable);
+                }
+            }
+        }
+        if !events.is_empty() {
+            self.view
+                .counters
+                .reassertions
+                .store(self.mirror.reassertions(), Ordering::Relaxed);
+            self.view.publish(&self.mirror);
+        }
+        (events, resync)
+    }
+
+    async fn recv(&mut self) -> Result<Recv, KernelError> {
+        loop {
+            self.buf.clear();
+            match self.sock.recv(&mut self.buf).await {
+                Ok(()) => return Ok(Recv::Data(self.buf.len())),
+                Err(e) if e.raw_os_error() == Some(nix::libc::ENOBUFS) => return Ok(Recv::Overrun),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(KernelError::Socket {
+                        step: "recv",
+                        source: e,
+                    });
+                }
+            }
+        }
+    }
+
+    async fn send(&mut self, msg: &[u8]) -> Result<(), KernelError> {
+        let kernel = SocketAddr::new(0, 0);
+        self.sock
+            .send_to(msg, &kernel)
+            .await
+            .map(|_| ())
+            .map_err(sock_err("send dump request"))
+    }
+
+    /// Dump links, addresses, nexthops, then each watched table in both
+    /// families into a new mirror; multicast messages that arrive meanwhile
+    /// are applied on top, in order (the newest state wins). Returns why the
+    /// dump cannot be trusted, if it cannot.
+    async fn dump_all(&mut self) -> Result<(Mirror, Option<ResyncReason>), KernelError> {
+        let mut next = Mirror::new(self.config.tables.iter().copied());
+        let mut queued = Vec::new();
+        let mut spoiled = None;
+        let mut requests = vec![
+            request(RTM_GETLINK, &[0u8; 16]),
+            request(RTM_GETADDR, &[0u8; 8]),
+            request(RTM_GETNEXTHOP, &[0u8; 8]),
+        ];
+        for t in &self.config.tables {
+            for family in [AF_INET, AF_INET6] {
+                requests.push(request(RTM_GETROUTE, &route_filter(family, *t)));
+            }
+        }
+        for mut req in requests {
+            self.seq = self.seq.wrapping_add(1);
+            let seq = self.seq;
+            req[8..12].copy_from_slice(&seq.to_ne_bytes());
+            self.send(&req).await?;
+            'dump: loop {
+                let n = match self.recv().await? {
+                    Recv::Overrun => {
+                        self.view.counters.overruns.fetch_add(1, Ordering::Relaxed);
+                        spoiled = Some(ResyncReason::Overrun);
+                        continue;
+                    }
+                    Recv::Data(n) => n,
+                };
+                for m in decode_datagram(&self.buf[..n]) {
+                    let (head, msg) = match m {
+                        Ok(x) => x,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "undecodable rtnetlink message during a dump");
+                            self.view
+                                .counters
+                                .undecodable
+                                .fetch_add(1, Ordering::Relaxed);
+                            spoiled = Some(ResyncReason::Undecodable);
+                            continue;
+                        }
+                    };
+                    if head.port != self.port || head.seq != seq {
+                        queued.push(msg);
+                        continue;
+                    }
+                    if head.flags & NLM_F_DUMP_INTR != 0 {
+                        spoiled = Some(ResyncReason::DumpInterrupted);
+                    }
+                    match msg {
+                        Message::Done => break 'dump,
+                        Message::Error(0) => {}
+                        Message::Error(code) => {
+                            return Err(KernelError::Refused {
+                                what: format!(
+                                    "dump request type {}",
+                                    u16::from_ne_bytes([req[4], req[5]])
+                                ),
+                                errno: -code,
+                            });
+                        }
+                        other => {
+                            next.apply(other);
+                        }
+                    }
+                }
+            }
+        }
+        for msg in queued {
+            if let Some(r) = next.apply(msg).resync {
+                spoiled = spoiled.or(Some(r));
+            }
+        }
+        Ok((next, spoiled))
+    }
+}
+
+impl fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Watcher")
+            .field("port", &self.port)
+            .field("config", &self.config)
+            .field("routes", &self.mirror.routes().count())
+            .finish()
+    }
+}
+
+enum Recv {
+    Data(usize),
+    Overrun,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    port: u32,
+    seq: u32,
+    flags: u16,
+}
+
+fn decode_datagram(buf: &[u8]) -> Vec<Result<(Head, Message), super::wire::WireError>> {
+    frames(buf)
+        .map(|f| {
+            let f = f?;
+            let head = Head {
+                port: f.port,
+                seq: f.seq,
+                flags: f.flags,
+            };
+            decode(&f).map(|m| (head, m))
+        })
+        .collect()
+}
+
+/// A dump request (seq filled in by the caller).
+fn request(msg_type: u16, body: &[u8]) -> Vec<u8> {
+    super::wire::message(msg_type, NLM_F_REQUEST | NLM_F_DUMP, body)
+}
+
+/// An rtmsg that asks a strict-checking kernel for one table of one family.
+fn route_filter(family: u8, table: TableId) -> Vec<u8> {
+    let header_table = u8::try_from(table).unwrap_or(RT_TABLE_COMPAT);
+    let mut b = vec![family, 0, 0, 0, header_table, 0, 0, 0, 0, 0, 0, 0];
+    b.extend_from_slice(&8u16.to_ne_bytes());
+    b.extend_from_slice(&RTA_TABLE.to_ne_bytes());
+    b.extend_from_slice(&table.to_ne_bytes());
+    b
+}
+
+/// SO_RCVBUFFORCE when permitted (CAP_NET_ADMIN), else SO_RCVBUF.
+fn set_rcvbuf(sock: &Socket, bytes: usize) -> Result<(), KernelError> {
+    use nix::sys::socket::{setsockopt, sockopt};
+    if setsockopt(sock, sockopt::RcvBufForce, &bytes).is_ok() {
+        return Ok(());
+    }
+    sock.set_rx_buf_sz(bytes).map_err(sock_err("SO_RCVBUF"))
+}
