@@ -1,0 +1,441 @@
+//! The vty client: one unix-socket session to one daemon (zebra.vty or
+//! bgpd.vty), typed show commands, and allowlisted configuration.
+//!
+//! Contract:
+//! - One command in flight per socket: commands queue on a mutex, and each
+//!   waits for its trailer before the next is written (FRR can lose
+//!   pipelined commands).
+//! - Every command has a timeout. A timeout or socket error drops the
+//!   session (its reply stream is out of step); the next command reconnects
+//!   and re-sends `enable`. A command that fails on a reused session with a
+//!   socket error (the daemon restarted) is retried once on a fresh one.
+//! - Configuration goes through `configure terminal` ... `end`, and only for
+//!   the commands healing needs ([`allowed_config`], [`allowed_exec`]);
+//!   anything else is refused here, before a byte is sent.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use tokio::net::UnixStream;
+use tokio::sync::Mutex;
+use tokio_util::codec::Framed;
+
+use super::codec::{VtyCodec, VtyError, VtyReply, check_command};
+use super::json::{
+    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_advertised,
+    parse_route_table, parse_summary, table_mode_from_config,
+};
+use crate::frr::release::Release;
+use crate::frr::zapi::codec::Afi;
+
+/// Default per-command timeout: generous, as 10.x may hold a reply until
+/// mgmtd finishes a transaction.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A session to one daemon's vty socket.
+#[derive(Debug)]
+pub struct VtyClient {
+    path: PathBuf,
+    timeout: Duration,
+    conn: Mutex<Option<Framed<UnixStream, VtyCodec>>>,
+}
+
+impl VtyClient {
+    /// Connects to `path` (e.g. `/var/run/frr/bgpd.vty`) and enters enable mode.
+    pub async fn connect(path: impl AsRef<Path>) -> Result<VtyClient, VtyError> {
+        let c = VtyClient::lazy(path, DEFAULT_TIMEOUT);
+        {
+            let mut g = c.conn.lock().await;
+            *g = Some(c.open().await?);
+        }
+        Ok(c)
+    }
+
+    /// A client that connects on its first command.
+    pub fn lazy(path: impl AsRef<Path>, timeout: Duration) -> VtyClient {
+        VtyClient {
+            path: path.as_ref().to_path_buf(),
+            timeout,
+            conn: Mutex::new(None),
+        }
+    }
+
+    /// Sets the per-command timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> VtyClient {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The socket path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    async fn open(&self) -> Result<Framed<UnixStream, VtyCodec>, VtyError> {
+        let s = tokio::time::timeout(self.timeout, UnixStream::connect(&self.path))
+            .await
+            .map_err(|_| self.timeout_err("connect"))?
+            .map_err(|e| VtyError::Io(format!("connect {}: {e}", self.path.display())))?;
+        let mut f = Framed::new(s, VtyCodec::default());
+        // Like vtysh: enable at once, so that exec-level show commands
+        // (`show running-config`) and `configure terminal` work.
+        let r = self.exchange(&mut f, "enable").await?;
+        if !r.status.is_success() {
+            return Err(VtyError::Failed {
+                command: "enable".into(),
+                status: r.status,
+                text: r.text,
+            });
+        }
+        Ok(f)
+    }
+
+    fn timeout_err(&self, command: &str) -> VtyError {
+        VtyError::Timeout {
+            command: command.to_string(),
+            ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
+    async fn exchange(
+        &self,
+        f: &mut Framed<UnixStream, VtyCodec>,
+        cmd: &str,
+    ) -> Result<VtyReply, VtyError> {
+        let work = async {
+            f.send(cmd).await?;
+            match f.next().await {
+                Some(r) => r,
+                None => Err(VtyError::Io(format!(
+                    "{} closed the connection",
+                    self.path.display()
+                ))),
+            }
+        };
+        tokio::time::timeout(self.timeout, work)
+            .await
+            .map_err(|_| self.timeout_err(cmd))?
+    }
+
+    /// Runs one command and returns its reply, whatever its status. This is
+    /// the raw path: it applies no allowlist, so it accepts only `show`
+    /// commands; use [`VtyClient::configure`] or [`VtyClient::exec`] for
+    /// anything that changes state.
+    pub async fn command(&self, cmd: &str) -> Result<VtyReply, VtyError> {
+        check_command(cmd)?;
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        if words.first() != Some(&"show") {
+            return Err(VtyError::NotAllowed(cmd.to_string()));
+        }
+        self.run(cmd).await
+    }
+
+    async fn run(&self, cmd: &str) -> Result<VtyReply, VtyError> {
+        let mut g = self.conn.lock().await;
+        self.run_locked(&mut g, cmd).await
+    }
+
+    async fn run_locked(
+        &self,
+        g: &mut Option<Framed<UnixStream, VtyCodec>>,
+        cmd: &str,
+    ) -> Result<VtyReply, VtyError> {
+        let reused = g.is_some();
+        for attempt in 0..2 {
+            let mut f = match g.take() {
+                Some(f) => f,
+                None => self.open().await?,
+            };
+            match self.exchange(&mut f, cmd).await {
+                Ok(r) => {
+                    *g = Some(f);
+                    return Ok(r);
+                }
+                // The daemon restarted under a reused session: one retry.
+                Err(VtyError::Io(_)) if reused && attempt == 0 => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(VtyError::Io(format!("{}: retry failed", self.path.display())))
+    }
+
+    /// Runs a show command and fails unless it succeeded.
+    async fn show_ok(&self, cmd: &str) -> Result<String, VtyError> {
+        let r = self.command(cmd).await?;
+        if !r.status.is_success() {
+            return Err(VtyError::Failed {
+                command: cmd.to_string(),
+                status: r.status,
+                text: r.text,
+            });
+        }
+        Ok(r.text)
+    }
+
+    /// `show version`: the FRR release.
+    pub async fn show_version(&self) -> Result<Release, VtyError> {
+        let t = self.show_ok("show version").await?;
+        Release::from_show_version(&t).map_err(|e| VtyError::Json {
+            command: "show version".into(),
+            error: e.to_string(),
+        })
+    }
+
+    /// zebra's view of kernel table `table` (`show ip|ipv6 route table N json`).
+    pub async fn route_table(&self, afi: Afi, table: u32) -> Result<RouteTableView, VtyError> {
+        let cmd = format!("show {} route table {table} json", ip_word(afi));
+        let t = self.show_ok(&cmd).await?;
+        parse_route_table(&t).map_err(|error| VtyError::Json {
+            command: cmd,
+            error,
+        })
+    }
+
+    /// bgpd's per-AFI summary: peers and their state.
+    pub async fn bgp_summary(&self, afi: Afi) -> Result<BgpSummary, VtyError> {
+        let cmd = format!("show bgp {} unicast summary json", afi_word(afi));
+        let t = self.show_ok(&cmd).await?;
+        parse_summary(&t).map_err(|error| VtyError::Json {
+            command: cmd,
+            error,
+        })
+    }
+
+    /// The prefixes bgpd sends to `peer`.
+    pub async fn advertised_routes(
+        &self,
+        afi: Afi,
+        peer: &str,
+    ) -> Result<AdvertisedRoutes, VtyError> {
+        check_peer(peer)?;
+        let cmd = format!(
+            "show bgp {} unicast neighbors {peer} advertised-routes json",
+            afi_word(afi)
+        );
+        let t = self.show_ok(&cmd).await?;
+        parse_advertised(&t).map_err(|error| VtyError::Json {
+            command: cmd,
+            error,
+        })
+    }
+
+    /// The daemon's running configuration.
+    pub async fn running_config(&self) -> Result<String, VtyError> {
+        self.show_ok("show running-config").await
+    }
+
+    /// How bgpd redistributes kernel table `table` (call on bgpd.vty).
+    pub async fn table_mode(&self, table: u32) -> Result<Option<TableMode>, VtyError> {
+        Ok(table_mode_from_config(&self.running_config().await?, table))
+    }
+
+    /// Applies allowlisted configuration commands inside `configure terminal`
+    /// ... `end`. Every command is checked before anything is sent; the first
+    /// failing command stops the batch (the session still leaves config mode).
+    pub async fn configure(&self, cmds: &[&str]) -> Result<(), VtyError> {
+        for c in cmds {
+            check_command(c)?;
+            allowed_config(c)?;
+        }
+        let mut g = self.conn.lock().await;
+        self.expect_ok(&mut g, "configure terminal").await?;
+        let mut result = Ok(());
+        for c in cmds {
+            if let Err(e) = self.expect_ok(&mut g, c).await {
+                result = Err(e);
+                break;
+            }
+        }
+        // Leave config mode whatever happened: the session is shared.
+        let end = self.expect_ok(&mut g, "end").await;
+        result.and(end)
+    }
+
+    /// Runs one allowlisted exec-level command (e.g. `clear bgp ipv4
+    /// unicast 198.18.1.1 soft out`).
+    pub async fn exec(&self, cmd: &str) -> Result<(), VtyError> {
+        check_command(cmd)?;
+        allowed_exec(cmd)?;
+        let mut g = self.conn.lock().await;
+        self.expect_ok(&mut g, cmd).await
+    }
+
+    async fn expect_ok(
+        &self,
+        g: &mut Option<Framed<UnixStream, VtyCodec>>,
+        cmd: &str,
+    ) -> Result<(), VtyError> {
+        let r = self.run_locked(g, cmd).await?;
+        if r.status.is_success() {
+            Ok(())
+        } else {
+            Err(VtyError::Failed {
+                command: cmd.to_string(),
+                status: r.status,
+                text: r.text,
+            })
+        }
+    }
+}
+
+fn ip_word(afi: Afi) -> &'static str {
+    match afi {
+        Afi::Ipv4 => "ip",
+        Afi::Ipv6 => "ipv6",
+    }
+}
+
+fn afi_word(afi: Afi) -> &'static str {
+    match afi {
+        Afi::Ipv4 => "ipv4",
+        Afi::Ipv6 => "ipv6",
+    }
+}
+
+fn check_peer(peer: &str) -> Result<(), VtyError> {
+    if peer.parse::<IpAddr>().is_ok() || is_name(peer) {
+        Ok(())
+    } else {
+        Err(VtyError::BadCommand(format!("peer '{peer}'")))
+    }
+}
+
+fn is_num(s: &str, lo: u64, hi: u64) -> bool {
+    s.parse::<u64>().is_ok_and(|n| (lo..=hi).contains(&n))
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn is_afi(s: &str) -> bool {
+    matches!(s, "ipv4" | "ipv6")
+}
+
+/// The configuration commands healing may send, checked word by word:
+/// `[no] ip import-table N [distance D]` (zebra), `router bgp ASN`,
+/// `address-family ipv4|ipv6 unicast`, `[no] redistribute table|table-direct
+/// N [route-map NAME]`, `exit-address-family`, `exit` (bgpd).
+pub fn allowed_config(cmd: &str) -> Result<(), VtyError> {
+    let w: Vec<&str> = cmd.split_whitespace().collect();
+    let w: &[&str] = match w.as_slice() {
+        ["no", rest @ ..] => rest,
+        all => all,
+    };
+    let ok = match w {
+        ["ip", "import-table", n] => is_num(n, 1, 252),
+        ["ip", "import-table", n, "distance", d] => is_num(n, 1, 252) && is_num(d, 1, 255),
+        ["router", "bgp", asn] => is_num(asn, 1, u64::from(u32::MAX)),
+        ["address-family", afi, "unicast"] => is_afi(afi),
+        ["redistribute", "table" | "table-direct", n] => is_num(n, 1, 65535),
+        ["redistribute", "table" | "table-direct", n, "route-map", m] => {
+            is_num(n, 1, 65535) && is_name(m)
+        }
+        ["exit-address-family"] | ["exit"] => cmd.trim() == w.join(" "),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(VtyError::NotAllowed(cmd.to_string()))
+    }
+}
+
+/// The exec-level commands healing may send: an outbound soft refresh,
+/// `clear bgp [ipv4|ipv6 unicast] PEER|* soft out` or `clear ip bgp PEER|*
+/// soft out`. A hard reset (no `soft`) is never allowed.
+pub fn allowed_exec(cmd: &str) -> Result<(), VtyError> {
+    let w: Vec<&str> = cmd.split_whitespace().collect();
+    let peer_ok = |p: &str| p == "*" || p.parse::<IpAddr>().is_ok();
+    let ok = match w.as_slice() {
+        ["clear", "bgp", afi, "unicast", p, "soft", "out"] => is_afi(afi) && peer_ok(p),
+        ["clear", "bgp", p, "soft", "out"] | ["clear", "ip", "bgp", p, "soft", "out"] => {
+            peer_ok(p)
+        }
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(VtyError::NotAllowed(cmd.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowlist_accepts_what_healing_needs() {
+        for c in [
+            "ip import-table 198",
+            "no ip import-table 198",
+            "ip import-table 198 distance 15",
+            "router bgp 64512",
+            "address-family ipv6 unicast",
+            "redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V4",
+            "no redistribute table 198",
+            "exit-address-family",
+            "exit",
+        ] {
+            allowed_config(c).unwrap_or_else(|e| panic!("{c}: {e}"));
+        }
+        for c in [
+            "clear bgp ipv4 unicast 198.18.1.1 soft out",
+            "clear bgp * soft out",
+            "clear ip bgp fdbb::1 soft out",
+        ] {
+            allowed_exec(c).unwrap_or_else(|e| panic!("{c}: {e}"));
+        }
+    }
+
+    #[test]
+    fn allowlist_refuses_everything_else() {
+        for c in [
+            "ip import-table 253",
+            "ip import-table 198 route-map X",
+            "no router bgp 64512",
+            "neighbor 1.2.3.4 remote-as 1",
+            "write memory",
+            "ip route 0.0.0.0/0 blackhole",
+            "redistribute connected",
+            "redistribute table 198 route-map a;b",
+            "",
+        ] {
+            assert!(
+                matches!(allowed_config(c), Err(VtyError::NotAllowed(_))),
+                "{c}"
+            );
+        }
+        for c in [
+            "clear bgp 198.18.1.1",
+            "clear bgp * soft",
+            "clear ip bgp * soft in",
+            "clear bgp ipv4 unicast evil soft out",
+        ] {
+            assert!(matches!(allowed_exec(c), Err(VtyError::NotAllowed(_))), "{c}");
+        }
+    }
+
+    #[tokio::test]
+    async fn non_show_commands_are_refused_before_connecting() {
+        // A path that does not exist: a refused command must not even try it.
+        let c = VtyClient::lazy("/nonexistent/zebra.vty", DEFAULT_TIMEOUT);
+        for cmd in ["configure terminal", "write memory", "clear bgp *"] {
+            assert!(matches!(c.command(cmd).await, Err(VtyError::NotAllowed(_))));
+        }
+        assert!(matches!(
+            c.configure(&["write memory"]).await,
+            Err(VtyError::NotAllowed(_))
+        ));
+        assert!(matches!(
+            c.exec("clear bgp *").await,
+            Err(VtyError::NotAllowed(_))
+        ));
+    }
+}

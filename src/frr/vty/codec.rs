@@ -1,0 +1,274 @@
+//! The vty unix-socket protocol as a `tokio-util` codec.
+//!
+//! Request: the command text and one NUL. Reply: the output text, then
+//! `00 00 00 <status>`. The text never contains NUL, so the first NUL starts
+//! the 4-byte trailer; the trailer may arrive split across reads.
+//!
+//! Contract: decoding never panics; a trailer whose second or third byte is
+//! not NUL, or a reply larger than [`MAX_REPLY`], is a [`VtyError`] value.
+//! Commands containing NUL or newlines, or reaching the daemon's 4096-byte
+//! line limit (where it answers with no trailer at all), are refused before
+//! they are sent. Depends on nothing internal.
+
+use std::fmt;
+
+use bytes::{BufMut, BytesMut};
+use serde::{Deserialize, Serialize};
+use tokio_util::codec::{Decoder, Encoder};
+
+/// The daemon's line buffer (`VTY_BUFSIZ`): a command must be shorter.
+pub const MAX_COMMAND: usize = 4095;
+/// The largest reply accepted (a full BGP table in JSON stays far below).
+pub const MAX_REPLY: usize = 256 * 1024 * 1024;
+
+/// A vty status code (lib/command.h, identical in 8.4 and 10.x).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum VtyStatus {
+    /// CMD_SUCCESS (0).
+    Success,
+    /// CMD_WARNING (1).
+    Warning,
+    /// CMD_ERR_NO_MATCH (2): unknown command.
+    NoMatch,
+    /// CMD_ERR_AMBIGUOUS (3).
+    Ambiguous,
+    /// CMD_ERR_INCOMPLETE (4).
+    Incomplete,
+    /// CMD_ERR_EXEED_ARGC_MAX (5).
+    ExceedArgcMax,
+    /// CMD_ERR_NOTHING_TODO (6).
+    NothingTodo,
+    /// CMD_SUCCESS_DAEMON (10).
+    SuccessDaemon,
+    /// CMD_ERR_NO_FILE (11).
+    NoFile,
+    /// CMD_SUSPEND (12).
+    Suspend,
+    /// CMD_WARNING_CONFIG_FAILED (13).
+    WarningConfigFailed,
+    /// CMD_NOT_MY_INSTANCE (14).
+    NotMyInstance,
+    /// CMD_NO_LEVEL_UP (15).
+    NoLevelUp,
+    /// CMD_ERR_NO_DAEMON (16).
+    NoDaemon,
+    /// Any other code (completion codes 7-9, or codes newer than this client).
+    Other(u8),
+}
+
+impl VtyStatus {
+    /// From the trailer byte.
+    pub fn from_code(c: u8) -> VtyStatus {
+        use VtyStatus::*;
+        match c {
+            0 => Success,
+            1 => Warning,
+            2 => NoMatch,
+            3 => Ambiguous,
+            4 => Incomplete,
+            5 => ExceedArgcMax,
+            6 => NothingTodo,
+            10 => SuccessDaemon,
+            11 => NoFile,
+            12 => Suspend,
+            13 => WarningConfigFailed,
+            14 => NotMyInstance,
+            15 => NoLevelUp,
+            16 => NoDaemon,
+            c => Other(c),
+        }
+    }
+
+    /// The trailer byte.
+    pub fn code(self) -> u8 {
+        use VtyStatus::*;
+        match self {
+            Success => 0,
+            Warning => 1,
+            NoMatch => 2,
+            Ambiguous => 3,
+            Incomplete => 4,
+            ExceedArgcMax => 5,
+            NothingTodo => 6,
+            SuccessDaemon => 10,
+            NoFile => 11,
+            Suspend => 12,
+            WarningConfigFailed => 13,
+            NotMyInstance => 14,
+            NoLevelUp => 15,
+            NoDaemon => 16,
+            Other(c) => c,
+        }
+    }
+
+    /// True for CMD_SUCCESS and CMD_SUCCESS_DAEMON.
+    pub fn is_success(self) -> bool {
+        matches!(self, VtyStatus::Success | VtyStatus::SuccessDaemon)
+    }
+}
+
+/// One reply: the text and its status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VtyReply {
+    /// The status of the command.
+    pub status: VtyStatus,
+    /// The output text (lossily UTF-8).
+    pub text: String,
+}
+
+/// Errors of the vty codec and client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VtyError {
+    /// The command cannot be sent (NUL, newline, too long).
+    BadCommand(String),
+    /// The command is not on the client's allowlist.
+    NotAllowed(String),
+    /// The trailer was not `00 00 00 <status>`.
+    BadTrailer([u8; 3]),
+    /// The reply exceeded [`MAX_REPLY`].
+    TooLarge(usize),
+    /// The socket failed or closed.
+    Io(String),
+    /// No reply within the timeout.
+    Timeout {
+        /// The command.
+        command: String,
+        /// The timeout in milliseconds.
+        ms: u64,
+    },
+    /// The daemon answered with a failure status.
+    Failed {
+        /// The command.
+        command: String,
+        /// Its status.
+        status: VtyStatus,
+        /// The daemon's text.
+        text: String,
+    },
+    /// The JSON reply did not have the expected shape.
+    Json {
+        /// The command.
+        command: String,
+        /// The parser's message.
+        error: String,
+    },
+}
+
+impl fmt::Display for VtyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VtyError::BadCommand(c) => write!(
+                f,
+                "vty command '{c}' cannot be sent: no NUL or newline, shorter than {MAX_COMMAND} bytes"
+            ),
+            VtyError::NotAllowed(c) => write!(
+                f,
+                "vty command '{c}' is not on ribbridge's configuration allowlist; refused without sending"
+            ),
+            VtyError::BadTrailer(t) => write!(
+                f,
+                "vty reply trailer is {t:02x?} + status, expected 00 00 00 + status: the stream is out of sync"
+            ),
+            VtyError::TooLarge(n) => write!(f, "vty reply exceeds {n} bytes; refused"),
+            VtyError::Io(e) => write!(f, "vty socket: {e}"),
+            VtyError::Timeout { command, ms } => {
+                write!(f, "vty command '{command}': no reply within {ms} ms")
+            }
+            VtyError::Failed {
+                command,
+                status,
+                text,
+            } => write!(
+                f,
+                "vty command '{command}' failed with {status:?}: {}",
+                text.trim()
+            ),
+            VtyError::Json { command, error } => {
+                write!(f, "vty command '{command}': unexpected JSON: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for VtyError {}
+
+impl From<std::io::Error> for VtyError {
+    fn from(e: std::io::Error) -> VtyError {
+        VtyError::Io(e.to_string())
+    }
+}
+
+/// Checks that a command can travel on the socket.
+pub fn check_command(cmd: &str) -> Result<(), VtyError> {
+    if cmd.len() >= MAX_COMMAND || cmd.contains(['\0', '\n', '\r']) {
+        return Err(VtyError::BadCommand(cmd.chars().take(80).collect()));
+    }
+    Ok(())
+}
+
+/// The vty codec: encodes commands, decodes replies.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct VtyCodec {
+    /// How far the buffer was already searched for a NUL.
+    scanned: usize,
+}
+
+impl Decoder for VtyCodec {
+    type Item = VtyReply;
+    type Error = VtyError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<VtyReply>, VtyError> {
+        let start = self.scanned.min(src.len());
+        let Some(pos) = src[start..].iter().position(|b| *b == 0).map(|p| p + start) else {
+            self.scanned = src.len();
+            if src.len() > MAX_REPLY {
+                return Err(VtyError::TooLarge(MAX_REPLY));
+            }
+            return Ok(None);
+        };
+        self.scanned = pos;
+        if src.len() < pos + 4 {
+            return Ok(None);
+        }
+        let t = [src[pos], src[pos + 1], src[pos + 2]];
+        if t != [0, 0, 0] {
+            return Err(VtyError::BadTrailer(t));
+        }
+        let status = VtyStatus::from_code(src[pos + 3]);
+        let frame = src.split_to(pos + 4);
+        self.scanned = 0;
+        Ok(Some(VtyReply {
+            status,
+            text: String::from_utf8_lossy(&frame[..pos]).into_owned(),
+        }))
+    }
+}
+
+impl Encoder<&str> for VtyCodec {
+    type Error = VtyError;
+
+    fn encode(&mut self, cmd: &str, dst: &mut BytesMut) -> Result<(), VtyError> {
+        check_command(cmd)?;
+        dst.reserve(cmd.len() + 1);
+        dst.put_slice(cmd.as_bytes());
+        dst.put_u8(0);
+        Ok(())
+    }
+}
+
+/// Encodes a reply as a daemon would (for tests and fakes).
+pub fn encode_reply(reply: &VtyReply, dst: &mut BytesMut) -> Result<(), VtyError> {
+    if reply.text.contains('\0') {
+        return Err(VtyError::BadCommand("reply text with NUL".into()));
+    }
+    dst.put_slice(reply.text.as_bytes());
+    dst.put_slice(&[0, 0, 0, reply.status.code()]);
+    Ok(())
+}
+
+/// Decodes a command the way a daemon reads it (for tests and fakes).
+pub fn decode_command(src: &mut BytesMut) -> Option<String> {
+    let pos = src.iter().position(|b| *b == 0)?;
+    let c = src.split_to(pos + 1);
+    Some(String::from_utf8_lossy(&c[..pos]).into_owned())
+}

@@ -1,0 +1,389 @@
+//! The ZAPI client task: subscribes to what zebra redistributes from one
+//! kernel table and streams it to the daemon as [`ZapiEvent`]s.
+//!
+//! Session, each time zebra is (re)reached:
+//! 1. `show version` on zebra.vty picks the numbering ([`Release::dialect`]);
+//!    the table mode comes from the configuration or bgpd's running config.
+//! 2. HELLO as proto 0 (ZEBRA_ROUTE_SYSTEM: zebra registers nothing for it,
+//!    so our disconnect never flushes a daemon's routes), not synchronous.
+//! 3. REDISTRIBUTE_ADD for IPv4 and IPv6: type TABLE_DIRECT (10.x
+//!    table-direct) or TABLE (import-table), instance = the table id.
+//! 4. ROUTER_ID_ADD, as an end-of-dump marker. ZAPI has none, but zebra
+//!    handles one client's messages in order, on one thread, and sends each
+//!    REDISTRIBUTE_ADD's dump synchronously inside its handler; its answer to
+//!    ROUTER_ID_ADD (a ROUTER_ID_UPDATE, sent at once) is therefore queued
+//!    behind every route of both dumps. When it arrives the dump is complete.
+//!
+//! Stale handling: when the session ends, every route zebra sent is marked
+//! stale and [`ZapiEvent::Disconnected`] is emitted (the daemon marks its
+//! zebra view stale too). After reconnecting, the dump re-confirms routes
+//! with [`ZapiEvent::RouteAdd`]; at the marker every route still stale is
+//! dropped with a [`ZapiEvent::RouteDel`] (`stale: true`), then
+//! [`ZapiEvent::Synced`] says the view is authoritative again. A route zebra
+//! had not yet selected at dump time (it was still reading the kernel after
+//! a restart) is dropped here and comes back as a later incremental ADD,
+//! which is exactly zebra's view at each moment. zebra's own table view on
+//! the vty (`VtyClient::route_table`) is an independent cross-check the
+//! daemon can run at any time; it is not needed for correctness here.
+//!
+//! Reconnects back off exponentially from `backoff_min` to `backoff_max`;
+//! the delay resets after a session reaches its marker. A full event
+//! channel ends the session (the reader never blocks zebra and never buffers
+//! without bound): the resync that follows rebuilds the view.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde::{Deserialize, Serialize};
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+use tokio_util::codec::Framed;
+use tracing::{debug, info, warn};
+
+use super::codec::{Afi, Command, Dialect, FrameCodec, Hello, ROUTE_SYSTEM, Redistribute, ZapiRoute};
+use crate::frr::release::Release;
+use crate::frr::vty::client::VtyClient;
+use crate::frr::vty::json::TableMode;
+use crate::model::Prefix;
+
+/// What the ZAPI client task reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ZapiEvent {
+    /// A session is up and subscribed; the dump follows.
+    Connected {
+        /// The release zebra reported.
+        release: Release,
+        /// What was subscribed to.
+        mode: TableMode,
+        /// The kernel table.
+        table: u16,
+    },
+    /// zebra redistributes this route (an upsert: it replaces any earlier
+    /// route for the same VRF and prefix).
+    RouteAdd {
+        /// The route.
+        route: ZapiRoute,
+    },
+    /// zebra withdrew this route, or (`stale`) it was not confirmed by the
+    /// dump after a reconnect.
+    RouteDel {
+        /// The route as last known.
+        route: ZapiRoute,
+        /// True when dropped because the new dump did not confirm it.
+        stale: bool,
+    },
+    /// The dump is complete: the routes sent since `Connected` are zebra's
+    /// whole view.
+    Synced {
+        /// Routes in the view.
+        routes: usize,
+        /// Stale routes dropped.
+        dropped_stale: usize,
+    },
+    /// The session ended; every route is stale until the next `Synced`.
+    Disconnected {
+        /// Why.
+        reason: String,
+        /// The wait before the next attempt.
+        retry_in_ms: u64,
+    },
+    /// A frame of a known command could not be decoded (the route is not applied).
+    Undecodable {
+        /// The command number.
+        command: u16,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// How the ZAPI client reaches zebra and what it subscribes to.
+#[derive(Debug, Clone)]
+pub struct ZapiConfig {
+    /// zebra's API socket (`zserv.api`).
+    pub zserv: PathBuf,
+    /// zebra's vty socket, for `show version`.
+    pub zebra_vty: PathBuf,
+    /// bgpd's vty socket, to read the table mode when `mode` is `None`.
+    pub bgpd_vty: PathBuf,
+    /// The kernel table (1-65535: ZAPI's instance is 16 bits).
+    pub table: u16,
+    /// The mode; `None` reads it from bgpd's running configuration.
+    pub mode: Option<TableMode>,
+    /// The VRF to subscribe in (0 = default).
+    pub vrf_id: u32,
+    /// First reconnect delay.
+    pub backoff_min: Duration,
+    /// Largest reconnect delay.
+    pub backoff_max: Duration,
+    /// How long the end-of-dump marker may take before the session is retried.
+    pub sync_timeout: Duration,
+}
+
+impl ZapiConfig {
+    /// The defaults for an FRR socket directory (`/var/run/frr`, or
+    /// `/var/run/frr/<ns>` with `-N`).
+    pub fn in_dir(dir: &Path, table: u16) -> ZapiConfig {
+        ZapiConfig {
+            zserv: dir.join("zserv.api"),
+            zebra_vty: dir.join("zebra.vty"),
+            bgpd_vty: dir.join("bgpd.vty"),
+            table,
+            mode: None,
+            vrf_id: 0,
+            backoff_min: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(5),
+            sync_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Reads the release and the mode the session will use.
+pub async fn discover(cfg: &ZapiConfig) -> Result<(Release, Dialect, TableMode), String> {
+    let zebra = VtyClient::connect(&cfg.zebra_vty)
+        .await
+        .map_err(|e| e.to_string())?;
+    let release = zebra.show_version().await.map_err(|e| e.to_string())?;
+    let dialect = release.dialect().map_err(|e| e.to_string())?;
+    let mode = match cfg.mode {
+        Some(m) => m,
+        None => {
+            let bgpd = VtyClient::connect(&cfg.bgpd_vty)
+                .await
+                .map_err(|e| e.to_string())?;
+            bgpd.table_mode(u32::from(cfg.table))
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| {
+                    format!(
+                        "bgpd's running configuration has neither 'redistribute table-direct {t}' nor 'redistribute table {t}': configure FRR, or set the table mode in ribbridge's configuration",
+                        t = cfg.table
+                    )
+                })?
+        }
+    };
+    if mode == TableMode::TableDirect && !release.has_table_direct() {
+        return Err(format!(
+            "table-direct needs FRR 10.0 or later, zebra runs {release}: use import-table mode"
+        ));
+    }
+    Ok((release, dialect, mode))
+}
+
+/// The subscription's route type for a mode.
+pub fn route_type(dialect: Dialect, mode: TableMode) -> Option<u8> {
+    match mode {
+        TableMode::TableDirect => dialect.route_table_direct(),
+        TableMode::ImportTable => Some(dialect.route_table()),
+    }
+}
+
+#[derive(Debug)]
+struct Known {
+    route: ZapiRoute,
+    stale: bool,
+}
+
+/// Why a session ended.
+enum End {
+    /// The receiver is gone: stop the task.
+    Closed,
+    /// Anything else: reconnect.
+    Retry(String),
+}
+
+/// Runs the ZAPI client until `tx` is closed. Never returns an error: every
+/// failure is reported as [`ZapiEvent::Disconnected`] and retried.
+pub async fn run(cfg: ZapiConfig, tx: mpsc::Sender<ZapiEvent>) {
+    let mut view: BTreeMap<(u32, Prefix), Known> = BTreeMap::new();
+    let mut backoff = cfg.backoff_min;
+    loop {
+        let mut synced = false;
+        let reason = match session(&cfg, &tx, &mut view, &mut synced).await {
+            End::Closed => return,
+            End::Retry(r) => r,
+        };
+        if synced {
+            backoff = cfg.backoff_min;
+        }
+        for k in view.values_mut() {
+            k.stale = true;
+        }
+        warn!(%reason, retry_in = ?backoff, "ZAPI session ended");
+        let ev = ZapiEvent::Disconnected {
+            reason,
+            retry_in_ms: u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
+        };
+        if tx.send(ev).await.is_err() {
+            return;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(cfg.backoff_max);
+    }
+}
+
+fn emit(tx: &mpsc::Sender<ZapiEvent>, ev: ZapiEvent) -> Result<(), End> {
+    tx.try_send(ev).map_err(|e| match e {
+        mpsc::error::TrySendError::Closed(_) => End::Closed,
+        mpsc::error::TrySendError::Full(_) => {
+            End::Retry("the event channel is full: resyncing from a fresh dump".into())
+        }
+    })
+}
+
+async fn session(
+    cfg: &ZapiConfig,
+    tx: &mpsc::Sender<ZapiEvent>,
+    view: &mut BTreeMap<(u32, Prefix), Known>,
+    synced: &mut bool,
+) -> End {
+    let (release, dialect, mode) = match discover(cfg).await {
+        Ok(x) => x,
+        Err(e) => return End::Retry(e),
+    };
+    let Some(rtype) = route_type(dialect, mode) else {
+        return End::Retry(format!("FRR {release} has no route type for {mode:?}"));
+    };
+    let stream = match UnixStream::connect(&cfg.zserv).await {
+        Ok(s) => s,
+        Err(e) => return End::Retry(format!("connect {}: {e}", cfg.zserv.display())),
+    };
+    let mut framed = Framed::new(stream, FrameCodec);
+    let hello = dialect.encode_hello(Hello {
+        proto: ROUTE_SYSTEM,
+        instance: 0,
+        session_id: 0,
+    });
+    let mut out = vec![hello];
+    for afi in [Afi::Ipv4, Afi::Ipv6] {
+        out.push(dialect.encode_redistribute(
+            true,
+            cfg.vrf_id,
+            Redistribute {
+                afi,
+                route_type: rtype,
+                instance: cfg.table,
+            },
+        ));
+    }
+    out.push(dialect.encode_router_id_add(Afi::Ipv4));
+    for f in out {
+        if let Err(e) = framed.feed(f).await {
+            return End::Retry(format!("send to {}: {e}", cfg.zserv.display()));
+        }
+    }
+    if let Err(e) = framed.flush().await {
+        return End::Retry(format!("send to {}: {e}", cfg.zserv.display()));
+    }
+    info!(%release, ?mode, table = cfg.table, "ZAPI subscribed");
+    if let Err(e) = emit(
+        tx,
+        ZapiEvent::Connected {
+            release: release.clone(),
+            mode,
+            table: cfg.table,
+        },
+    ) {
+        return e;
+    }
+    let add = dialect.command(Command::RedistributeRouteAdd);
+    let del = dialect.command(Command::RedistributeRouteDel);
+    let marker = dialect.command(Command::RouterIdUpdate);
+    let error = dialect.command(Command::Error);
+    let deadline = tokio::time::Instant::now() + cfg.sync_timeout;
+    loop {
+        let next = if *synced {
+            framed.next().await
+        } else {
+            match tokio::time::timeout_at(deadline, framed.next()).await {
+                Ok(n) => n,
+                Err(_) => {
+                    return End::Retry(format!(
+                        "zebra sent no end-of-dump marker within {:?}",
+                        cfg.sync_timeout
+                    ));
+                }
+            }
+        };
+        let frame = match next {
+            None => return End::Retry("zebra closed the connection".into()),
+            Some(Err(e)) => return End::Retry(e.to_string()),
+            Some(Ok(f)) => f,
+        };
+        let c = frame.command;
+        if c == add || c == del {
+            let route = match dialect.decode_route(&frame) {
+                Ok(r) => r,
+                Err(e) => {
+                    warn!(command = c, error = %e, "undecodable ZAPI route");
+                    if let Err(e) = emit(
+                        tx,
+                        ZapiEvent::Undecodable {
+                            command: c,
+                            reason: e.to_string(),
+                        },
+                    ) {
+                        return e;
+                    }
+                    continue;
+                }
+            };
+            if route.route_type != rtype || route.instance != cfg.table {
+                debug!(?route, "ZAPI route of another subscription, ignored");
+                continue;
+            }
+            let key = (route.vrf_id, route.prefix);
+            let ev = if c == add {
+                view.insert(
+                    key,
+                    Known {
+                        route: route.clone(),
+                        stale: false,
+                    },
+                );
+                ZapiEvent::RouteAdd { route }
+            } else {
+                view.remove(&key);
+                ZapiEvent::RouteDel {
+                    route,
+                    stale: false,
+                }
+            };
+            if let Err(e) = emit(tx, ev) {
+                return e;
+            }
+        } else if c == marker && !*synced {
+            let stale: Vec<(u32, Prefix)> = view
+                .iter()
+                .filter(|(_, k)| k.stale)
+                .map(|(key, _)| *key)
+                .collect();
+            for key in &stale {
+                if let Some(k) = view.remove(key) {
+                    if let Err(e) = emit(
+                        tx,
+                        ZapiEvent::RouteDel {
+                            route: k.route,
+                            stale: true,
+                        },
+                    ) {
+                        return e;
+                    }
+                }
+            }
+            *synced = true;
+            let ev = ZapiEvent::Synced {
+                routes: view.len(),
+                dropped_stale: stale.len(),
+            };
+            if let Err(e) = emit(tx, ev) {
+                return e;
+            }
+        } else if c == error {
+            warn!(body = ?frame.body, "zebra answered with ZEBRA_ERROR");
+        }
+        // Every other command (interface, VRF, capabilities...) is skipped.
+    }
+}
