@@ -1,0 +1,167 @@
+//! frr.conf from a template: the built-in one (FRR 10 and the FRR 8.4
+//! variant) or a user's, both minijinja, both given the same [`Context`].
+//!
+//! Contract: rendering is a pure function of the context and the template
+//! text (no timestamps, no paths), so an unchanged mapping renders byte for
+//! byte the same file and the writer can leave it alone. Undefined names in
+//! a template are errors (strict mode), never empty strings in frr.conf.
+//!
+//! The context a template sees:
+//! `hostname`, `router_id` (IPv4, for `bgp router-id`), `node_ip` (the
+//! address it came from), `local_asn`, `frr_release` ("10" or "8.4"),
+//! `vip_table` (198), `peers_from` ("defaultPeers" or "hostOverrides"),
+//! `peers` / `ipv4_peers` / `ipv6_peers` (each: `address`, `asn`, `password`,
+//! `bfd`, `ebgp_multihop`, `port`, `timers.keepalive`, `timers.hold`; absent
+//! optional values are none), `communities` and `large_communities` (lists of
+//! strings), `vips` (the `apiVIPs` and `ingressVIPs` as prefixes), and
+//! `families`: one entry per address family that has peers, with `name`
+//! ("ipv4"/"ipv6"), `match` ("ip"/"ipv6"), `route_map`, `prefix_list`,
+//! `peers`, `vips` and `any_host` (the prefix-list entry that admits every
+//! host route when the mapping names no VIPs).
+
+use minijinja::{Environment, UndefinedBehavior};
+use serde::Serialize;
+
+use super::mapping::{Community, Mapping, Peer};
+use crate::model::{Prefix, VIP_TABLE};
+
+/// The built-in template.
+pub const BUILTIN: &str = include_str!("frr.conf.j2");
+
+/// The FRR release the configuration is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FrrRelease {
+    /// FRR 10.x: `redistribute table-direct`.
+    #[value(name = "10")]
+    Frr10,
+    /// FRR 8.4: `ip import-table` + `redistribute table`, IPv4 only.
+    #[value(name = "8.4")]
+    Frr84,
+}
+
+impl FrrRelease {
+    /// The name templates compare against.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrrRelease::Frr10 => "10",
+            FrrRelease::Frr84 => "8.4",
+        }
+    }
+}
+
+/// One address family's part of the configuration.
+#[derive(Debug, Serialize)]
+pub struct Family {
+    name: &'static str,
+    #[serde(rename = "match")]
+    match_: &'static str,
+    route_map: &'static str,
+    prefix_list: &'static str,
+    any_host: &'static str,
+    peers: Vec<Peer>,
+    vips: Vec<Prefix>,
+}
+
+/// Everything a template can use (see the module documentation).
+#[derive(Debug, Serialize)]
+pub struct Context {
+    hostname: String,
+    router_id: std::net::Ipv4Addr,
+    node_ip: std::net::IpAddr,
+    local_asn: u32,
+    frr_release: &'static str,
+    vip_table: u32,
+    peers_from: &'static str,
+    peers: Vec<Peer>,
+    ipv4_peers: Vec<Peer>,
+    ipv6_peers: Vec<Peer>,
+    communities: Vec<String>,
+    large_communities: Vec<String>,
+    vips: Vec<Prefix>,
+    families: Vec<Family>,
+}
+
+impl Context {
+    /// The context for `hostname` (already resolved to its peer list).
+    pub fn new(
+        mapping: &Mapping,
+        hostname: &str,
+        id: super::identity::RouterId,
+        release: FrrRelease,
+    ) -> Context {
+        let (peers, peers_from) = mapping.peers_for(hostname);
+        let of = |v4: bool| -> Vec<Peer> {
+            peers
+                .iter()
+                .filter(|p| p.address.is_ipv4() == v4)
+                .cloned()
+                .collect()
+        };
+        let vips_of = |v4: bool| -> Vec<Prefix> {
+            mapping
+                .vips
+                .iter()
+                .filter(|p| p.is_ipv4() == v4)
+                .copied()
+                .collect()
+        };
+        let (ipv4_peers, ipv6_peers) = (of(true), of(false));
+        let mut families = Vec::new();
+        if !ipv4_peers.is_empty() {
+            families.push(Family {
+                name: "ipv4",
+                match_: "ip",
+                route_map: "KUBE-VIP-ROUTES-V4",
+                prefix_list: "KUBE-VIP-PREFIXES-V4",
+                any_host: "0.0.0.0/0 ge 32",
+                peers: ipv4_peers.clone(),
+                vips: vips_of(true),
+            });
+        }
+        if !ipv6_peers.is_empty() {
+            families.push(Family {
+                name: "ipv6",
+                match_: "ipv6",
+                route_map: "KUBE-VIP-ROUTES-V6",
+                prefix_list: "KUBE-VIP-PREFIXES-V6",
+                any_host: "::/0 ge 128",
+                peers: ipv6_peers.clone(),
+                vips: vips_of(false),
+            });
+        }
+        let (mut communities, mut large_communities) = (Vec::new(), Vec::new());
+        for c in &mapping.communities {
+            match c {
+                Community::Standard(s) => communities.push(s.clone()),
+                Community::Large(s) => large_communities.push(s.clone()),
+            }
+        }
+        Context {
+            hostname: hostname.to_string(),
+            router_id: id.router_id,
+            node_ip: id.node_ip,
+            local_asn: mapping.local_asn,
+            frr_release: release.name(),
+            vip_table: VIP_TABLE,
+            peers_from,
+            peers: peers.to_vec(),
+            ipv4_peers,
+            ipv6_peers,
+            communities,
+            large_communities,
+            vips: mapping.vips.clone(),
+            families,
+        }
+    }
+}
+
+/// Render `source` (named `name` in errors) with `ctx`.
+pub fn render(name: &str, source: &str, ctx: &Context) -> Result<String, String> {
+    let mut env = Environment::new();
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_keep_trailing_newline(true);
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.render_named_str(name, source, ctx)
+        .map_err(|e| format!("{name}: the template failed: {e:#}"))
+}
