@@ -34,6 +34,8 @@ pub struct FileConfig {
     pub record: Option<PathBuf>,
     /// Grace before a difference is a drift, milliseconds.
     pub grace_ms: Option<u64>,
+    /// Grace for classes read from bgpd, milliseconds.
+    pub bgp_grace_ms: Option<u64>,
     /// Heal attempts before giving up.
     pub max_attempts: Option<u32>,
     /// Allow address-touching heal actions.
@@ -63,6 +65,8 @@ pub struct Settings {
     pub record: Option<PathBuf>,
     /// Grace, milliseconds.
     pub grace_ms: u64,
+    /// Grace of bgpd's classes, milliseconds.
+    pub bgp_grace_ms: u64,
     /// Heal attempts before giving up.
     pub max_attempts: u32,
     /// Allow address-touching heal actions.
@@ -85,6 +89,7 @@ impl Default for Settings {
             mode: Mode::Repair,
             record: None,
             grace_ms: 500,
+            bgp_grace_ms: 2_000,
             max_attempts: 3,
             heal_addresses: false,
             table_mode: None,
@@ -144,6 +149,12 @@ pub fn resolve(file: FileConfig, path: &Path) -> Result<Settings, String> {
             return Err(at("grace_ms", format!("{g} is outside 10..=600000")));
         }
         s.grace_ms = g;
+    }
+    if let Some(g) = file.bgp_grace_ms {
+        if !(10..=600_000).contains(&g) {
+            return Err(at("bgp_grace_ms", format!("{g} is outside 10..=600000")));
+        }
+        s.bgp_grace_ms = g;
     }
     if let Some(n) = file.max_attempts {
         if !(1..=100).contains(&n) {

@@ -1,19 +1,19 @@
 //! The HTTP endpoint: `/metrics`, `/healthz`, `/readyz`, `/status`.
 //!
 //! Contract: GET (and HEAD) only, one request per connection, a request head
-//! of at most 8 KiB read within 5 s, loopback by default. It reads a shared
-//! snapshot the daemon loop publishes after each step; it never touches the
-//! core's state, so a slow scraper cannot stall the loop. A hand-written
-//! HTTP/1.1 subset keeps the surface narrow: no body parsing, no keep-alive,
-//! no dependency beyond tokio.
+//! of at most 8 KiB read within 5 s, loopback by default. It never touches
+//! the core's state: `/status` asks the owner loop over a bounded channel
+//! (the loop builds the document only when asked), `/readyz` reads a watch
+//! the loop updates. A hand-written HTTP/1.1 subset keeps the surface
+//! narrow: no body parsing, no keep-alive, no dependency beyond tokio.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 /// Default listen address: loopback, port 9774 (clear of 179, 1936, 7572,
@@ -25,24 +25,19 @@ pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:9774";
 const MAX_HEAD: usize = 8 * 1024;
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// What the loop publishes for the endpoint.
-#[derive(Debug, Default, Clone)]
-pub struct Snapshot {
-    /// `/status` as JSON text.
-    pub status_json: String,
-    /// Kernel mirror synced and zebra's view complete.
-    pub ready: bool,
-    /// Why not ready, for `/readyz`.
-    pub not_ready_reason: String,
+/// The endpoint's handles on the owner loop.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// Ask for `/status`; the reply carries the JSON.
+    pub status: mpsc::Sender<oneshot::Sender<String>>,
+    /// (ready, why not).
+    pub ready: watch::Receiver<(bool, String)>,
 }
-
-/// The shared snapshot.
-pub type Shared = Arc<RwLock<Snapshot>>;
 
 /// Serve until `stop` is cancelled.
 pub async fn serve(
     listener: TcpListener,
-    shared: Shared,
+    shared: Endpoint,
     metrics: PrometheusHandle,
     stop: CancellationToken,
 ) {
@@ -76,7 +71,7 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, String> {
 
 async fn handle(
     mut conn: TcpStream,
-    shared: &Shared,
+    shared: &Endpoint,
     metrics: &PrometheusHandle,
 ) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(1024);
@@ -123,10 +118,7 @@ async fn handle(
         }
         "/healthz" => respond(&mut conn, 200, "text/plain", "ok\n", head_only).await,
         "/readyz" => {
-            let (ready, why) = match shared.read() {
-                Ok(s) => (s.ready, s.not_ready_reason.clone()),
-                Err(_) => (false, "state lock poisoned".to_string()),
-            };
+            let (ready, why) = shared.ready.borrow().clone();
             if ready {
                 respond(&mut conn, 200, "text/plain", "ready\n", head_only).await
             } else {
@@ -141,11 +133,27 @@ async fn handle(
             }
         }
         "/status" => {
-            let body = match shared.read() {
-                Ok(s) => s.status_json.clone(),
-                Err(_) => String::from("{}"),
+            let (tx, rx) = oneshot::channel();
+            let body = match shared.status.try_send(tx) {
+                Ok(()) => tokio::time::timeout(READ_TIMEOUT, rx)
+                    .await
+                    .ok()
+                    .and_then(Result::ok),
+                Err(_) => None,
             };
-            respond(&mut conn, 200, "application/json", &body, head_only).await
+            match body {
+                Some(b) => respond(&mut conn, 200, "application/json", &b, head_only).await,
+                None => {
+                    respond(
+                        &mut conn,
+                        503,
+                        "text/plain",
+                        "the daemon loop is busy or stopping; retry\n",
+                        head_only,
+                    )
+                    .await
+                }
+            }
         }
         _ => {
             respond(

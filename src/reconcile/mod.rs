@@ -250,6 +250,9 @@ pub struct Config {
     pub mode: Mode,
     /// How long a difference must persist to be a drift.
     pub grace_ms: Millis,
+    /// The same for classes read from bgpd (`not_redistributed`, `no_peer`):
+    /// bgpd batches new advertisements for up to its 1 s coalesce time.
+    pub bgp_grace_ms: Millis,
     /// Heal attempts per drift before giving up.
     pub max_attempts: u32,
     /// First retry delay; doubles per attempt up to `backoff_max_ms`.
@@ -269,6 +272,7 @@ impl Default for Config {
         Config {
             mode: Mode::Repair,
             grace_ms: 500,
+            bgp_grace_ms: 2_000,
             max_attempts: 3,
             backoff_ms: 1_000,
             backoff_max_ms: 30_000,
@@ -297,6 +301,10 @@ pub struct HealState {
     /// Attempts exhausted for this drift.
     #[serde(skip)]
     gave_up: bool,
+    /// When the last action finished: a retry waits for a bgpd view newer
+    /// than this plus the grace, so a heal is judged by what followed it.
+    #[serde(skip)]
+    done_at: Millis,
 }
 
 /// One VIP: the joined views and its state.
@@ -556,6 +564,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             };
             let h = &mut v.heal;
             h.in_flight = false;
+            h.done_at = now;
             h.attempts += 1;
             h.last_action = Some(action);
             h.last_result = Some(if ok {
@@ -620,11 +629,11 @@ fn evaluate(
     if !state.ready() {
         return false;
     }
-    let grace = state.config.grace_ms;
     let Some(v) = state.vips.get(&key) else {
         return false;
     };
     let observed = classify(v, &key.1, &state.addresses, &state.peers);
+    let grace = grace_of(&state.config, observed);
     let bgp_view_at = state.bgp_view_at;
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
@@ -638,8 +647,7 @@ fn evaluate(
             v.heal.gave_up = false;
             return false;
         }
-        decide_heal(state, key, now, actions);
-        return false;
+        return decide_heal(state, key, now, actions);
     }
     let due = v.observed_since + grace;
     // A class read from bgpd's polled view must rest on a view taken after
@@ -684,37 +692,48 @@ fn evaluate(
         drift_ms,
     });
     if !observed.is_consistent() {
-        decide_heal(state, key, now, actions);
+        return decide_heal(state, key, now, actions);
     }
     false
 }
 
+/// The grace of a class: bgpd's classes wait for its coalescing.
+fn grace_of(config: &Config, class: Class) -> Millis {
+    match class {
+        Class::NotRedistributed | Class::NoPeer => config.bgp_grace_ms.max(config.grace_ms),
+        _ => config.grace_ms,
+    }
+}
+
 /// For a VIP in drift: pick the policy action and, in repair mode and when
-/// the backoff allows, ask for it.
-fn decide_heal(state: &mut State, key: (TableId, Prefix), now: Millis, actions: &mut Vec<Action>) {
+/// the backoff allows, ask for it. Returns true when a retry waits for a
+/// fresh bgpd view.
+fn decide_heal(state: &mut State, key: (TableId, Prefix), now: Millis, actions: &mut Vec<Action>) -> bool {
     let Some((release, redistribution)) = state.zebra else {
-        return;
+        return false;
     };
+    let bgp_view_at = state.bgp_view_at;
     let mode = state.config.mode;
+    let grace = state.config.grace_ms;
     let max = state.config.max_attempts;
     let allow_addr = state.config.heal_addresses;
     let has_addr = state.addresses.contains(&key.1);
     let Some(v) = state.vips.get_mut(&key) else {
-        return;
+        return false;
     };
     if v.heal.in_flight || v.heal.gave_up {
-        return;
+        return false;
     }
     let Some(action) = heal_policy(v.state, release, redistribution, has_addr, allow_addr) else {
         if v.heal.last_result.as_deref() != Some("no_safe_action") {
             v.heal.last_result = Some("no_safe_action".to_string());
         }
-        return;
+        return false;
     };
     if mode == Mode::Observe {
         v.heal.last_action = Some(action);
         v.heal.last_result = Some("observe_only".to_string());
-        return;
+        return false;
     }
     if v.heal.attempts >= max {
         v.heal.gave_up = true;
@@ -724,12 +743,16 @@ fn decide_heal(state: &mut State, key: (TableId, Prefix), now: Millis, actions: 
             prefix: key.1,
             class: v.state,
         });
-        return;
+        return false;
     }
     if now < v.heal.next_at {
         let at = v.heal.next_at;
         state.wakeups.insert((at, key));
-        return;
+        return false;
+    }
+    // A retry is judged on a bgpd view taken after the last action settled.
+    if v.heal.attempts > 0 && bgp_view_at.is_none_or(|t| t < v.heal.done_at + grace) {
+        return true;
     }
     v.heal.in_flight = true;
     v.heal.last_action = Some(action);
@@ -738,6 +761,7 @@ fn decide_heal(state: &mut State, key: (TableId, Prefix), now: Millis, actions: 
         prefix: key.1,
         action,
     });
+    false
 }
 
 #[cfg(test)]

@@ -498,7 +498,9 @@ fn shadowed_and_no_peer_are_named() {
         1_000,
     );
     step(&mut s, Event::Tick, 1_500);
-    step(&mut s, Event::BgpView { peers: vec![down] }, 1_510);
+    assert_eq!(state_of(&s), Class::Advertised, "bgpd's grace is longer");
+    step(&mut s, Event::Tick, 3_000);
+    step(&mut s, Event::BgpView { peers: vec![down] }, 3_010);
     assert_eq!(state_of(&s), Class::NoPeer);
 }
 

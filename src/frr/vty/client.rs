@@ -24,8 +24,8 @@ use tokio_util::codec::Framed;
 
 use super::codec::{VtyCodec, VtyError, VtyReply, check_command};
 use super::json::{
-    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_advertised,
-    parse_route_table, parse_summary, table_mode_from_config,
+    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_advertised, parse_route_table,
+    parse_summary, table_mode_from_config,
 };
 use crate::frr::release::Release;
 use crate::frr::zapi::codec::Afi;
@@ -158,7 +158,10 @@ impl VtyClient {
                 Err(e) => return Err(e),
             }
         }
-        Err(VtyError::Io(format!("{}: retry failed", self.path.display())))
+        Err(VtyError::Io(format!(
+            "{}: retry failed",
+            self.path.display()
+        )))
     }
 
     /// Runs a show command and fails unless it succeeded.
@@ -354,9 +357,7 @@ pub fn allowed_exec(cmd: &str) -> Result<(), VtyError> {
     let peer_ok = |p: &str| p == "*" || p.parse::<IpAddr>().is_ok();
     let ok = match w.as_slice() {
         ["clear", "bgp", afi, "unicast", p, "soft", "out"] => is_afi(afi) && peer_ok(p),
-        ["clear", "bgp", p, "soft", "out"] | ["clear", "ip", "bgp", p, "soft", "out"] => {
-            peer_ok(p)
-        }
+        ["clear", "bgp", p, "soft", "out"] | ["clear", "ip", "bgp", p, "soft", "out"] => peer_ok(p),
         _ => false,
     };
     if ok {
@@ -418,7 +419,10 @@ mod tests {
             "clear ip bgp * soft in",
             "clear bgp ipv4 unicast evil soft out",
         ] {
-            assert!(matches!(allowed_exec(c), Err(VtyError::NotAllowed(_))), "{c}");
+            assert!(
+                matches!(allowed_exec(c), Err(VtyError::NotAllowed(_))),
+                "{c}"
+            );
         }
     }
 

@@ -91,7 +91,10 @@ impl fmt::Display for ZapiError {
                 write!(f, "ZAPI header length {l} is below the 10-byte header")
             }
             ZapiError::Truncated { command, field } => {
-                write!(f, "ZAPI command {command}: body ends before field '{field}'")
+                write!(
+                    f,
+                    "ZAPI command {command}: body ends before field '{field}'"
+                )
             }
             ZapiError::Invalid { command, what } => write!(f, "ZAPI command {command}: {what}"),
             ZapiError::Unsupported { command, what } => write!(
@@ -971,7 +974,8 @@ impl Dialect {
                 Gateway::Blackhole { kind } => b.put_u8(*kind),
             }
             if nh.flags & nh_flag::LABEL != 0 {
-                let n = u8::try_from(nh.labels.len()).map_err(|_| ZapiError::TooLarge(nh.labels.len()))?;
+                let n = u8::try_from(nh.labels.len())
+                    .map_err(|_| ZapiError::TooLarge(nh.labels.len()))?;
                 b.put_u8(n);
                 if self.label_type() {
                     b.put_u8(nh.label_type.unwrap_or(0));
@@ -1020,9 +1024,6 @@ fn put_prefix(b: &mut BytesMut, p: &Prefix, with_family: bool) {
     }
 }
 
-fn opt<T>(
-    bit: u32,
-    read: impl FnOnce() -> Result<T, ZapiError>,
-) -> Result<Option<T>, ZapiError> {
+fn opt<T>(bit: u32, read: impl FnOnce() -> Result<T, ZapiError>) -> Result<Option<T>, ZapiError> {
     if bit != 0 { read().map(Some) } else { Ok(None) }
 }

@@ -1,0 +1,209 @@
+//! The FRR-facing tasks of the daemon: the ZAPI client and the vty poller.
+//!
+//! Contract: the ZAPI client pushes into a bounded channel; the poller reads
+//! bgpd's per-peer view and zebra's table view when the core asks (coalesced:
+//! at most one poll running and one queued) and on a slow timer, never in a
+//! loop of its own. A failed bgpd query reports no established peer: that is
+//! what bgpd being unreachable means for the VIPs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Notify, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::owner::Input;
+use crate::config::Settings;
+use crate::frr::zapi::client::{self as zapi, ZapiConfig};
+use crate::frr::{Afi, TableMode, VtyClient, ZapiEvent};
+use crate::model::Prefix;
+use crate::reconcile::{Event, PeerView, Redistribution};
+use crate::telemetry;
+
+/// Coalescing trigger for the poller: many triggers while a poll runs make
+/// exactly one more poll.
+#[derive(Debug, Clone, Default)]
+pub struct PollTrigger(Arc<Notify>);
+
+impl PollTrigger {
+    /// Ask for a poll.
+    pub fn trigger(&self) {
+        self.0.notify_one();
+    }
+}
+
+fn zapi_config(s: &Settings) -> ZapiConfig {
+    let table = s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE);
+    let mut cfg = ZapiConfig::in_dir(&s.frr_dir, u16::try_from(table).unwrap_or(u16::MAX));
+    cfg.mode = s.table_mode.map(|m| match m {
+        Redistribution::TableDirect => TableMode::TableDirect,
+        Redistribution::ImportTable => TableMode::ImportTable,
+    });
+    cfg
+}
+
+/// Start the ZAPI client and the poller.
+pub fn spawn(
+    tasks: &mut JoinSet<()>,
+    s: &Settings,
+    frr_tx: mpsc::Sender<ZapiEvent>,
+    results: mpsc::Sender<Input>,
+    poll: PollTrigger,
+    stop: CancellationToken,
+) {
+    let cfg = zapi_config(s);
+    let zstop = stop.clone();
+    tasks.spawn(async move {
+        tokio::select! {
+            () = zstop.cancelled() => {}
+            () = zapi::run(cfg, frr_tx) => {}
+        }
+    });
+    let s = s.clone();
+    tasks.spawn(async move {
+        let mut poller = Poller::new(&s);
+        let period = Duration::from_secs(s.bgp_poll_secs);
+        let mut slow = tokio::time::interval(period);
+        slow.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = poll.0.notified() => {}
+                _ = slow.tick() => {}
+            }
+            for ev in poller.poll().await {
+                if results.send(Input::Core(ev, "vty")).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+}
+
+/// Long-lived vty clients (each reconnects on its own).
+#[derive(Debug)]
+struct Poller {
+    bgpd: VtyClient,
+    zebra: VtyClient,
+    tables: Vec<u32>,
+}
+
+impl Poller {
+    fn new(s: &Settings) -> Poller {
+        let timeout = Duration::from_secs(5);
+        Poller {
+            bgpd: VtyClient::lazy(s.frr_dir.join("bgpd.vty"), timeout),
+            zebra: VtyClient::lazy(s.frr_dir.join("zebra.vty"), timeout),
+            tables: s.tables.clone(),
+        }
+    }
+
+    /// One round: zebra's table view for each watched table, then bgpd's
+    /// per-peer view (last, so the view the core waits for is the newest).
+    async fn poll(&mut self) -> Vec<Event> {
+        let mut out = Vec::new();
+        for &table in &self.tables {
+            let mut prefixes = BTreeSet::new();
+            let mut ok = true;
+            for afi in [Afi::Ipv4, Afi::Ipv6] {
+                match self.zebra.route_table(afi, table).await {
+                    Ok(view) => prefixes.extend(view.keys().copied()),
+                    Err(e) => {
+                        ok = false;
+                        telemetry::frr_query_error("zebra");
+                        tracing::debug!(error = %e, table, "zebra: table view unavailable");
+                    }
+                }
+            }
+            if ok {
+                out.push(Event::ZebraTable { table, prefixes });
+            }
+        }
+        out.push(Event::BgpView {
+            peers: self.bgp_view().await,
+        });
+        out
+    }
+
+    async fn bgp_view(&mut self) -> Vec<PeerView> {
+        let mut peers: BTreeMap<String, PeerView> = BTreeMap::new();
+        for afi in [Afi::Ipv4, Afi::Ipv6] {
+            let summary = match self.bgpd.bgp_summary(afi).await {
+                Ok(s) => s,
+                Err(e) => {
+                    telemetry::frr_query_error("bgpd");
+                    tracing::warn!(error = %e, "bgpd: summary unavailable; counting no established peer");
+                    continue;
+                }
+            };
+            for (name, p) in summary.peers {
+                let established = p.is_established();
+                let mut advertised: BTreeSet<Prefix> = BTreeSet::new();
+                if established {
+                    match self.bgpd.advertised_routes(afi, &name).await {
+                        Ok(a) => advertised = a.prefixes,
+                        Err(e) => {
+                            telemetry::frr_query_error("bgpd");
+                            tracing::warn!(error = %e, peer = %name, "bgpd: advertised-routes unavailable");
+                        }
+                    }
+                }
+                let e = peers.entry(name.clone()).or_insert_with(|| PeerView {
+                    peer: name,
+                    established: false,
+                    advertised: BTreeSet::new(),
+                });
+                e.established |= established;
+                e.advertised.extend(advertised);
+            }
+        }
+        peers.into_values().collect()
+    }
+}
+
+/// One poll with fresh clients (for `status --oneshot`).
+pub async fn poll_once(s: &Settings) -> Vec<Event> {
+    Poller::new(s).poll().await
+}
+
+/// One ZAPI session until its first complete view: the release and the
+/// events up to and including `Synced`.
+pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), String> {
+    let cfg = zapi_config(s);
+    let (tx, mut rx) = mpsc::channel(FRR_SNAPSHOT_CHANNEL);
+    let task = tokio::spawn(zapi::run(cfg, tx));
+    let mut events = Vec::new();
+    let mut release = None;
+    let deadline = tokio::time::sleep(Duration::from_secs(10));
+    tokio::pin!(deadline);
+    let result = loop {
+        tokio::select! {
+            () = &mut deadline => break Err(format!(
+                "zebra at {} gave no complete view within 10 s", s.frr_dir.display()
+            )),
+            ev = rx.recv() => match ev {
+                None => break Err("the ZAPI client stopped".to_string()),
+                Some(ZapiEvent::Disconnected { reason, .. }) => break Err(format!(
+                    "cannot read zebra at {}: {reason}", s.frr_dir.display()
+                )),
+                Some(ev) => {
+                    if let ZapiEvent::Connected { release: r, .. } = &ev {
+                        release = Some(r.text.clone());
+                    }
+                    let done = matches!(ev, ZapiEvent::Synced { .. });
+                    events.push(ev);
+                    if done {
+                        break Ok(());
+                    }
+                }
+            },
+        }
+    };
+    task.abort();
+    result.map(|()| (release.unwrap_or_else(|| "unknown".to_string()), events))
+}
+
+/// Capacity of the one-shot ZAPI channel (a dump of every VIP fits).
+const FRR_SNAPSHOT_CHANNEL: usize = 4096;

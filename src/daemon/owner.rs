@@ -1,0 +1,351 @@
+//! The one owner of state: receives from every channel, steps the pure core,
+//! executes its actions, records, and answers status requests.
+//!
+//! Contract: nothing else holds `reconcile::State`. The loop never blocks on
+//! I/O: heal actions and vty polls run in their own tasks and come back as
+//! events; it sleeps until an input or the core's own next deadline, never
+//! on a fixed poll.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::frr_tasks::PollTrigger;
+use super::heal;
+use super::translate::{self, ZapiView};
+use crate::config::Settings;
+use crate::frr::ZapiEvent;
+use crate::kernel::{KernelEvent, Route};
+use crate::model::{Prefix, TableId};
+use crate::reconcile::{self, Action, Event, Millis, State};
+use crate::telemetry;
+
+/// What the I/O tasks send back to the owner (results and polled views).
+#[derive(Debug)]
+pub enum Input {
+    /// A core event produced by a task (heal result, bgpd or zebra view).
+    Core(Event, &'static str),
+}
+
+/// The owner's receivers.
+#[derive(Debug)]
+pub struct Inputs {
+    /// From the kernel watcher.
+    pub kernel: mpsc::Receiver<KernelEvent>,
+    /// From the ZAPI client.
+    pub frr: mpsc::Receiver<ZapiEvent>,
+    /// From the heal executor and the vty poller.
+    pub results: mpsc::Receiver<Input>,
+    /// Status requests from HTTP: the reply carries `/status` JSON.
+    pub status: mpsc::Receiver<oneshot::Sender<String>>,
+}
+
+/// The loop's state and handles.
+#[derive(Debug)]
+pub struct Owner {
+    state: State,
+    start: Instant,
+    zero_unix_ms: u64,
+    record: Option<BufWriter<File>>,
+    frr_release: Option<String>,
+    results: mpsc::Sender<Input>,
+    poll: PollTrigger,
+    ready: watch::Sender<(bool, String)>,
+    wake_at: Option<Millis>,
+    zapi: ZapiView,
+    /// The kernel's own routes, so heal actions act on exactly what the
+    /// mirror found (never on anything else).
+    routes: HashMap<(TableId, Prefix), Route>,
+    settings: Settings,
+    zebra_reason: String,
+}
+
+impl Owner {
+    /// A fresh owner.
+    pub fn new(
+        s: &Settings,
+        results: mpsc::Sender<Input>,
+        poll: PollTrigger,
+        ready: watch::Sender<(bool, String)>,
+    ) -> Result<Owner, String> {
+        let record = match &s.record {
+            Some(p) => Some(BufWriter::new(File::create(p).map_err(|e| {
+                format!("--record {}: cannot create the event log: {e}", p.display())
+            })?)),
+            None => None,
+        };
+        let zero_unix_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        Ok(Owner {
+            state: State::new(super::core_config(s), 0),
+            start: Instant::now(),
+            zero_unix_ms,
+            record,
+            frr_release: None,
+            results,
+            poll,
+            ready,
+            wake_at: None,
+            zapi: ZapiView::new(s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE)),
+            routes: HashMap::new(),
+            settings: s.clone(),
+            zebra_reason: "zebra not connected yet".to_string(),
+        })
+    }
+
+    fn now(&self) -> Millis {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Run until `stop`.
+    pub async fn run(mut self, mut inputs: Inputs, stop: CancellationToken) {
+        loop {
+            let sleep_until = self
+                .wake_at
+                .map(|at| self.start + std::time::Duration::from_millis(at));
+            tokio::select! {
+                biased;
+                _ = stop.cancelled() => break,
+                Some(ev) = inputs.kernel.recv() => self.on_kernel(ev),
+                Some(ev) = inputs.frr.recv() => self.on_zapi(ev),
+                Some(Input::Core(ev, source)) = inputs.results.recv() => self.feed(ev, source),
+                Some(reply) = inputs.status.recv() => {
+                    let doc = crate::status::document(&self.state, self.frr_release.clone(), self.zero_unix_ms);
+                    let _ = reply.send(serde_json::to_string(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")));
+                }
+                () = sleep(sleep_until) => {
+                    self.wake_at = None;
+                    self.feed(Event::Tick, "timer");
+                }
+            }
+        }
+        if let Some(r) = self.record.as_mut() {
+            let _ = r.flush();
+        }
+    }
+
+    fn on_kernel(&mut self, ev: KernelEvent) {
+        match &ev {
+            KernelEvent::RouteAdded { route }
+            | KernelEvent::RouteChanged { new: route, .. }
+            | KernelEvent::Reasserted { route } => {
+                self.routes
+                    .insert((route.table, route.prefix), route.clone());
+                telemetry::ecmp_nexthops(
+                    &route.prefix,
+                    route.table,
+                    translate::facts(route).nexthops,
+                );
+            }
+            KernelEvent::RouteRemoved { route } => {
+                self.routes.remove(&(route.table, route.prefix));
+                telemetry::ecmp_nexthops(&route.prefix, route.table, 0);
+            }
+            KernelEvent::Resynced { reason, routes } => {
+                telemetry::kernel_resync(reason.label());
+                tracing::info!(
+                    reason = reason.label(),
+                    routes = routes.len(),
+                    "kernel mirror resynced"
+                );
+                self.routes = routes
+                    .iter()
+                    .map(|r| ((r.table, r.prefix), r.clone()))
+                    .collect();
+                for r in routes {
+                    telemetry::ecmp_nexthops(&r.prefix, r.table, translate::facts(r).nexthops);
+                }
+            }
+            _ => {}
+        }
+        if matches!(ev, KernelEvent::Reasserted { .. }) {
+            telemetry::kernel_reassertion();
+        }
+        for e in translate::kernel(&ev) {
+            self.feed(e, "kernel");
+        }
+    }
+
+    fn on_zapi(&mut self, ev: ZapiEvent) {
+        match &ev {
+            ZapiEvent::Connected {
+                release,
+                mode,
+                table,
+            } => {
+                tracing::info!(release = %release.text, ?mode, table, "zebra: subscribed");
+                self.frr_release = Some(release.text.clone());
+                telemetry::build_info(&release.text);
+                telemetry::zapi_connected(true);
+                self.zebra_reason = "zebra's first view is not complete yet".to_string();
+            }
+            ZapiEvent::Disconnected {
+                reason,
+                retry_in_ms,
+            } => {
+                tracing::warn!(%reason, retry_in_ms, "zebra: disconnected");
+                telemetry::zapi_connected(false);
+                self.zebra_reason = format!("zebra not connected: {reason}");
+            }
+            ZapiEvent::Undecodable { command, reason } => {
+                tracing::warn!(command, %reason, "zebra: undecodable frame");
+            }
+            _ => {}
+        }
+        for e in self.zapi.apply(&ev) {
+            self.feed(e, "zapi");
+        }
+    }
+
+    /// Record, step, act.
+    fn feed(&mut self, ev: Event, source: &'static str) {
+        let now = self.now();
+        telemetry::event(source);
+        if let Some(r) = self.record.as_mut() {
+            if let Ok(line) = serde_json::to_string(&(now, &ev)) {
+                let _ = writeln!(r, "{line}").and_then(|()| r.flush());
+            }
+        }
+        if let Event::BgpView { peers } = &ev {
+            for p in peers {
+                telemetry::bgp_peer_up(&p.peer, p.established);
+            }
+        }
+        let actions = reconcile::step(&mut self.state, ev, now);
+        for a in actions {
+            self.act(a, now);
+        }
+        let ready = self.state.ready();
+        let reason = if !self.state.kernel_synced {
+            "kernel mirror not synced yet".to_string()
+        } else {
+            self.zebra_reason.clone()
+        };
+        telemetry::ready(ready);
+        self.ready.send_if_modified(|cur| {
+            let next = (ready, if ready { String::new() } else { reason });
+            if *cur != next {
+                *cur = next;
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    fn act(&mut self, a: Action, now: Millis) {
+        match a {
+            Action::RefreshBgp => self.poll.trigger(),
+            Action::WakeAt { at } => {
+                if at > now {
+                    self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
+                }
+            }
+            Action::StateChanged {
+                table,
+                prefix,
+                from,
+                to,
+                drift_ms,
+            } => {
+                telemetry::vip_state(&prefix, table, to);
+                if to.is_consistent() {
+                    tracing::info!(%prefix, table, %from, %to, drift_ms, "VIP consistent");
+                } else {
+                    telemetry::drift(&prefix, to);
+                    tracing::warn!(%prefix, table, %from, %to, "VIP drift");
+                }
+                if let Some(ms) = drift_ms {
+                    telemetry::drift_ended(ms);
+                }
+            }
+            Action::GaveUp {
+                table,
+                prefix,
+                class,
+            } => {
+                telemetry::heal_given_up(&prefix);
+                tracing::error!(%prefix, table, %class, "healing given up after the bounded attempts; the VIP needs an operator");
+            }
+            Action::Heal {
+                table,
+                prefix,
+                action,
+            } => {
+                let route = self.routes.get(&(table, prefix)).cloned();
+                tracing::warn!(%prefix, table, action = action.name(), "healing");
+                heal::spawn(
+                    heal::Job {
+                        table,
+                        prefix,
+                        action,
+                        route,
+                        tables: self.settings.tables.clone(),
+                        zebra_vty: self.settings.frr_dir.join("zebra.vty"),
+                    },
+                    self.results.clone(),
+                );
+            }
+        }
+    }
+}
+
+async fn sleep(until: Option<Instant>) {
+    match until {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Build the join once: one kernel dump, one ZAPI session until its dump is
+/// complete, one bgpd view; then classify with no grace.
+pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, String> {
+    use crate::kernel::{ResyncReason, Watcher, WatcherConfig};
+    let mut w = Watcher::new(WatcherConfig {
+        tables: s.tables.clone(),
+        ..WatcherConfig::default()
+    })
+    .map_err(|e| e.to_string())?;
+    let kernel_events = w
+        .resync(ResyncReason::Startup)
+        .await
+        .map_err(|e| e.to_string())?;
+    let config = reconcile::Config {
+        grace_ms: 0,
+        mode: reconcile::Mode::Observe,
+        ..super::core_config(s)
+    };
+    let mut state = State::new(config, 0);
+    for ev in &kernel_events {
+        for e in translate::kernel(ev) {
+            reconcile::step(&mut state, e, 0);
+        }
+    }
+    let (release, events) = super::frr_tasks::zapi_snapshot(s).await?;
+    let mut view = ZapiView::new(s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE));
+    for ev in &events {
+        for e in view.apply(ev) {
+            reconcile::step(&mut state, e, 0);
+        }
+    }
+    for e in super::frr_tasks::poll_once(s).await {
+        reconcile::step(&mut state, e, 1);
+    }
+    Ok(crate::status::document(
+        &state,
+        Some(release),
+        now_unix_ms(),
+    ))
+}
+
+fn now_unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
