@@ -4,4 +4,5 @@
 
 mod support;
 
+mod bridge;
 mod lab_ecmp;

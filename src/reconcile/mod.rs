@@ -217,14 +217,6 @@ impl Class {
     pub fn is_consistent(self) -> bool {
         matches!(self, Class::Advertised | Class::Withdrawn)
     }
-
-    /// Whether the class was decided from bgpd's polled (not pushed) view.
-    fn needs_bgp_view(self) -> bool {
-        matches!(
-            self,
-            Class::Advertised | Class::NotRedistributed | Class::NoPeer | Class::ZebraStale
-        )
-    }
 }
 
 impl std::fmt::Display for Class {
@@ -326,6 +318,10 @@ pub struct Vip {
     pub observed_since: Millis,
     /// When the reported class turned into drift (for the drift duration).
     pub drift_since: Option<Millis>,
+    /// Last change of the kernel or zebra facts: a poll follows it after
+    /// the grace, since bgpd reacts after zebra does.
+    #[serde(skip)]
+    touched_at: Millis,
     /// Realm-only re-assertions seen.
     pub reassertions: u64,
     /// Healing bookkeeping.
@@ -398,9 +394,20 @@ impl State {
             observed: Class::Withdrawn,
             observed_since: now,
             drift_since: None,
+            touched_at: now,
             reassertions: 0,
             heal: HealState::default(),
         })
+    }
+
+    /// The VIP whose facts are about to change: schedules the poll that
+    /// confirms what followed (bgpd answers zebra's change ~100 ms later).
+    fn touch(&mut self, table: TableId, prefix: Prefix, now: Millis) -> &mut Vip {
+        let at = now + self.config.grace_ms;
+        self.wakeups.insert((at, (table, prefix)));
+        let v = self.vip(table, prefix, now);
+        v.touched_at = now;
+        v
     }
 
     fn is_watched(&self, table: TableId) -> bool {
@@ -409,6 +416,13 @@ impl State {
 }
 
 /// The instantaneous class of one VIP from the joined views.
+///
+/// "zebra has it" is either view: the ZAPI stream (what zebra redistributes)
+/// or zebra's own table (vty). They differ exactly in the FRR bugs: before
+/// 10.7 a route that existed before a subscription is in zebra's table but
+/// never redistributed; on 8.4 a replace drops the import while the table
+/// keeps the route; a local address makes the import lose to the connected
+/// route.
 pub fn classify(
     vip: &Vip,
     prefix: &Prefix,
@@ -417,20 +431,17 @@ pub fn classify(
 ) -> Class {
     let established: Vec<&PeerView> = peers.iter().filter(|p| p.established).collect();
     let sent = established.iter().any(|p| p.advertised.contains(prefix));
-    match (vip.kernel.is_some(), vip.zebra) {
+    let zebra_has = vip.zebra || vip.zebra_table == Some(true);
+    match (vip.kernel.is_some(), zebra_has) {
         (false, false) if !sent => Class::Withdrawn,
         (false, _) => Class::ZebraStale,
-        (true, false) => {
-            // The import exists in zebra's table but loses to a local route.
-            if addresses.contains(prefix) && vip.zebra_table != Some(false) {
-                Class::Shadowed
-            } else {
-                Class::KernelOnly
-            }
-        }
+        (true, false) => Class::KernelOnly,
         (true, true) if established.is_empty() => Class::NoPeer,
-        (true, true) if !sent => Class::NotRedistributed,
-        (true, true) => Class::Advertised,
+        (true, true) if sent => Class::Advertised,
+        // In zebra's table, not redistributed, and a local address of the
+        // same prefix: the connected route wins the selection.
+        (true, true) if !vip.zebra && addresses.contains(prefix) => Class::Shadowed,
+        (true, true) => Class::NotRedistributed,
     }
 }
 
@@ -459,7 +470,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             if !state.is_watched(table) {
                 return actions;
             }
-            state.vip(table, prefix, now).kernel = route;
+            state.touch(table, prefix, now).kernel = route;
             touched_bgp = true;
             Scope::One(table, prefix)
         }
@@ -518,7 +529,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             if !state.is_watched(table) {
                 return actions;
             }
-            state.vip(table, prefix, now).zebra = present;
+            state.touch(table, prefix, now).zebra = present;
             touched_bgp = true;
             Scope::One(table, prefix)
         }
@@ -633,8 +644,12 @@ fn evaluate(
         return false;
     };
     let observed = classify(v, &key.1, &state.addresses, &state.peers);
-    let grace = grace_of(&state.config, observed);
+    let grace = grace_of(&state.config, observed, v.zebra);
     let bgp_view_at = state.bgp_view_at;
+    // After a change, the polled views must be re-read once the grace has
+    // passed, whatever the class: bgpd's reaction lags zebra's.
+    let settle = v.touched_at + state.config.grace_ms;
+    let confirm = now >= settle && bgp_view_at.is_none_or(|t| t < settle);
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
     };
@@ -645,16 +660,15 @@ fn evaluate(
     if observed == v.state {
         if observed.is_consistent() {
             v.heal.gave_up = false;
-            return false;
+            return confirm;
         }
-        return decide_heal(state, key, now, actions);
+        return decide_heal(state, key, now, actions) || confirm;
     }
     let due = v.observed_since + grace;
-    // A class read from bgpd's polled view must rest on a view taken after
-    // the observation began (consistent classes, reported at once) or after
-    // the grace expired (drift).
-    let view_after =
-        |t: Millis| !observed.needs_bgp_view() || bgp_view_at.is_some_and(|at| at >= t);
+    // Every class reads the polled views (bgpd's peers, zebra's table): it
+    // must rest on a poll taken after the observation began (consistent
+    // classes, reported at once) or after the grace expired (drift).
+    let view_after = |t: Millis| bgp_view_at.is_some_and(|at| at >= t);
     let confirmed = if observed.is_consistent() {
         view_after(v.observed_since)
     } else {
@@ -697,10 +711,12 @@ fn evaluate(
     false
 }
 
-/// The grace of a class: bgpd's classes wait for its coalescing.
-fn grace_of(config: &Config, class: Class) -> Millis {
+/// The grace of a class: what waits on bgpd (a session, or sending a route
+/// zebra does redistribute) waits for bgpd's coalescing.
+fn grace_of(config: &Config, class: Class, redistributed: bool) -> Millis {
     match class {
-        Class::NotRedistributed | Class::NoPeer => config.bgp_grace_ms.max(config.grace_ms),
+        Class::NoPeer => config.bgp_grace_ms.max(config.grace_ms),
+        Class::NotRedistributed if redistributed => config.bgp_grace_ms.max(config.grace_ms),
         _ => config.grace_ms,
     }
 }
@@ -708,7 +724,12 @@ fn grace_of(config: &Config, class: Class) -> Millis {
 /// For a VIP in drift: pick the policy action and, in repair mode and when
 /// the backoff allows, ask for it. Returns true when a retry waits for a
 /// fresh bgpd view.
-fn decide_heal(state: &mut State, key: (TableId, Prefix), now: Millis, actions: &mut Vec<Action>) -> bool {
+fn decide_heal(
+    state: &mut State,
+    key: (TableId, Prefix),
+    now: Millis,
+    actions: &mut Vec<Action>,
+) -> bool {
     let Some((release, redistribution)) = state.zebra else {
         return false;
     };

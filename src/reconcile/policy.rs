@@ -49,10 +49,10 @@ const FIXED_SELECTED: Release = Release {
 ///
 /// | class | table mode / release | action | why |
 /// |---|---|---|---|
-/// | kernel_only | import-table (8.4) | delete_add | a replace (even realm-only) drops the import; a realm flip never restores it, delete+add does |
+/// | kernel_only | import-table (8.4) | delete_add | zebra's table lost the route: a delete+add makes it learn it again |
 /// | kernel_only | table-direct, < 10.7, address on the VIP | address_cycle if allowed, else none | 10.3: the address hides the route from zebra; only removing it, replacing the route, re-adding it heals |
 /// | kernel_only | table-direct, otherwise | realm_toggle | a real change makes zebra re-learn the route (10.7: #22654 route-then-address) |
-/// | not_redistributed | import-table | reimport_table | re-import re-sends every route of the table to bgpd |
+/// | not_redistributed | import-table | reimport_table | 8.4: a replace (even realm-only) drops the import while the table keeps the route; a realm flip never restores it, re-applying `ip import-table` does |
 /// | not_redistributed | table-direct | realm_toggle | zebra re-sends the route to every client, bgpd included |
 /// | shadowed | any | none | the connected route wins by design on 8.4; the address is kube-vip's |
 /// | zebra_stale | any | none | ribbridge never creates a kernel route |

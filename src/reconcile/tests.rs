@@ -153,7 +153,31 @@ fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() 
         "within grace: still advertised"
     );
     assert!(a.contains(&Action::WakeAt { at: 1_500 }), "{a:?}");
+    assert!(a.contains(&Action::RefreshBgp), "{a:?}");
+    step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![peer(false)],
+        },
+        1_100,
+    );
     let a = step(&mut s, Event::Tick, 1_500);
+    assert!(
+        a.contains(&Action::RefreshBgp),
+        "due: asks for a fresh poll"
+    );
+    assert_eq!(
+        state_of(&s),
+        Class::Advertised,
+        "not before a poll newer than the grace"
+    );
+    let a = step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![peer(false)],
+        },
+        1_500,
+    );
     assert_eq!(state_of(&s), Class::KernelOnly);
     assert_eq!(heals(&a), vec![HealAction::DeleteAdd]);
     // Executed; zebra re-imports; bgpd sends again.
@@ -249,7 +273,14 @@ fn observe_mode_decides_but_never_acts() {
         },
         1_000,
     );
-    let a = step(&mut s, Event::Tick, 1_500);
+    step(&mut s, Event::Tick, 1_500);
+    let a = step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![peer(false)],
+        },
+        1_510,
+    );
     assert_eq!(state_of(&s), Class::KernelOnly);
     assert!(heals(&a).is_empty());
     let h = &s.vips[&(T, vip())].heal;
@@ -470,13 +501,22 @@ fn shadowed_and_no_peer_are_named() {
         },
         0,
     );
-    step(&mut s, Event::Tick, 500);
+    // zebra's table holds the route; its redistribution does not.
+    step(
+        &mut s,
+        Event::ZebraTable {
+            table: T,
+            prefixes: [vip()].into(),
+        },
+        0,
+    );
+    step(&mut s, Event::Tick, 2_000);
     step(
         &mut s,
         Event::BgpView {
             peers: vec![peer(false)],
         },
-        510,
+        2_010,
     );
     assert_eq!(state_of(&s), Class::Shadowed);
 
@@ -576,6 +616,12 @@ fn events_round_trip_as_json_lines_and_replay_identically() {
             },
         ),
         (1_500, Event::Tick),
+        (
+            1_510,
+            Event::BgpView {
+                peers: vec![peer(false)],
+            },
+        ),
     ];
     let text: String = events
         .iter()

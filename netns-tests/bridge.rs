@@ -1,0 +1,476 @@
+//! The bridge end to end: `ribbridge run` beside a node's FRR in the lab,
+//! on each release. Every wait is on an event: a log line of the daemon
+//! (state changes are logged as they happen) or a route event at the router.
+//! Recorded runs are replayed through the pure core afterwards, which must
+//! reach the same classes.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use ribbridge::reconcile::{self, Action, Class, Event, Millis};
+use ribbridge::status::StatusDoc;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use crate::support::{Lab, RouteWatch, lab};
+
+const VIP: &str = "192.0.2.10/32";
+const VIP_ADDR: &str = "192.0.2.10";
+/// kube-vip's order: the address, then the route.
+const ADDRESS_THEN_ROUTE: &str = "ip address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0 && \
+    ip route add 192.0.2.10/32 dev lo table 198 proto 248 scope global";
+/// FRRouting/frr#22654's trigger: route and address in one netlink batch.
+const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 198 proto 248 scope global\n\
+    address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0\n' | ip -batch -";
+
+/// `ribbridge run` in a namespace, its log lines as a stream.
+struct Daemon {
+    ns: &'static str,
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    log: Vec<String>,
+    record: PathBuf,
+    port: u16,
+}
+
+impl Daemon {
+    async fn start(lab: &Lab, ns: &'static str, args: &[&str]) -> Daemon {
+        let dir = tempfile::tempdir().expect("tempdir").keep();
+        let record = dir.join("events.jsonl");
+        let port = 9774;
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", ns])
+            .arg(env!("CARGO_BIN_EXE_ribbridge"))
+            .args(["run", "--frr-dir"])
+            .arg(lab.sockdir(ns))
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--record"])
+            .arg(&record)
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("spawn ribbridge");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel(1024);
+        tokio::spawn(async move {
+            let mut r = BufReader::new(stderr).lines();
+            while let Ok(Some(l)) = r.next_line().await {
+                if tx.send(l).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let mut d = Daemon {
+            ns,
+            child,
+            lines,
+            log: Vec::new(),
+            record,
+            port,
+        };
+        d.wait_log("zebra: subscribed", Duration::from_secs(15))
+            .await;
+        d
+    }
+
+    /// Wait for a log line containing every needle; return it.
+    async fn wait_log(&mut self, needles: &str, limit: Duration) -> String {
+        let parts: Vec<&str> = needles.split(" && ").collect();
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some(l)) => {
+                    self.log.push(l.clone());
+                    if parts.iter().all(|p| l.contains(p)) {
+                        return l;
+                    }
+                }
+                Ok(None) => panic!("ribbridge exited; log:\n{}", self.log.join("\n")),
+                Err(_) => panic!(
+                    "no log line with {needles:?} within {limit:?}; log:\n{}",
+                    self.log.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Collect every line logged so far without waiting.
+    fn drain(&mut self) -> &[String] {
+        while let Ok(l) = self.lines.try_recv() {
+            self.log.push(l);
+        }
+        &self.log
+    }
+
+    /// `ribbridge status --json` against the daemon; (document, exit code).
+    async fn status(&self) -> (StatusDoc, i32) {
+        let out = Command::new("ip")
+            .args(["netns", "exec", self.ns])
+            .arg(env!("CARGO_BIN_EXE_ribbridge"))
+            .args([
+                "status",
+                "--json",
+                "--endpoint",
+                &format!("http://127.0.0.1:{}", self.port),
+            ])
+            .output()
+            .await
+            .expect("ribbridge status");
+        let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "status --json is not a document ({e}): {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        (doc, out.status.code().unwrap_or(-1))
+    }
+
+    async fn metrics(&self) -> String {
+        let out = Command::new("ip")
+            .args(["netns", "exec", self.ns, "bash", "-c"])
+            .arg(format!(
+                "exec 3<>/dev/tcp/127.0.0.1/{}; printf 'GET /metrics HTTP/1.1\\r\\n\\r\\n' >&3; cat <&3",
+                self.port
+            ))
+            .output()
+            .await
+            .expect("metrics");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// SIGTERM; returns how long the daemon took to exit.
+    async fn stop(mut self) -> (Duration, PathBuf, Vec<String>) {
+        let pid = self.child.id().expect("pid");
+        let t = Instant::now();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .expect("SIGTERM");
+        let status = tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+            .await
+            .expect("ribbridge did not stop within 5 s of SIGTERM")
+            .expect("wait");
+        let took = t.elapsed();
+        assert!(status.success(), "ribbridge exited with {status}");
+        self.drain();
+        (took, self.record, self.log)
+    }
+}
+
+fn vip_addr() -> IpAddr {
+    VIP_ADDR.parse().expect("addr")
+}
+
+fn state_of(doc: &StatusDoc) -> Class {
+    doc.vips
+        .iter()
+        .find(|v| v.prefix.to_string() == VIP)
+        .unwrap_or_else(|| panic!("no {VIP} in {doc:?}"))
+        .state
+}
+
+/// Replay a `--record` log through the core; return the classes the VIP
+/// took, in order.
+fn replay(record: &Path, config: reconcile::Config) -> Vec<Class> {
+    let text = std::fs::read_to_string(record).expect("record");
+    let mut s = reconcile::State::new(config, 0);
+    let mut classes = Vec::new();
+    for line in text.lines() {
+        let (t, e): (Millis, Event) = serde_json::from_str(line).expect("record line");
+        for a in reconcile::step(&mut s, e, t) {
+            if let Action::StateChanged { to, .. } = a {
+                classes.push(to);
+            }
+        }
+    }
+    classes
+}
+
+/// The classes the daemon logged, in order.
+fn logged_classes(log: &[String]) -> Vec<Class> {
+    log.iter()
+        .filter(|l| l.contains(" to=") && (l.contains("VIP drift") || l.contains("VIP consistent")))
+        .map(|l| {
+            let to = l
+                .split(" to=")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .unwrap_or("");
+            serde_json::from_value(serde_json::Value::String(to.to_string()))
+                .unwrap_or_else(|_| panic!("bad class in {l}"))
+        })
+        .collect()
+}
+
+fn core_config(mode: reconcile::Mode, heal_addresses: bool) -> reconcile::Config {
+    reconcile::Config {
+        mode,
+        heal_addresses,
+        ..reconcile::Config::default()
+    }
+}
+
+/// Both nodes advertise; node1's ribbridge says `advertised`; then a
+/// kube-vip heartbeat on node1. On 10.x it is harmless: no drift, no action.
+/// On 8.4 every beat drops the import: ribbridge heals each, and the time
+/// the router misses node1's path is measured per beat.
+async fn consistent_then_heartbeat(frr: &'static str, beats: u32) {
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    let mut router = RouteWatch::open("rb-router");
+    let mut d = Daemon::start(&lab_guard, "rb-node1", &[]).await;
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
+        .await;
+    router
+        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
+        .await
+        .expect("router has both paths");
+    let (doc, code) = d.status().await;
+    assert_eq!(state_of(&doc), Class::Advertised);
+    assert_eq!(code, 0, "status exits 0 when consistent");
+    assert!(doc.ready);
+    assert_eq!(
+        doc.frr_release.as_deref().map(|r| r.starts_with(frr)),
+        Some(true)
+    );
+    let before = d.drain().len();
+
+    let mut missing = Vec::new();
+    for _ in 0..beats {
+        let t = Instant::now();
+        lab(&["vip-reassert", "node1", VIP]);
+        if frr == "8.4" {
+            // The import drops; the router loses node1; ribbridge heals.
+            router
+                .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(3))
+                .await
+                .expect("8.4 drops the import on a realm replace");
+            router
+                .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(5))
+                .await
+                .expect("ribbridge healed the beat");
+            missing.push(t.elapsed());
+        }
+        // The heartbeat's pace (kube-vip's tick), not a synchronisation.
+        tokio::time::sleep(Duration::from_secs(1).saturating_sub(t.elapsed())).await;
+    }
+    let log = d.drain()[before..].to_vec();
+    let drifts = log.iter().filter(|l| l.contains("VIP drift")).count();
+    let heals = log.iter().filter(|l| l.contains("healing")).count();
+    if frr == "8.4" {
+        assert!(
+            heals >= beats as usize,
+            "8.4: one heal per beat at least: {heals} for {beats}"
+        );
+        let mut ms: Vec<u128> = missing.iter().map(Duration::as_millis).collect();
+        ms.sort_unstable();
+        eprintln!(
+            "FRR 8.4 heartbeat: {beats} beats, {drifts} drifts, {heals} heals; node1's path missing at the router per beat: median {} ms, worst {} ms",
+            ms[ms.len() / 2],
+            ms[ms.len() - 1]
+        );
+    } else {
+        assert_eq!(
+            (drifts, heals),
+            (0, 0),
+            "FRR {frr}: the heartbeat caused drift or action:\n{}",
+            log.join("\n")
+        );
+        eprintln!("FRR {frr} heartbeat: {beats} beats, no drift, no action");
+    }
+    let (took, record, log) = d.stop().await;
+    eprintln!("FRR {frr}: SIGTERM to exit {took:?}");
+    assert!(
+        took < Duration::from_secs(1),
+        "stops within a second: {took:?}"
+    );
+    let replayed = replay(&record, core_config(reconcile::Mode::Repair, false));
+    let logged = logged_classes(&log);
+    assert!(!logged.is_empty());
+    // The replay has no heal results to feed back beyond the recorded ones,
+    // which are in the record: the classes must match exactly.
+    assert_eq!(replayed, logged, "replay of the recorded run");
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn bridge_consistent_and_heartbeat_frr_8_4() {
+    consistent_then_heartbeat("8.4", 10).await;
+}
+
+#[tokio::test]
+async fn bridge_consistent_and_heartbeat_frr_10_3() {
+    consistent_then_heartbeat("10.3", 60).await;
+}
+
+#[tokio::test]
+async fn bridge_consistent_and_heartbeat_frr_10_7() {
+    consistent_then_heartbeat("10.7", 60).await;
+}
+
+/// A drift case of lab-findings.md: observed, then healed (or, where no
+/// safe action exists, reported and left alone).
+struct Case {
+    frr: &'static str,
+    /// How the VIP is written on node1: a shell command run there.
+    setup: &'static str,
+    class: Class,
+    /// ribbridge flags for the repair run.
+    repair_flags: &'static [&'static str],
+    /// Healed in repair mode (else: reported, no action).
+    heals: bool,
+}
+
+async fn drift_case(c: Case) {
+    let lab_guard = Lab::up(c.frr, 2, &[VIP]);
+    let mut router = RouteWatch::open("rb-router");
+    lab(&["vip-add", "node2", VIP]);
+    router
+        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(15))
+        .await
+        .expect("node2's path");
+
+    // Observe: classified within 1 s of the grace, reported, no action.
+    let mut d = Daemon::start(&lab_guard, "rb-node1", &["--mode", "observe"]).await;
+    lab(&["exec", "rb-node1", "sh", "-c", c.setup]);
+    let t = Instant::now();
+    let line = d
+        .wait_log(
+            &format!("VIP drift && to={}", c.class.name()),
+            Duration::from_secs(5),
+        )
+        .await;
+    eprintln!(
+        "FRR {} {}: classified after {:?}: {line}",
+        c.frr,
+        c.class,
+        t.elapsed()
+    );
+    let (doc, code) = d.status().await;
+    assert_eq!(state_of(&doc), c.class);
+    assert_eq!(code, 1, "status exits 1 on drift");
+    let m = d.metrics().await;
+    let gauge = format!(
+        "ribbridge_vip_state{{prefix=\"{VIP}\",table=\"198\",state=\"{}\"}} 1",
+        c.class.name()
+    );
+    assert!(m.contains(&gauge), "{gauge} not in:\n{m}");
+    assert!(
+        !d.drain().iter().any(|l| l.contains("healing")),
+        "observe mode acted"
+    );
+    assert_eq!(
+        router.nexthops(vip_addr(), 32).await,
+        1,
+        "the drift is real: the router has one path"
+    );
+    d.stop().await;
+
+    // Repair.
+    let mut flags = c.repair_flags.to_vec();
+    flags.extend(["--mode", "repair"]);
+    let mut d = Daemon::start(&lab_guard, "rb-node1", &flags).await;
+    let t = Instant::now();
+    if c.heals {
+        if let Err(e) = router
+            .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(5))
+            .await
+        {
+            panic!(
+                "not healed: {e}; ribbridge's log:\n{}",
+                d.drain().join("\n")
+            );
+        }
+        let took = t.elapsed();
+        d.wait_log("VIP consistent && to=advertised", Duration::from_secs(5))
+            .await;
+        let m = d.metrics().await;
+        assert!(
+            m.contains("ribbridge_heal_actions_total{"),
+            "heal not counted:\n{m}"
+        );
+        eprintln!(
+            "FRR {} {}: repaired, router back to 2 paths {took:?} after start",
+            c.frr, c.class
+        );
+        assert!(
+            took < Duration::from_secs(3) + Duration::from_millis(c_grace(c.class)),
+            "heal took {took:?}"
+        );
+    } else {
+        let line = d
+            .wait_log(
+                &format!("VIP drift && to={}", c.class.name()),
+                Duration::from_secs(5),
+            )
+            .await;
+        eprintln!(
+            "FRR {} {}: no safe action, reported: {line}",
+            c.frr, c.class
+        );
+        let (doc, _) = d.status().await;
+        let v = doc
+            .vips
+            .iter()
+            .find(|v| v.prefix.to_string() == VIP)
+            .expect("vip");
+        assert_eq!(v.heal.last_result.as_deref(), Some("no_safe_action"));
+        assert!(
+            !d.drain().iter().any(|l| l.contains("healing")),
+            "acted without a safe action"
+        );
+    }
+    d.stop().await;
+    drop(lab_guard);
+}
+
+/// The grace the class waits before it is a drift (the daemon's defaults).
+fn c_grace(class: Class) -> u64 {
+    match class {
+        Class::NoPeer => 2_000,
+        _ => 500,
+    }
+}
+
+#[tokio::test]
+async fn drift_8_4_address_shadows_the_import() {
+    drift_case(Case {
+        frr: "8.4",
+        setup: ADDRESS_THEN_ROUTE,
+        class: Class::Shadowed,
+        repair_flags: &[],
+        heals: false,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn drift_10_3_address_then_route_is_lost_in_zebra() {
+    drift_case(Case {
+        frr: "10.3",
+        setup: ADDRESS_THEN_ROUTE,
+        class: Class::KernelOnly,
+        repair_flags: &["--heal-addresses"],
+        heals: true,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn drift_10_7_route_then_address_is_lost_in_zebra() {
+    drift_case(Case {
+        frr: "10.7",
+        setup: ROUTE_THEN_ADDRESS,
+        class: Class::KernelOnly,
+        repair_flags: &[],
+        heals: true,
+    })
+    .await;
+}
