@@ -5,3 +5,4 @@
 mod support;
 
 mod lab_ecmp;
+mod render;
