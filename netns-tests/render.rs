@@ -44,25 +44,29 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// `--check` a golden file verbatim: a template without `{{` renders as itself.
-fn check_golden(name: &str, frr: &str) -> Output {
+/// Render the file `template` verbatim (a template without `{{` renders as
+/// itself) for `frr`'s release, with `extra` flags.
+fn verbatim(template: &str, frr: &str, extra: &[&str]) -> Output {
     let release = if frr == "8.4" { "8.4" } else { "10" };
-    ribbridge(
-        &[
-            "--peers",
-            "defaults-only.json",
-            "--hostname",
-            "m",
-            "--router-id",
-            "10.0.0.1",
-            "--frr-release",
-            release,
-            "--template",
-            name,
-            "--check",
-        ],
-        frr,
-    )
+    let mut args = vec![
+        "--peers",
+        "defaults-only.json",
+        "--hostname",
+        "m",
+        "--router-id",
+        "10.0.0.1",
+        "--frr-release",
+        release,
+        "--template",
+        template,
+    ];
+    args.extend_from_slice(extra);
+    ribbridge(&args, frr)
+}
+
+/// `--check` a golden file verbatim.
+fn check_golden(name: &str, frr: &str) -> Output {
+    verbatim(name, frr, &["--check"])
 }
 
 #[test]
@@ -253,4 +257,27 @@ async fn rendered_config_peers_with_the_router_frr_10_3() {
 #[tokio::test]
 async fn rendered_config_peers_with_the_router_frr_10_7() {
     rendered_config_peers_with_the_router("10.7").await;
+}
+
+#[test]
+fn replacing_keeps_owner_and_group() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    require_root();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("frr.conf");
+    std::fs::write(&out, "old\n").expect("write");
+    // FRR's daemons read frr.conf through its group: a replacement must
+    // keep the owner and group it had (nobody:nogroup here, as root).
+    std::os::unix::fs::chown(&out, Some(65534), Some(65534)).expect("chown");
+    let o = verbatim(
+        "defaults-only.conf",
+        "8.4",
+        &["--out", out.to_str().expect("utf-8")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let m = std::fs::metadata(&out).expect("metadata");
+    assert_eq!(
+        (m.uid(), m.gid(), m.permissions().mode() & 0o777),
+        (65534, 65534, 0o640)
+    );
 }
