@@ -6,3 +6,4 @@ mod support;
 
 mod bridge;
 mod lab_ecmp;
+mod render;

@@ -352,6 +352,35 @@ cmd_vip() { # add|del|reassert NODE PREFIX [--with-address]
     return 0
 }
 
+# --- a node's FRR with another configuration ------------------------------------
+
+# Restart NODE's zebra, bgpd (and mgmtd on 10.x) with FILE as their frr.conf
+# (for configurations rendered by `ribbridge render`). Stops the daemons by
+# their pid files, so nothing else running in the namespace is touched.
+cmd_node_config() { # NODE FILE
+    [[ $# -eq 2 ]] || die "usage: lab.sh node-config NODE FILE"
+    load_state
+    local node=$1 file=$2 d pid pids=() deadline
+    [[ $node =~ ^rb-node[0-9]+$ ]] || node=rb-node${node#node}
+    ip netns list | grep -qE "^$node\b" || die "node-config: no namespace $node (lab nodes are rb-node1..rb-node$NODES)"
+    [[ -r $file ]] || die "node-config: cannot read $file"
+    for d in bgpd zebra mgmtd; do
+        pid=$(cat "${FRR_ROOT:-}/run/frr/$node/$d.pid" 2>/dev/null) || continue
+        kill "$pid" 2>/dev/null && pids+=("$pid")
+    done
+    deadline=$((SECONDS + 10))
+    for pid in "${pids[@]}"; do
+        while kill -0 "$pid" 2>/dev/null; do
+            ((SECONDS < deadline)) || die "node-config: FRR daemon $pid in $node did not stop within 10s"
+            sleep 0.05
+        done
+    done
+    # Overwrite in place: the file keeps the mode the daemons can read.
+    cat "$file" >"$LAB_DIR/$node/frr.conf"
+    start_frr "$node"
+    log "$node restarted with $file"
+}
+
 # --- main ---------------------------------------------------------------------------
 
 [[ $# -ge 1 ]] || die "usage: lab.sh up|down|status|sockdir|exec|vtysh|vip-add|vip-del|vip-reassert ... (see the header of $0)"
@@ -375,5 +404,6 @@ case $sub in
     vip-add) need_root; cmd_vip add "$@" ;;
     vip-del) need_root; cmd_vip del "$@" ;;
     vip-reassert) need_root; cmd_vip reassert "$@" ;;
+    node-config) need_root; cmd_node_config "$@" ;;
     *) die "unknown command '$sub' (up, down, status, sockdir, exec, vtysh, vip-add, vip-del, vip-reassert)" ;;
 esac

@@ -587,3 +587,26 @@ fn unwritable_out_is_an_error() {
     );
     assert!(stderr(&o).starts_with(&want), "{}", stderr(&o));
 }
+
+#[test]
+fn vips_without_a_peer_of_their_family_are_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let peers = tmp.path().join("peers.json");
+    std::fs::write(
+        &peers,
+        r#"{"localASN": 64512, "defaultPeers": [{"peerAddress": "192.168.1.1", "peerASN": 1}],
+            "apiVIPs": ["192.168.111.5", "2001:db8::5"]}"#,
+    )
+    .unwrap();
+    let o = master0(peers.to_str().unwrap(), &[]).out();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "ribbridge render: warning: {}: defaultPeers of 'master-0' has no IPv6 peer, so \
+             2001:db8::5/128 will not be advertised\n",
+            peers.display()
+        )
+    );
+    assert!(!stdout(&o).contains("2001:db8::5"));
+}

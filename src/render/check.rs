@@ -30,7 +30,7 @@ pub fn check(text: &str) -> Result<String, String> {
         }
     };
     let _ = std::fs::remove_file(&host_path);
-    super::output::write_new(&host_path, text)?;
+    super::output::write_new(&host_path, text, None)?;
     let mut cmd = match &root {
         Some(r) => {
             let mut c = Command::new("chroot");

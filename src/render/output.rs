@@ -2,14 +2,15 @@
 //!
 //! Contract: [`write_if_changed`] leaves the target exactly as it was when
 //! its bytes equal the new text (FRR and file watchers see nothing), else it
-//! writes a temporary file in the same directory with mode 0640, syncs it,
+//! writes a temporary file in the same directory with mode 0640 (and the
+//! owner and group of the file it replaces), syncs it,
 //! renames it over the target and syncs the directory, so a reader sees the
 //! old file or the new one, never a part of either. On failure the temporary
 //! file is removed and the target is untouched.
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// The mode of a written frr.conf: FRR's group may read it, nobody else
@@ -27,17 +28,21 @@ pub enum Written {
 
 /// Write `text` to `path` unless it already holds it.
 pub fn write_if_changed(path: &Path, text: &str) -> Result<Written, String> {
-    match std::fs::read(path) {
+    let owner = match std::fs::read(path) {
         Ok(old) if old == text.as_bytes() => return Ok(Written::Unchanged),
-        Ok(_) => {}
-        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        // The replacement keeps the owner and group of the file it replaces,
+        // so FRR's group can still read it.
+        Ok(_) => std::fs::metadata(path)
+            .map(|m| Some((m.uid(), m.gid())))
+            .map_err(|e| format!("{}: cannot stat the current file: {e}", path.display()))?,
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
         Err(e) => {
             return Err(format!(
                 "{}: cannot read the current file: {e}",
                 path.display()
             ));
         }
-    }
+    };
     let name = path
         .file_name()
         .ok_or_else(|| format!("{}: --out must name a file", path.display()))?;
@@ -50,7 +55,7 @@ pub fn write_if_changed(path: &Path, text: &str) -> Result<Written, String> {
         name.to_string_lossy(),
         std::process::id()
     ));
-    let result = write_new(&tmp, text).and_then(|()| {
+    let result = write_new(&tmp, text, owner).and_then(|()| {
         std::fs::rename(&tmp, path)
             .map_err(|e| format!("cannot rename {} to {}: {e}", tmp.display(), path.display()))
     });
@@ -68,8 +73,9 @@ pub fn write_if_changed(path: &Path, text: &str) -> Result<Written, String> {
     Ok(Written::Written)
 }
 
-/// Create `tmp` (it must not exist), write and sync `text` into it.
-pub fn write_new(tmp: &Path, text: &str) -> Result<(), String> {
+/// Create `tmp` (it must not exist) with mode 0640 and `owner` (uid, gid)
+/// when given, write and sync `text` into it.
+pub fn write_new(tmp: &Path, text: &str, owner: Option<(u32, u32)>) -> Result<(), String> {
     let what = |e: std::io::Error| format!("cannot write {}: {e}", tmp.display());
     let mut f = OpenOptions::new()
         .write(true)
@@ -80,6 +86,14 @@ pub fn write_new(tmp: &Path, text: &str) -> Result<(), String> {
     // The umask may have narrowed the mode given to open; set it exactly.
     f.set_permissions(Permissions::from_mode(MODE))
         .map_err(what)?;
+    if let Some((uid, gid)) = owner {
+        std::os::unix::fs::fchown(&f, Some(uid), Some(gid)).map_err(|e| {
+            format!(
+                "cannot give {} the owner {uid}:{gid} of the file it replaces: {e}",
+                tmp.display()
+            )
+        })?;
+    }
     f.write_all(text.as_bytes()).map_err(what)?;
     f.sync_all().map_err(what)
 }
