@@ -38,6 +38,11 @@ struct Daemon {
 
 impl Daemon {
     async fn start(lab: &Lab, ns: &'static str, args: &[&str]) -> Daemon {
+        Daemon::start_with(lab, ns, args, "zebra: subscribed").await
+    }
+
+    /// Start and wait for the log line that says it is watching.
+    async fn start_with(lab: &Lab, ns: &'static str, args: &[&str], ready: &str) -> Daemon {
         let dir = tempfile::tempdir().expect("tempdir").keep();
         let record = dir.join("events.jsonl");
         let port = 9774;
@@ -72,8 +77,7 @@ impl Daemon {
             record,
             port,
         };
-        d.wait_log("zebra: subscribed", Duration::from_secs(15))
-            .await;
+        d.wait_log(ready, Duration::from_secs(15)).await;
         d
     }
 
@@ -473,4 +477,77 @@ async fn drift_10_7_route_then_address_is_lost_in_zebra() {
         heals: true,
     })
     .await;
+}
+
+/// Deleting the VIP on node1: `withdrawn` there, no action; a ribbridge on
+/// the router (vantage router, main table) counts node1's path going and
+/// coming back: ECMP 2 -> 1 -> 2.
+async fn withdraw_seen_from_node_and_router(frr: &'static str) {
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    let mut node = Daemon::start(&lab_guard, "rb-node1", &[]).await;
+    let mut router = Daemon::start_with(
+        &lab_guard,
+        "rb-router",
+        &["--vantage", "router", "--table", "254", "--vip", VIP],
+        "kernel mirror resynced",
+    )
+    .await;
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    node.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
+        .await;
+    router
+        .wait_log("VIP ECMP legs && nexthops=2", Duration::from_secs(15))
+        .await;
+
+    let t = Instant::now();
+    lab(&["vip-del", "node1", VIP]);
+    node.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
+        .await;
+    router
+        .wait_log("VIP ECMP legs && nexthops=1", Duration::from_secs(5))
+        .await;
+    eprintln!(
+        "FRR {frr}: withdraw on node1 -> node says withdrawn and router-side ribbridge 1 leg, both within {:?}",
+        t.elapsed()
+    );
+    let (doc, code) = node.status().await;
+    assert_eq!((state_of(&doc), code), (Class::Withdrawn, 0));
+    assert!(
+        !node
+            .drain()
+            .iter()
+            .any(|l| l.contains("healing") || l.contains("VIP drift"))
+    );
+
+    let t = Instant::now();
+    lab(&["vip-add", "node1", VIP]);
+    router
+        .wait_log("VIP ECMP legs && nexthops=2", Duration::from_secs(5))
+        .await;
+    eprintln!(
+        "FRR {frr}: re-add on node1 -> router-side ribbridge at 2 legs after {:?}",
+        t.elapsed()
+    );
+    let m = router.metrics().await;
+    let gauge = format!("ribbridge_ecmp_nexthops{{prefix=\"{VIP}\",table=\"254\"}} 2");
+    assert!(m.contains(&gauge), "{gauge} not in:\n{m}");
+    router.stop().await;
+    node.stop().await;
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn withdraw_and_router_ecmp_frr_8_4() {
+    withdraw_seen_from_node_and_router("8.4").await;
+}
+
+#[tokio::test]
+async fn withdraw_and_router_ecmp_frr_10_3() {
+    withdraw_seen_from_node_and_router("10.3").await;
+}
+
+#[tokio::test]
+async fn withdraw_and_router_ecmp_frr_10_7() {
+    withdraw_seen_from_node_and_router("10.7").await;
 }

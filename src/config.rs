@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::model::{Prefix, TableId, VIP_TABLE};
-use crate::reconcile::{Mode, Redistribution};
+use crate::reconcile::{Mode, Redistribution, Vantage};
 
 /// Where FRR's sockets are when nothing says otherwise.
 pub const DEFAULT_FRR_DIR: &str = "/var/run/frr";
@@ -46,6 +46,8 @@ pub struct FileConfig {
     pub bgp_poll_secs: Option<u64>,
     /// Slow periodic kernel re-dump, seconds.
     pub resync_secs: Option<u64>,
+    /// `node` (beside FRR) or `router` (ECMP only).
+    pub vantage: Option<String>,
 }
 
 /// The resolved settings.
@@ -77,6 +79,8 @@ pub struct Settings {
     pub bgp_poll_secs: u64,
     /// Kernel slow re-dump, seconds.
     pub resync_secs: u64,
+    /// Node or router.
+    pub vantage: Vantage,
 }
 
 impl Default for Settings {
@@ -95,6 +99,7 @@ impl Default for Settings {
             table_mode: None,
             bgp_poll_secs: 30,
             resync_secs: 60,
+            vantage: Vantage::Node,
         }
     }
 }
@@ -131,8 +136,11 @@ pub fn resolve(file: FileConfig, path: &Path) -> Result<Settings, String> {
     if let Some(d) = file.frr_dir {
         s.frr_dir = d;
     }
+    if let Some(v) = file.vantage {
+        s.vantage = parse_vantage(&v).map_err(|m| at("vantage", m))?;
+    }
     if let Some(t) = file.tables {
-        s.tables = check_tables(t).map_err(|m| at("tables", m))?;
+        s.tables = check_tables(t, s.vantage).map_err(|m| at("tables", m))?;
     }
     if let Some(v) = file.vips {
         s.vips = parse_vips(&v).map_err(|m| at("vips", m))?;
@@ -184,12 +192,16 @@ pub fn resolve(file: FileConfig, path: &Path) -> Result<Settings, String> {
 }
 
 /// Tables must be real kernel tables: not 0 (unspec) nor 253-255 (default,
-/// main, local), which ribbridge must never touch.
-pub fn check_tables(t: Vec<TableId>) -> Result<Vec<TableId>, String> {
+/// main, local), which a node's ribbridge may heal and so must never touch.
+/// The router vantage only reads: it may watch main (254).
+pub fn check_tables(t: Vec<TableId>, vantage: Vantage) -> Result<Vec<TableId>, String> {
     if t.is_empty() {
         return Err("at least one table is needed".to_string());
     }
     for id in &t {
+        if vantage == Vantage::Router && *id == 254 {
+            continue;
+        }
         if *id == 0 || (253..=255).contains(id) {
             return Err(format!(
                 "table {id} is reserved (0 unspec, 253 default, 254 main, 255 local); watch the VIP table, e.g. 198"
@@ -221,6 +233,15 @@ pub fn parse_mode(m: &str) -> Result<Mode, String> {
         "observe" => Ok(Mode::Observe),
         "repair" => Ok(Mode::Repair),
         _ => Err(format!("'{m}' is not a mode: use observe or repair")),
+    }
+}
+
+/// Parse a vantage.
+pub fn parse_vantage(v: &str) -> Result<Vantage, String> {
+    match v {
+        "node" => Ok(Vantage::Node),
+        "router" => Ok(Vantage::Router),
+        _ => Err(format!("'{v}' is not a vantage: use node or router")),
     }
 }
 

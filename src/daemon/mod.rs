@@ -62,6 +62,10 @@ pub struct RunArgs {
     /// Allow heal actions that remove and re-add the VIP's local address.
     #[arg(long)]
     pub heal_addresses: bool,
+    /// `node` (beside FRR: the full join) or `router` (only the kernel's
+    /// ECMP legs of the configured VIPs; may watch the main table, 254).
+    #[arg(long, value_parser = ["node", "router"])]
+    pub vantage: Option<String>,
 }
 
 /// Capacities of the channels into the owner (ARCHITECTURE.md lists them).
@@ -83,8 +87,12 @@ pub fn settings(args: &RunArgs) -> Result<Settings, String> {
     if let Some(d) = &args.frr_dir {
         s.frr_dir = d.clone();
     }
+    if let Some(v) = &args.vantage {
+        s.vantage = config::parse_vantage(v).map_err(|m| flag("vantage", m))?;
+    }
     if !args.tables.is_empty() {
-        s.tables = config::check_tables(args.tables.clone()).map_err(|m| flag("table", m))?;
+        s.tables =
+            config::check_tables(args.tables.clone(), s.vantage).map_err(|m| flag("table", m))?;
     }
     if !args.vips.is_empty() {
         s.vips = config::parse_vips(&args.vips).map_err(|m| flag("vip", m))?;
@@ -109,6 +117,9 @@ pub fn settings(args: &RunArgs) -> Result<Settings, String> {
     }
     if args.heal_addresses {
         s.heal_addresses = true;
+    }
+    if s.vantage == reconcile::Vantage::Router && s.vips.is_empty() {
+        return Err("the router vantage needs the VIPs to count: give --vip PREFIX".to_string());
     }
     for t in &s.tables {
         if *t > u32::from(u16::MAX) {
@@ -159,6 +170,7 @@ pub fn core_config(s: &Settings) -> reconcile::Config {
         heal_addresses: s.heal_addresses,
         vips: s.vips.clone(),
         tables: s.tables.clone(),
+        vantage: s.vantage,
         ..reconcile::Config::default()
     }
 }
@@ -195,14 +207,11 @@ pub async fn run(s: Settings) -> Result<(), String> {
             }
         });
     }
-    frr_tasks::spawn(
-        &mut tasks,
-        &s,
-        frr_tx,
-        result_tx.clone(),
-        poll.clone(),
-        stop.clone(),
-    );
+    // The router vantage reads only its kernel: no ZAPI, no vty.
+    if s.vantage == reconcile::Vantage::Node {
+        let (r, p, st) = (result_tx.clone(), poll.clone(), stop.clone());
+        frr_tasks::spawn(&mut tasks, &s, frr_tx, r, p, st);
+    }
     {
         let stop = stop.clone();
         let http = crate::http::Endpoint {
@@ -259,7 +268,7 @@ pub fn oneshot(
         ..Settings::default()
     };
     if !tables.is_empty() {
-        s.tables = config::check_tables(tables).map_err(|m| format!("--table: {m}"))?;
+        s.tables = config::check_tables(tables, s.vantage).map_err(|m| format!("--table: {m}"))?;
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

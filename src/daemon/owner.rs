@@ -61,6 +61,8 @@ pub struct Owner {
     /// The kernel's own routes, so heal actions act on exactly what the
     /// mirror found (never on anything else).
     routes: HashMap<(TableId, Prefix), Route>,
+    /// Last exported ECMP legs per VIP.
+    legs: HashMap<(TableId, Prefix), u32>,
     settings: Settings,
     zebra_reason: String,
 }
@@ -94,6 +96,7 @@ impl Owner {
             wake_at: None,
             zapi: ZapiView::new(s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE)),
             routes: HashMap::new(),
+            legs: HashMap::new(),
             settings: s.clone(),
             zebra_reason: "zebra not connected yet".to_string(),
         })
@@ -134,18 +137,17 @@ impl Owner {
         match &ev {
             KernelEvent::RouteAdded { route }
             | KernelEvent::RouteChanged { new: route, .. }
-            | KernelEvent::Reasserted { route } => {
+            | KernelEvent::Reasserted { route }
+                if self.is_vip(route) =>
+            {
                 self.routes
                     .insert((route.table, route.prefix), route.clone());
-                telemetry::ecmp_nexthops(
-                    &route.prefix,
-                    route.table,
-                    translate::facts(route).nexthops,
-                );
+                let n = translate::facts(route).nexthops;
+                self.ecmp(route.table, route.prefix, n);
             }
-            KernelEvent::RouteRemoved { route } => {
+            KernelEvent::RouteRemoved { route } if self.is_vip(route) => {
                 self.routes.remove(&(route.table, route.prefix));
-                telemetry::ecmp_nexthops(&route.prefix, route.table, 0);
+                self.ecmp(route.table, route.prefix, 0);
             }
             KernelEvent::Resynced { reason, routes } => {
                 telemetry::kernel_resync(reason.label());
@@ -154,12 +156,22 @@ impl Owner {
                     routes = routes.len(),
                     "kernel mirror resynced"
                 );
+                let gone: Vec<(TableId, Prefix)> = self.routes.keys().copied().collect();
+                for (t, p) in gone {
+                    self.ecmp(t, p, 0);
+                }
                 self.routes = routes
                     .iter()
+                    .filter(|r| self.is_vip(r))
                     .map(|r| ((r.table, r.prefix), r.clone()))
                     .collect();
-                for r in routes {
-                    telemetry::ecmp_nexthops(&r.prefix, r.table, translate::facts(r).nexthops);
+                let legs: Vec<_> = self
+                    .routes
+                    .values()
+                    .map(|r| (r.table, r.prefix, translate::facts(r).nexthops))
+                    .collect();
+                for (t, p, n) in legs {
+                    self.ecmp(t, p, n);
                 }
             }
             _ => {}
@@ -170,6 +182,22 @@ impl Owner {
         for e in translate::kernel(&ev) {
             self.feed(e, "kernel");
         }
+    }
+
+    /// Export a VIP's ECMP legs; log when the count changes (at the router
+    /// this is "how many nodes serve the VIP").
+    fn ecmp(&mut self, table: TableId, prefix: Prefix, n: u32) {
+        telemetry::ecmp_nexthops(&prefix, table, n);
+        let old = self.legs.insert((table, prefix), n);
+        if old.unwrap_or(0) != n {
+            tracing::info!(%prefix, table, nexthops = n, "VIP ECMP legs");
+        }
+    }
+
+    /// Every route of a node's watched table is a VIP; at the router only
+    /// the configured ones are.
+    fn is_vip(&self, r: &Route) -> bool {
+        self.settings.vantage == reconcile::Vantage::Node || self.settings.vips.contains(&r.prefix)
     }
 
     fn on_zapi(&mut self, ev: ZapiEvent) {

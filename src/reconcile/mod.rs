@@ -235,6 +235,18 @@ pub enum Mode {
     Repair,
 }
 
+/// Where ribbridge runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vantage {
+    /// Beside the FRR that advertises the VIPs: the full join.
+    #[default]
+    Node,
+    /// On the router (or a worker) that receives them: only the kernel's
+    /// ECMP legs for the configured VIPs; `advertised` while it has a route.
+    Router,
+}
+
 /// Tunables of the core.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -257,6 +269,9 @@ pub struct Config {
     pub vips: BTreeSet<Prefix>,
     /// Watched tables (configured VIPs are reported in the first).
     pub tables: Vec<TableId>,
+    /// Node or router.
+    #[serde(default)]
+    pub vantage: Vantage,
 }
 
 impl Default for Config {
@@ -271,6 +286,7 @@ impl Default for Config {
             heal_addresses: false,
             vips: BTreeSet::new(),
             tables: vec![crate::model::VIP_TABLE],
+            vantage: Vantage::Node,
         }
     }
 }
@@ -381,7 +397,17 @@ impl State {
     /// Ready: the kernel mirror is synced and the ZAPI session has delivered
     /// a complete view. Nothing is classified anew before.
     pub fn ready(&self) -> bool {
-        self.kernel_synced && self.zebra.is_some() && self.zebra_synced
+        match self.config.vantage {
+            Vantage::Node => self.kernel_synced && self.zebra.is_some() && self.zebra_synced,
+            Vantage::Router => self.kernel_synced,
+        }
+    }
+
+    /// At the router only the configured VIPs are tracked (its table holds
+    /// every route of the network).
+    fn tracks(&self, table: TableId, prefix: &Prefix) -> bool {
+        self.is_watched(table)
+            && (self.config.vantage == Vantage::Node || self.config.vips.contains(prefix))
     }
 
     fn vip(&mut self, table: TableId, prefix: Prefix, now: Millis) -> &mut Vip {
@@ -467,7 +493,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             prefix,
             route,
         } => {
-            if !state.is_watched(table) {
+            if !state.tracks(table, &prefix) {
                 return actions;
             }
             state.touch(table, prefix, now).kernel = route;
@@ -477,7 +503,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
         Event::KernelSynced { routes } => {
             let fresh: BTreeMap<(TableId, Prefix), KernelFacts> = routes
                 .into_iter()
-                .filter(|r| state.config.tables.contains(&r.table))
+                .filter(|r| state.tracks(r.table, &r.prefix))
                 .map(|r| ((r.table, r.prefix), r.facts))
                 .collect();
             for (key, vip) in state.vips.iter_mut() {
@@ -607,7 +633,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             keys
         }
     };
-    let mut want_bgp = touched_bgp && state.ready();
+    let mut want_bgp = touched_bgp && state.ready() && state.config.vantage == Vantage::Node;
     for key in keys {
         want_bgp |= evaluate(state, key, now, &mut actions);
     }
@@ -643,9 +669,23 @@ fn evaluate(
     let Some(v) = state.vips.get(&key) else {
         return false;
     };
-    let observed = classify(v, &key.1, &state.addresses, &state.peers);
+    let router = state.config.vantage == Vantage::Router;
+    let observed = if router {
+        if v.kernel.is_some() {
+            Class::Advertised
+        } else {
+            Class::Withdrawn
+        }
+    } else {
+        classify(v, &key.1, &state.addresses, &state.peers)
+    };
     let grace = grace_of(&state.config, observed, v.zebra);
-    let bgp_view_at = state.bgp_view_at;
+    // The router polls nothing: its kernel view is the whole truth.
+    let bgp_view_at = if router {
+        Some(Millis::MAX)
+    } else {
+        state.bgp_view_at
+    };
     // After a change, the polled views must be re-read once the grace has
     // passed, whatever the class: bgpd's reaction lags zebra's.
     let settle = v.touched_at + state.config.grace_ms;
