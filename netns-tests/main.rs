@@ -4,4 +4,5 @@
 
 mod support;
 
+mod kernel_mirror;
 mod lab_ecmp;

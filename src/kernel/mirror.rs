@@ -37,10 +37,6 @@ pub struct Applied {
 pub struct Mirror {
     tables: BTreeSet<TableId>,
     routes: BTreeMap<RouteKey, Route>,
-    /// Routes whose legs were resolved from a nexthop object (the kernel
-    /// sent `RTA_NH_ID` without the compat expansion): recomputed when the
-    /// object changes.
-    resolved: BTreeSet<RouteKey>,
     nexthops: BTreeMap<u32, NexthopObject>,
     links: BTreeMap<u32, Link>,
     addrs: BTreeSet<Address>,
@@ -247,12 +243,10 @@ impl Mirror {
 
     fn upsert(&mut self, mut r: Route, ev: &mut Vec<KernelEvent>) {
         let key = r.key();
-        let resolved = r.nexthops.is_empty() && r.nhid.is_some();
-        if resolved {
+        // With net.ipv4.nexthop_compat_mode=1 (the default) the kernel
+        // expands the object into the message; without it, resolve here.
+        if r.nexthops.is_empty() && r.nhid.is_some() {
             r.nexthops = self.legs_of(r.nhid);
-            self.resolved.insert(key);
-        } else {
-            self.resolved.remove(&key);
         }
         r.nexthops.sort();
         match self.routes.get(&key) {
@@ -291,7 +285,6 @@ impl Mirror {
             });
             self.routes.insert(key, new);
         } else if let Some(old) = self.routes.remove(&key) {
-            self.resolved.remove(&key);
             ev.push(KernelEvent::RouteRemoved { route: old });
         }
     }
@@ -329,17 +322,15 @@ impl Mirror {
                 .is_some_and(|g| g.group.iter().any(|m| m.id == id))
     }
 
+    /// A nexthop object changed: the routes that use it (directly or
+    /// through a group) get their legs from the object again, whether the
+    /// kernel also sends route events for them or not.
     fn reresolve(&mut self, id: u32, ev: &mut Vec<KernelEvent>) {
         let keys: Vec<RouteKey> = self
-            .resolved
+            .routes
             .iter()
-            .filter(|k| {
-                self.routes
-                    .get(k)
-                    .and_then(|r| r.nhid)
-                    .is_some_and(|n| self.uses(n, id))
-            })
-            .copied()
+            .filter(|(_, r)| r.nhid.is_some_and(|n| self.uses(n, id)))
+            .map(|(k, _)| *k)
             .collect();
         for k in keys {
             if let Some(old) = self.routes.get(&k) {
@@ -384,7 +375,6 @@ impl Mirror {
             .collect();
         for k in gone {
             if let Some(r) = self.routes.remove(&k) {
-                self.resolved.remove(&k);
                 ev.push(KernelEvent::RouteRemoved { route: r });
             }
         }

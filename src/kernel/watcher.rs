@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::mirror::Mirror;
-use super::types::{KernelEvent, Link, ResyncReason, Route};
+use super::types::{KernelEvent, Link, NexthopObject, ResyncReason, Route};
 use super::wire::{
     AF_INET, AF_INET6, Message, NLM_F_DUMP_INTR, RTM_GETADDR, RTM_GETLINK, RTM_GETNEXTHOP,
     RTM_GETROUTE, decode, frames,
@@ -197,13 +197,17 @@ pub struct MirrorSnapshot {
     pub routes: Vec<Route>,
     /// Links by index (to name output interfaces).
     pub links: BTreeMap<u32, Link>,
+    /// Nexthop objects by id.
+    pub nexthop_objects: BTreeMap<u32, NexthopObject>,
 }
 
 impl MirrorSnapshot {
-    fn of(m: &Mirror) -> MirrorSnapshot {
+    /// A copy of `m`.
+    pub fn of(m: &Mirror) -> MirrorSnapshot {
         MirrorSnapshot {
             routes: m.routes().cloned().collect(),
             links: m.links().clone(),
+            nexthop_objects: m.nexthop_objects().clone(),
         }
     }
 }
@@ -306,7 +310,6 @@ impl Watcher {
     /// `Resynced`). `run` calls this; the one-shot command calls it once.
     pub async fn resync(&mut self, reason: ResyncReason) -> Result<Vec<KernelEvent>, KernelError> {
         self.view.counters.resync(reason);
-        let mut reason = reason;
         let mut attempt = 0;
         let next = loop {
             attempt += 1;
@@ -318,8 +321,9 @@ impl Watcher {
                         attempt,
                         "kernel dump spoiled, dumping again"
                     );
+                    // Counted under its own reason; the event keeps the
+                    // trigger.
                     self.view.counters.resync(why);
-                    reason = why;
                     // Back off a little so a flood can drain.
                     tokio::time::sleep(Duration::from_millis(1 << attempt.min(7))).await;
                 }
@@ -420,14 +424,7 @@ impl Watcher {
                     events.extend(a.events);
                     resync = resync.or(a.resync);
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "undecodable rtnetlink message; re-dumping");
-                    self.view
-                        .counters
-                        .undecodable
-                        .fetch_add(1, Ordering::Relaxed);
-                    resync = Some(ResyncReason::Undecodable);
-                }
+                Err(e) => resync = Some(self.undecodable(&e)),
             }
         }
         if !events.is_empty() {
@@ -438,6 +435,17 @@ impl Watcher {
             self.view.publish(&self.mirror);
         }
         (events, resync)
+    }
+
+    /// Count and log a message we could not decode: its effect is unknown,
+    /// so the answer is a re-dump.
+    fn undecodable(&self, e: &super::wire::WireError) -> ResyncReason {
+        tracing::warn!(error = %e, "undecodable rtnetlink message; re-dumping");
+        self.view
+            .counters
+            .undecodable
+            .fetch_add(1, Ordering::Relaxed);
+        ResyncReason::Undecodable
     }
 
     async fn recv(&mut self) -> Result<Recv, KernelError> {
@@ -502,12 +510,7 @@ impl Watcher {
                     let (head, msg) = match m {
                         Ok(x) => x,
                         Err(e) => {
-                            tracing::warn!(error = %e, "undecodable rtnetlink message during a dump");
-                            self.view
-                                .counters
-                                .undecodable
-                                .fetch_add(1, Ordering::Relaxed);
-                            spoiled = Some(ResyncReason::Undecodable);
+                            spoiled = Some(self.undecodable(&e));
                             continue;
                         }
                     };
@@ -521,6 +524,16 @@ impl Watcher {
                     match msg {
                         Message::Done => break 'dump,
                         Message::Error(0) => {}
+                        // The reply did not fit the receive buffer: the dump
+                        // ended early; dump again.
+                        Message::Error(code) if -code == nix::libc::ENOBUFS => {
+                            self.view.counters.overruns.fetch_add(1, Ordering::Relaxed);
+                            spoiled = Some(ResyncReason::Overrun);
+                            break 'dump;
+                        }
+                        // A filtered dump of a table that does not exist
+                        // (yet) in this family: it is empty.
+                        Message::Error(code) if -code == nix::libc::ENOENT => break 'dump,
                         Message::Error(code) => {
                             return Err(KernelError::Refused {
                                 what: format!(
