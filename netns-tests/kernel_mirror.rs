@@ -137,19 +137,27 @@ struct Mirrored {
 }
 
 impl Mirrored {
-    fn start(ns: &Ns, rcvbuf: usize) -> Mirrored {
+    fn start(ns: &Ns, rcvbuf: usize, capacity: usize) -> Mirrored {
+        Mirrored::start_with(ns, rcvbuf, capacity, Duration::from_secs(3600))
+    }
+
+    fn start_with(ns: &Ns, rcvbuf: usize, capacity: usize, period: Duration) -> Mirrored {
         let rt = tokio::runtime::Handle::current();
         let config = WatcherConfig {
             tables: vec![TABLE],
             rcvbuf,
-            resync_period: Duration::from_secs(3600),
+            resync_period: period,
         };
         let w = in_netns(&ns.name, move || {
             let _g = rt.enter();
             Watcher::new(config).expect("watcher in the namespace")
         });
         let view = w.view();
-        let (tx, rx) = mpsc::channel(100_000);
+        eprintln!(
+            "watcher rcvbuf asked {rcvbuf}, kernel reports {:?}",
+            w.rcvbuf().map_err(|e| e.to_string())
+        );
+        let (tx, rx) = mpsc::channel(capacity);
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(async move {
             let r = w
@@ -255,7 +263,7 @@ fn is_route_event(e: &KernelEvent, prefix: &str) -> bool {
 }
 
 async fn started(ns: &Ns, rcvbuf: usize) -> Mirrored {
-    let mut m = Mirrored::start(ns, rcvbuf);
+    let mut m = Mirrored::start(ns, rcvbuf, 100_000);
     m.expect_resync(ResyncReason::Startup).await;
     m
 }
@@ -440,6 +448,14 @@ async fn kernel_mirror_link_down_flushes_silently() {
     ns.ip("route add 192.0.2.40/32 via 10.9.0.2 dev va table 198 proto 248");
     ns.ip("route add 192.0.2.41/32 dev va table 198 proto 248");
     ns.ip("-6 route add 2001:db8::40/128 via 2001:db8:9::2 dev va table 198 proto 248");
+    for cmd in [
+        "nexthop add id 1 via 10.9.0.2 dev va",
+        "nexthop add id 2 via 10.9.0.3 dev va",
+        "nexthop add id 10 group 1/2",
+        "route add 192.0.2.43/32 table 198 proto 248 nhid 10",
+    ] {
+        ns.ip(cmd);
+    }
     ns.ip("route add 192.0.2.42/32 dev vb table 198 proto 248");
     m.expect("routes", |e| is_route_event(e, "192.0.2.42/32"))
         .await;
@@ -449,6 +465,10 @@ async fn kernel_mirror_link_down_flushes_silently() {
     m.expect_resync(ResyncReason::LinkDown).await;
     m.settle(&ns, "va down").await;
     assert!(m.view.counters().resyncs(ResyncReason::LinkDown) >= 1);
+    // The kernel drops nexthop objects on a down device without
+    // RTM_DELNEXTHOP: only the re-dump knows they are gone.
+    assert!(ns.ip("nexthop show").trim().is_empty());
+    assert!(m.view.snapshot().nexthop_objects.is_empty());
     eprintln!(
         "after va down, ip v4: {}  v6: {}",
         ns.ip_routes(false),
@@ -643,4 +663,57 @@ async fn kernel_command_prints_like_ip_json() {
         text.contains("192.0.2.83 nhid 10 proto 248 ecmp 2"),
         "{text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kernel_mirror_full_channel_is_answered_by_a_resync() {
+    let ns = Ns::new("chan");
+    // Room for two events: the startup alone (links, addresses) overflows.
+    let mut m = Mirrored::start(&ns, 4 << 20, 2);
+    m.expect_resync(ResyncReason::ChannelFull).await;
+    let mut batch = String::new();
+    for i in 0..10 {
+        batch += &format!(
+            "route add 192.0.2.{}/32 dev va table 198 proto 248\n",
+            100 + i
+        );
+    }
+    let file = tempfile::NamedTempFile::new().expect("temp file");
+    std::fs::write(file.path(), batch).expect("write batch");
+    ns.ip(&format!("-batch {}", file.path().to_string_lossy()));
+    // Read nothing until the kernel is done: the channel fills, events drop.
+    let e = m
+        .expect("a resync carrying all ten routes", |e| {
+            matches!(e, KernelEvent::Resynced { reason: ResyncReason::ChannelFull, routes } if routes.len() == 10)
+        })
+        .await;
+    assert!(matches!(e, KernelEvent::Resynced { .. }));
+    m.settle(&ns, "after a full channel").await;
+    let c = m.view.counters().snapshot();
+    eprintln!("counters: {c:?}");
+    assert!(c.dropped_events > 0 && c.resyncs["channel_full"] >= 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kernel_mirror_periodic_resync_is_quiet_when_nothing_changed() {
+    let ns = Ns::new("timer");
+    ns.ip("route add 192.0.2.90/32 dev va table 198 proto 248");
+    let mut m = Mirrored::start_with(&ns, 4 << 20, 1000, Duration::from_millis(200));
+    m.expect_resync(ResyncReason::Startup).await;
+    m.take_seen();
+    // A no-op replace: the kernel sends nothing; the timer re-dumps anyway.
+    ns.ip("route replace 192.0.2.90/32 dev va table 198 proto 248");
+    m.expect_resync(ResyncReason::Timer).await;
+    m.expect_resync(ResyncReason::Timer).await;
+    let noise: Vec<_> = m
+        .seen
+        .iter()
+        .filter(|e| !matches!(e, KernelEvent::Resynced { .. }))
+        .collect();
+    assert!(
+        noise.is_empty(),
+        "a resync with no change emitted {noise:#?}"
+    );
+    m.settle(&ns, "timer").await;
+    assert!(m.view.counters().resyncs(ResyncReason::Timer) >= 2);
 }
