@@ -586,6 +586,8 @@ async fn kernel_heal_primitives_write_only_watched_tables() {
     let written = in_netns(&ns.name, move || {
         let mut w = KernelWriter::new([TABLE]).expect("writer");
         let written = w.replace_toggling_realm(&v4c).expect("realm toggle");
+        let written6 = w.replace_toggling_realm(&v6c).expect("IPv6 re-assertion");
+        assert_eq!(written6, v6c, "IPv6 has no realm to toggle");
         w.delete_then_add(&v6c).expect("delete then add");
         let mut other = v4c.clone();
         other.table = 199;
@@ -603,6 +605,10 @@ async fn kernel_heal_primitives_write_only_watched_tables() {
         "Reasserted",
         |e| matches!(e, KernelEvent::Reasserted { route } if route.realm == Some(2)),
     )
+    .await;
+    m.expect("IPv6 Reasserted", |e| {
+        matches!(e, KernelEvent::Reasserted { .. }) && is_route_event(e, "2001:db8::70/128")
+    })
     .await;
     m.expect("v6 removed", |e| {
         matches!(e, KernelEvent::RouteRemoved { .. }) && is_route_event(e, "2001:db8::70/128")

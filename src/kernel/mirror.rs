@@ -10,7 +10,9 @@
 //! - `replace` swaps in a mirror built from a fresh dump and returns only the
 //!   differences, then a `Resynced` event carrying the whole route set.
 //! - A replace that changes only the realm is a re-assertion: counted,
-//!   reported as `Reasserted`, never as `RouteChanged`.
+//!   reported as `Reasserted`, never as `RouteChanged`. So is an event that
+//!   repeats the route unchanged (IPv6 has no realms and announces every
+//!   replace, even an identical one).
 //! - ECMP legs are kept sorted, because the kernel reports them in
 //!   different orders in dumps and in events (IPv6 puts an appended leg
 //!   first in the event, last in the dump).
@@ -251,7 +253,9 @@ impl Mirror {
         r.nexthops.sort();
         match self.routes.get(&key) {
             None => ev.push(KernelEvent::RouteAdded { route: r.clone() }),
-            Some(old) if *old == r => return,
+            // IPv4 sends nothing for an identical replace, IPv6 sends the
+            // route again (and ignores realms): for both, a replace that
+            // changes nothing but the realm is a re-assertion.
             Some(old) if old.same_ignoring_realm(&r) => {
                 self.reassertions += 1;
                 ev.push(KernelEvent::Reasserted { route: r.clone() });
@@ -440,13 +444,14 @@ mod tests {
             &[("10.0.0.3", 2)],
         )));
         assert!(matches!(&c.events[..], [KernelEvent::RouteChanged { .. }]));
-        // Identical: nothing.
+        // Identical (what IPv6 sends for every replace): a re-assertion.
         let d = m.apply(Message::NewRoute(route(
             "192.0.2.10/32",
             Some(2),
             &[("10.0.0.3", 2)],
         )));
-        assert!(d.events.is_empty());
+        assert!(matches!(&d.events[..], [KernelEvent::Reasserted { .. }]));
+        assert_eq!(m.reassertions(), 2);
     }
 
     #[test]
