@@ -623,6 +623,13 @@ async fn kernel_heal_primitives_write_only_watched_tables() {
     m.settle(&ns, "after heals").await;
     assert!(ns.ip_table_199_is_empty(), "table 199 was written");
     assert!(ns.ip("addr show dev lo").contains("192.0.2.70/32"));
+    assert!(
+        m.view
+            .snapshot()
+            .addresses
+            .iter()
+            .any(|a| a.prefix.to_string() == "192.0.2.70/32" && a.len == 32)
+    );
 
     in_netns(&ns.name, || {
         let mut w = KernelWriter::new([TABLE]).expect("writer");
@@ -674,9 +681,19 @@ async fn kernel_command_prints_like_ip_json() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kernel_mirror_full_channel_is_answered_by_a_resync() {
     let ns = Ns::new("chan");
-    // Room for two events: the startup alone (links, addresses) overflows.
+    // Room for two events. The startup (links, addresses) overflows it
+    // unless this reader keeps up; either way a resync ends it.
     let mut m = Mirrored::start(&ns, 4 << 20, 2);
-    m.expect_resync(ResyncReason::ChannelFull).await;
+    m.expect("the startup or channel-full resync", |e| {
+        matches!(
+            e,
+            KernelEvent::Resynced {
+                reason: ResyncReason::Startup | ResyncReason::ChannelFull,
+                ..
+            }
+        )
+    })
+    .await;
     let mut batch = String::new();
     for i in 0..10 {
         batch += &format!(
@@ -697,7 +714,7 @@ async fn kernel_mirror_full_channel_is_answered_by_a_resync() {
     m.settle(&ns, "after a full channel").await;
     let c = m.view.counters().snapshot();
     eprintln!("counters: {c:?}");
-    assert!(c.dropped_events > 0 && c.resyncs["channel_full"] >= 2);
+    assert!(c.dropped_events > 0 && c.resyncs["channel_full"] >= 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

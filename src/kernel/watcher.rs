@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use super::mirror::Mirror;
-use super::types::{KernelEvent, Link, NexthopObject, ResyncReason, Route};
+use super::types::{Address, KernelEvent, Link, NexthopObject, ResyncReason, Route};
 use super::wire::{
     AF_INET, AF_INET6, Message, NLM_F_DUMP_INTR, RTM_GETADDR, RTM_GETLINK, RTM_GETNEXTHOP,
     RTM_GETROUTE, decode, frames,
@@ -199,6 +199,9 @@ pub struct MirrorSnapshot {
     pub links: BTreeMap<u32, Link>,
     /// Nexthop objects by id.
     pub nexthop_objects: BTreeMap<u32, NexthopObject>,
+    /// Interface addresses (a VIP that is also an address shadows its route
+    /// in FRR: lab-findings.md).
+    pub addresses: Vec<Address>,
 }
 
 impl MirrorSnapshot {
@@ -208,6 +211,7 @@ impl MirrorSnapshot {
             routes: m.routes().cloned().collect(),
             links: m.links().clone(),
             nexthop_objects: m.nexthop_objects().clone(),
+            addresses: m.addresses().iter().copied().collect(),
         }
     }
 }
@@ -529,6 +533,13 @@ impl Watcher {
                         Message::Error(code) if -code == nix::libc::ENOBUFS => {
                             self.view.counters.overruns.fetch_add(1, Ordering::Relaxed);
                             spoiled = Some(ResyncReason::Overrun);
+                            break 'dump;
+                        }
+                        // The dump could not run or was cut short: again.
+                        Message::Error(code)
+                            if -code == nix::libc::EBUSY || -code == nix::libc::EINTR =>
+                        {
+                            spoiled = Some(ResyncReason::DumpInterrupted);
                             break 'dump;
                         }
                         // A filtered dump of a table that does not exist

@@ -668,6 +668,37 @@ mod tests {
         assert_eq!(show, expected);
     }
 
+    proptest::proptest! {
+        /// Whatever the bytes, decoding returns values, never panics.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            for f in frames(&bytes).flatten() {
+                let _ = decode(&f);
+            }
+            let _ = decode_route(&bytes);
+            let _ = decode_link(&bytes);
+            let _ = decode_addr(&bytes);
+            let _ = crate::kernel::nexthop::decode_nexthop(&bytes);
+        }
+
+        /// Real captures with one byte changed still decode to values.
+        #[test]
+        fn corrupted_captures_never_panic(at in 0usize..876, to in proptest::num::u8::ANY) {
+            let mut b = include_bytes!("../../tests/data/kernel/route-dump-table198.bin").to_vec();
+            let i = at % b.len();
+            b[i] = to;
+            for f in frames(&b).flatten() {
+                let _ = decode(&f);
+            }
+            let mut n = include_bytes!("../../tests/data/kernel/nexthop-dump.bin").to_vec();
+            let j = at % n.len();
+            n[j] = to;
+            for f in frames(&n).flatten() {
+                let _ = decode(&f);
+            }
+        }
+    }
+
     #[test]
     fn framing_errors_are_values() {
         // nlmsg_len larger than the datagram.
