@@ -694,6 +694,7 @@ async fn kernel_mirror_full_channel_is_answered_by_a_resync() {
         )
     })
     .await;
+    let dropped_before = m.view.counters().snapshot().dropped_events;
     let mut batch = String::new();
     for i in 0..10 {
         batch += &format!(
@@ -704,7 +705,16 @@ async fn kernel_mirror_full_channel_is_answered_by_a_resync() {
     let file = tempfile::NamedTempFile::new().expect("temp file");
     std::fs::write(file.path(), batch).expect("write batch");
     ns.ip(&format!("-batch {}", file.path().to_string_lossy()));
-    // Read nothing until the kernel is done: the channel fills, events drop.
+    // Read nothing until the watcher has dropped events (it cannot fit ten
+    // in two places); wait on its change notification, not on time.
+    let mut view = m.view.clone();
+    tokio::time::timeout(LIMIT, async {
+        while view.counters().snapshot().dropped_events == dropped_before {
+            assert!(view.changed().await, "the watcher stopped");
+        }
+    })
+    .await
+    .expect("the watcher never dropped an event with a full channel");
     let e = m
         .expect("a resync carrying all ten routes", |e| {
             matches!(e, KernelEvent::Resynced { reason: ResyncReason::ChannelFull, routes } if routes.len() == 10)
@@ -714,7 +724,7 @@ async fn kernel_mirror_full_channel_is_answered_by_a_resync() {
     m.settle(&ns, "after a full channel").await;
     let c = m.view.counters().snapshot();
     eprintln!("counters: {c:?}");
-    assert!(c.dropped_events > 0 && c.resyncs["channel_full"] >= 1);
+    assert!(c.dropped_events > dropped_before && c.resyncs["channel_full"] >= 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,15 +17,15 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rtnetlink::sys::{
     AsyncSocket, AsyncSocketExt, Socket, SocketAddr, TokioSocket, protocols::NETLINK_ROUTE,
 };
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::mirror::Mirror;
 use super::types::{Address, KernelEvent, Link, NexthopObject, ResyncReason, Route};
@@ -216,21 +216,18 @@ impl MirrorSnapshot {
     }
 }
 
-/// A read-only handle on the running watcher: snapshot and counters.
+/// A read-only handle on the running watcher: snapshot, counters, and a
+/// way to wait for the next change.
 #[derive(Debug, Clone)]
 pub struct KernelView {
-    snapshot: Arc<RwLock<Arc<MirrorSnapshot>>>,
+    snapshot: watch::Receiver<Arc<MirrorSnapshot>>,
     counters: Arc<KernelCounters>,
 }
 
 impl KernelView {
     /// The mirror as of the last change.
     pub fn snapshot(&self) -> Arc<MirrorSnapshot> {
-        match self.snapshot.read() {
-            Ok(g) => Arc::clone(&g),
-            // A writer panicked mid-swap: the Arc inside is still whole.
-            Err(p) => Arc::clone(&p.into_inner()),
-        }
+        Arc::clone(&self.snapshot.borrow())
     }
 
     /// The counters.
@@ -238,12 +235,11 @@ impl KernelView {
         &self.counters
     }
 
-    fn publish(&self, m: &Mirror) {
-        let s = Arc::new(MirrorSnapshot::of(m));
-        match self.snapshot.write() {
-            Ok(mut g) => *g = s,
-            Err(p) => *p.into_inner() = s,
-        }
+    /// Wait until the mirror changes or events are dropped (after which
+    /// the counters tell). Returns at once if that happened since the last
+    /// call; `false` when the watcher is gone.
+    pub async fn changed(&mut self) -> bool {
+        self.snapshot.changed().await.is_ok()
     }
 }
 
@@ -255,6 +251,7 @@ pub struct Watcher {
     config: WatcherConfig,
     mirror: Mirror,
     view: KernelView,
+    publish: watch::Sender<Arc<MirrorSnapshot>>,
     buf: Vec<u8>,
     /// Set when events were dropped on a full channel.
     owe_resync: bool,
@@ -277,6 +274,7 @@ impl Watcher {
         }
         let sock = tsock;
         let mirror = Mirror::new(config.tables.iter().copied());
+        let (publish, snapshot) = watch::channel(Arc::default());
         Ok(Watcher {
             sock,
             port: addr.port_number(),
@@ -284,9 +282,10 @@ impl Watcher {
             config,
             mirror,
             view: KernelView {
-                snapshot: Arc::default(),
+                snapshot,
                 counters: Arc::default(),
             },
+            publish,
             buf: Vec::with_capacity(RECV_BUF),
             owe_resync: false,
         })
@@ -339,7 +338,7 @@ impl Watcher {
             .counters
             .reassertions
             .store(self.mirror.reassertions(), Ordering::Relaxed);
-        self.view.publish(&self.mirror);
+        self.publish();
         Ok(ev)
     }
 
@@ -410,6 +409,8 @@ impl Watcher {
                         .dropped_events
                         .fetch_add(1, Ordering::Relaxed);
                     self.owe_resync = true;
+                    // Wake `KernelView::changed` so the drop is seen.
+                    self.publish.send_modify(|_| ());
                 }
                 Err(mpsc::error::TrySendError::Closed(_)) => {}
             }
@@ -436,9 +437,14 @@ impl Watcher {
                 .counters
                 .reassertions
                 .store(self.mirror.reassertions(), Ordering::Relaxed);
-            self.view.publish(&self.mirror);
+            self.publish();
         }
         (events, resync)
+    }
+
+    fn publish(&self) {
+        self.publish
+            .send_replace(Arc::new(MirrorSnapshot::of(&self.mirror)));
     }
 
     /// Count and log a message we could not decode: its effect is unknown,
