@@ -668,6 +668,42 @@ mod tests {
         assert_eq!(show, expected);
     }
 
+    /// Links and addresses as the kernel announced them while `va` came up,
+    /// got addresses, lost its IPv4 one and went down (README.md).
+    #[test]
+    fn golden_link_and_address_events() {
+        let bytes = include_bytes!("../../tests/data/kernel/link-addr-monitor.bin");
+        let got: Vec<String> = decode_all(bytes)
+            .into_iter()
+            .filter_map(|m| match m {
+                Message::NewLink(l) => Some(format!("link {} {} up={}", l.ifindex, l.name, l.up)),
+                Message::NewAddr(a) => {
+                    Some(format!("+addr {} {}/{}", a.ifindex, a.prefix.addr(), a.len))
+                }
+                Message::DelAddr(a) => {
+                    Some(format!("-addr {} {}/{}", a.ifindex, a.prefix.addr(), a.len))
+                }
+                _ => None,
+            })
+            .collect();
+        // Link down takes the IPv6 addresses with it (not the IPv4 one).
+        assert_eq!(
+            got,
+            [
+                "link 3 va up=true",
+                "link 3 va up=true",
+                "link 2 vb up=true",
+                "+addr 3 10.9.0.1/24",
+                "+addr 3 2001:db8:9::1/64",
+                "-addr 3 10.9.0.1/24",
+                "link 3 va up=false",
+                "-addr 3 2001:db8:9::1/64",
+                "-addr 3 fe80::4c19:fbff:fec5:cdd/64",
+                "link 2 vb up=false",
+            ]
+        );
+    }
+
     proptest::proptest! {
         /// Whatever the bytes, decoding returns values, never panics.
         #[test]
