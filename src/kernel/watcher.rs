@@ -255,6 +255,9 @@ pub struct Watcher {
     buf: Vec<u8>,
     /// Set when events were dropped on a full channel.
     owe_resync: bool,
+    /// Set when a re-dump was accepted although it may be spoiled (the
+    /// kernel kept overrunning us): dump again at the next turn.
+    again: Option<ResyncReason>,
 }
 
 impl Watcher {
@@ -288,6 +291,7 @@ impl Watcher {
             publish,
             buf: Vec::with_capacity(RECV_BUF),
             owe_resync: false,
+            again: None,
         })
     }
 
@@ -330,7 +334,15 @@ impl Watcher {
                     // Back off a little so a flood can drain.
                     tokio::time::sleep(Duration::from_millis(1 << attempt.min(7))).await;
                 }
-                _ => break next,
+                Some(why) => {
+                    tracing::warn!(
+                        reason = why.label(),
+                        "kernel dump spoiled {MAX_DUMP_ATTEMPTS} times in a row; keeping it and dumping again"
+                    );
+                    self.again = Some(why);
+                    break next;
+                }
+                None => break next,
             }
         };
         let ev = self.mirror.replace(next, reason);
@@ -342,8 +354,9 @@ impl Watcher {
         Ok(ev)
     }
 
-    /// Run until `shutdown` completes: startup dump, then events. Returns
-    /// an error only when the socket itself fails.
+    /// Run until `shutdown` completes or the receiver of `tx` is dropped:
+    /// startup dump, then events. Returns an error only when the socket
+    /// itself fails or the kernel refuses a dump.
     pub async fn run(
         mut self,
         tx: mpsc::Sender<KernelEvent>,
@@ -356,6 +369,15 @@ impl Watcher {
         let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            if tx.is_closed() {
+                // The daemon is gone: nobody to tell.
+                return Ok(());
+            }
+            if let Some(r) = self.again.take() {
+                let ev = self.resync(r).await?;
+                self.send_all(&tx, ev);
+                continue;
+            }
             let pending = if self.owe_resync {
                 Some(ResyncReason::ChannelFull)
             } else {
@@ -364,6 +386,7 @@ impl Watcher {
             tokio::select! {
                 biased;
                 () = &mut shutdown => return Ok(()),
+                () = tx.closed() => return Ok(()),
                 permit = tx.reserve(), if pending.is_some() => {
                     drop(permit);
                     self.owe_resync = false;
