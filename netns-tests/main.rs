@@ -5,5 +5,6 @@
 mod support;
 
 mod bridge;
+mod kernel_mirror;
 mod lab_ecmp;
 mod render;

@@ -49,11 +49,15 @@ impl KernelWriter {
 
     /// Re-assert `route` the way kube-vip does: replace it with the realm
     /// flipped (1 <-> 2), so the kernel emits an event and zebra sees the
-    /// route again. Returns the route as written.
+    /// route again. IPv6 has no realms (the kernel accepts and drops
+    /// `RTA_FLOW`) but announces every replace, so an IPv6 route is replaced
+    /// as it is. Returns the route as the kernel now holds it.
     pub fn replace_toggling_realm(&mut self, route: &Route) -> Result<Route, KernelError> {
         self.check(route)?;
         let mut r = route.clone();
-        r.realm = Some(if route.realm == Some(1) { 2 } else { 1 });
+        if route.prefix.is_ipv4() {
+            r.realm = Some(if route.realm == Some(1) { 2 } else { 1 });
+        }
         self.route_request(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, &r, "replace")?;
         Ok(r)
     }

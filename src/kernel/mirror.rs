@@ -10,7 +10,9 @@
 //! - `replace` swaps in a mirror built from a fresh dump and returns only the
 //!   differences, then a `Resynced` event carrying the whole route set.
 //! - A replace that changes only the realm is a re-assertion: counted,
-//!   reported as `Reasserted`, never as `RouteChanged`.
+//!   reported as `Reasserted`, never as `RouteChanged`. So is an event that
+//!   repeats the route unchanged (IPv6 has no realms and announces every
+//!   replace, even an identical one).
 //! - ECMP legs are kept sorted, because the kernel reports them in
 //!   different orders in dumps and in events (IPv6 puts an appended leg
 //!   first in the event, last in the dump).
@@ -37,10 +39,6 @@ pub struct Applied {
 pub struct Mirror {
     tables: BTreeSet<TableId>,
     routes: BTreeMap<RouteKey, Route>,
-    /// Routes whose legs were resolved from a nexthop object (the kernel
-    /// sent `RTA_NH_ID` without the compat expansion): recomputed when the
-    /// object changes.
-    resolved: BTreeSet<RouteKey>,
     nexthops: BTreeMap<u32, NexthopObject>,
     links: BTreeMap<u32, Link>,
     addrs: BTreeSet<Address>,
@@ -247,17 +245,17 @@ impl Mirror {
 
     fn upsert(&mut self, mut r: Route, ev: &mut Vec<KernelEvent>) {
         let key = r.key();
-        let resolved = r.nexthops.is_empty() && r.nhid.is_some();
-        if resolved {
+        // With net.ipv4.nexthop_compat_mode=1 (the default) the kernel
+        // expands the object into the message; without it, resolve here.
+        if r.nexthops.is_empty() && r.nhid.is_some() {
             r.nexthops = self.legs_of(r.nhid);
-            self.resolved.insert(key);
-        } else {
-            self.resolved.remove(&key);
         }
         r.nexthops.sort();
         match self.routes.get(&key) {
             None => ev.push(KernelEvent::RouteAdded { route: r.clone() }),
-            Some(old) if *old == r => return,
+            // IPv4 sends nothing for an identical replace, IPv6 sends the
+            // route again (and ignores realms): for both, a replace that
+            // changes nothing but the realm is a re-assertion.
             Some(old) if old.same_ignoring_realm(&r) => {
                 self.reassertions += 1;
                 ev.push(KernelEvent::Reasserted { route: r.clone() });
@@ -291,7 +289,6 @@ impl Mirror {
             });
             self.routes.insert(key, new);
         } else if let Some(old) = self.routes.remove(&key) {
-            self.resolved.remove(&key);
             ev.push(KernelEvent::RouteRemoved { route: old });
         }
     }
@@ -329,17 +326,15 @@ impl Mirror {
                 .is_some_and(|g| g.group.iter().any(|m| m.id == id))
     }
 
+    /// A nexthop object changed: the routes that use it (directly or
+    /// through a group) get their legs from the object again, whether the
+    /// kernel also sends route events for them or not.
     fn reresolve(&mut self, id: u32, ev: &mut Vec<KernelEvent>) {
         let keys: Vec<RouteKey> = self
-            .resolved
+            .routes
             .iter()
-            .filter(|k| {
-                self.routes
-                    .get(k)
-                    .and_then(|r| r.nhid)
-                    .is_some_and(|n| self.uses(n, id))
-            })
-            .copied()
+            .filter(|(_, r)| r.nhid.is_some_and(|n| self.uses(n, id)))
+            .map(|(k, _)| *k)
             .collect();
         for k in keys {
             if let Some(old) = self.routes.get(&k) {
@@ -384,7 +379,6 @@ impl Mirror {
             .collect();
         for k in gone {
             if let Some(r) = self.routes.remove(&k) {
-                self.resolved.remove(&k);
                 ev.push(KernelEvent::RouteRemoved { route: r });
             }
         }
@@ -450,13 +444,14 @@ mod tests {
             &[("10.0.0.3", 2)],
         )));
         assert!(matches!(&c.events[..], [KernelEvent::RouteChanged { .. }]));
-        // Identical: nothing.
+        // Identical (what IPv6 sends for every replace): a re-assertion.
         let d = m.apply(Message::NewRoute(route(
             "192.0.2.10/32",
             Some(2),
             &[("10.0.0.3", 2)],
         )));
-        assert!(d.events.is_empty());
+        assert!(matches!(&d.events[..], [KernelEvent::Reasserted { .. }]));
+        assert_eq!(m.reassertions(), 2);
     }
 
     #[test]

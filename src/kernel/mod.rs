@@ -86,21 +86,20 @@ fn print_table(args: &KernelArgs) -> Result<String, String> {
     let mut w = Watcher::new(config).map_err(|e| e.to_string())?;
     rt.block_on(w.resync(ResyncReason::Startup))
         .map_err(|e| e.to_string())?;
-    let m = w.mirror();
-    let routes: Vec<Route> = m.routes().cloned().collect();
-    let links = m.links();
+    let snap = MirrorSnapshot::of(w.mirror());
     if args.json {
         let mut all = Vec::new();
         for v6 in [false, true] {
             if args.family.is_none() || args.family == Some(if v6 { 6 } else { 4 }) {
-                if let serde_json::Value::Array(a) = show::ip_json(links, &routes, args.table, v6) {
+                if let serde_json::Value::Array(a) = show::ip_json(&snap, args.table, v6) {
                     all.extend(a);
                 }
             }
         }
         serde_json::to_string(&all).map_err(|e| format!("cannot print JSON: {e}"))
     } else {
-        let keep: Vec<Route> = routes
+        let keep: Vec<Route> = snap
+            .routes
             .into_iter()
             .filter(|r| match args.family {
                 Some(4) => r.prefix.is_ipv4(),
@@ -108,7 +107,7 @@ fn print_table(args: &KernelArgs) -> Result<String, String> {
                 _ => true,
             })
             .collect();
-        Ok(show::ip_text(links, &keep, args.table)
+        Ok(show::ip_text(&snap.links, &keep, args.table)
             .trim_end()
             .to_string())
     }

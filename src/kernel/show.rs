@@ -13,6 +13,7 @@ use std::net::IpAddr;
 use serde_json::{Map, Value, json};
 
 use super::types::{Link, Nexthop, RT_SCOPE_UNIVERSE, RTN_UNICAST, Route};
+use super::watcher::MirrorSnapshot;
 
 fn route_type(k: u8) -> String {
     match k {
@@ -119,8 +120,10 @@ fn leg(links: &BTreeMap<u32, Link>, n: &Nexthop) -> Value {
     Value::Object(o)
 }
 
-/// One route as `ip -json route show` prints it.
-pub fn route_json(links: &BTreeMap<u32, Link>, r: &Route) -> Value {
+/// One route as `ip -json route show` prints it. `multipath`: the kernel
+/// sends the legs as `RTA_MULTIPATH` even when there is one (an IPv6 route
+/// through a nexthop group).
+pub fn route_json(links: &BTreeMap<u32, Link>, r: &Route, multipath: bool) -> Value {
     let mut o = Map::new();
     if r.kind != RTN_UNICAST {
         o.insert("type".into(), json!(route_type(r.kind)));
@@ -130,7 +133,7 @@ pub fn route_json(links: &BTreeMap<u32, Link>, r: &Route) -> Value {
         o.insert("nhid".into(), json!(id));
     }
     let single = match r.nexthops.as_slice() {
-        [one] => Some(one),
+        [one] if !multipath => Some(one),
         _ => None,
     };
     if let Some(n) = single {
@@ -169,7 +172,7 @@ pub fn route_json(links: &BTreeMap<u32, Link>, r: &Route) -> Value {
         };
         o.insert("pref".into(), json!(name));
     }
-    if r.nexthops.len() > 1 {
+    if r.nexthops.len() > 1 || (multipath && !r.nexthops.is_empty()) {
         o.insert(
             "nexthops".into(),
             Value::Array(r.nexthops.iter().map(|n| leg(links, n)).collect()),
@@ -180,12 +183,20 @@ pub fn route_json(links: &BTreeMap<u32, Link>, r: &Route) -> Value {
 
 /// The routes of `table` in one family (`ipv6`), as `ip [-6] -json route
 /// show table N` prints them.
-pub fn ip_json(links: &BTreeMap<u32, Link>, routes: &[Route], table: u32, ipv6: bool) -> Value {
+pub fn ip_json(m: &MirrorSnapshot, table: u32, ipv6: bool) -> Value {
     Value::Array(
-        routes
+        m.routes
             .iter()
             .filter(|r| r.table == table && r.prefix.addr().is_ipv6() == ipv6)
-            .map(|r| route_json(links, r))
+            .map(|r| {
+                // IPv6 dumps a route through a group as RTA_MULTIPATH even
+                // with one member; IPv4 dumps a single path inline.
+                let group = ipv6
+                    && r.nhid
+                        .and_then(|id| m.nexthop_objects.get(&id))
+                        .is_some_and(|n| !n.group.is_empty());
+                route_json(&m.links, r, group)
+            })
             .collect(),
     )
 }

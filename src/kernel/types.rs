@@ -12,6 +12,10 @@ use crate::model::{Prefix, TableId};
 pub const RTN_UNICAST: u8 = 1;
 /// `RTN_BLACKHOLE`.
 pub const RTN_BLACKHOLE: u8 = 6;
+/// `RTN_UNREACHABLE`.
+pub const RTN_UNREACHABLE: u8 = 7;
+/// `RTN_PROHIBIT`.
+pub const RTN_PROHIBIT: u8 = 8;
 /// `RT_SCOPE_UNIVERSE`.
 pub const RT_SCOPE_UNIVERSE: u8 = 0;
 /// `RT_SCOPE_LINK`.
@@ -85,9 +89,15 @@ impl Route {
         }
     }
 
-    /// Number of ECMP legs (0 for a blackhole).
+    /// Number of ECMP legs that forward traffic: 0 for a route that drops
+    /// it (blackhole, unreachable, prohibit), even when the kernel names
+    /// `lo` as its device (a blackhole nexthop object does).
     pub fn ecmp_legs(&self) -> usize {
-        self.nexthops.len()
+        if matches!(self.kind, RTN_BLACKHOLE | RTN_UNREACHABLE | RTN_PROHIBIT) {
+            0
+        } else {
+            self.nexthops.len()
+        }
     }
 
     /// Equal in everything but the realm: a kube-vip re-assertion (a replace

@@ -17,18 +17,18 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rtnetlink::sys::{
     AsyncSocket, AsyncSocketExt, Socket, SocketAddr, TokioSocket, protocols::NETLINK_ROUTE,
 };
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::mirror::Mirror;
-use super::types::{KernelEvent, Link, ResyncReason, Route};
+use super::types::{Address, KernelEvent, Link, NexthopObject, ResyncReason, Route};
 use super::wire::{
     AF_INET, AF_INET6, Message, NLM_F_DUMP_INTR, RTM_GETADDR, RTM_GETLINK, RTM_GETNEXTHOP,
     RTM_GETROUTE, decode, frames,
@@ -197,32 +197,37 @@ pub struct MirrorSnapshot {
     pub routes: Vec<Route>,
     /// Links by index (to name output interfaces).
     pub links: BTreeMap<u32, Link>,
+    /// Nexthop objects by id.
+    pub nexthop_objects: BTreeMap<u32, NexthopObject>,
+    /// Interface addresses (a VIP that is also an address shadows its route
+    /// in FRR: lab-findings.md).
+    pub addresses: Vec<Address>,
 }
 
 impl MirrorSnapshot {
-    fn of(m: &Mirror) -> MirrorSnapshot {
+    /// A copy of `m`.
+    pub fn of(m: &Mirror) -> MirrorSnapshot {
         MirrorSnapshot {
             routes: m.routes().cloned().collect(),
             links: m.links().clone(),
+            nexthop_objects: m.nexthop_objects().clone(),
+            addresses: m.addresses().iter().copied().collect(),
         }
     }
 }
 
-/// A read-only handle on the running watcher: snapshot and counters.
+/// A read-only handle on the running watcher: snapshot, counters, and a
+/// way to wait for the next change.
 #[derive(Debug, Clone)]
 pub struct KernelView {
-    snapshot: Arc<RwLock<Arc<MirrorSnapshot>>>,
+    snapshot: watch::Receiver<Arc<MirrorSnapshot>>,
     counters: Arc<KernelCounters>,
 }
 
 impl KernelView {
     /// The mirror as of the last change.
     pub fn snapshot(&self) -> Arc<MirrorSnapshot> {
-        match self.snapshot.read() {
-            Ok(g) => Arc::clone(&g),
-            // A writer panicked mid-swap: the Arc inside is still whole.
-            Err(p) => Arc::clone(&p.into_inner()),
-        }
+        Arc::clone(&self.snapshot.borrow())
     }
 
     /// The counters.
@@ -230,12 +235,11 @@ impl KernelView {
         &self.counters
     }
 
-    fn publish(&self, m: &Mirror) {
-        let s = Arc::new(MirrorSnapshot::of(m));
-        match self.snapshot.write() {
-            Ok(mut g) => *g = s,
-            Err(p) => *p.into_inner() = s,
-        }
+    /// Wait until the mirror changes or events are dropped (after which
+    /// the counters tell). Returns at once if that happened since the last
+    /// call; `false` when the watcher is gone.
+    pub async fn changed(&mut self) -> bool {
+        self.snapshot.changed().await.is_ok()
     }
 }
 
@@ -247,9 +251,13 @@ pub struct Watcher {
     config: WatcherConfig,
     mirror: Mirror,
     view: KernelView,
+    publish: watch::Sender<Arc<MirrorSnapshot>>,
     buf: Vec<u8>,
     /// Set when events were dropped on a full channel.
     owe_resync: bool,
+    /// Set when a re-dump was accepted although it may be spoiled (the
+    /// kernel kept overrunning us): dump again at the next turn.
+    again: Option<ResyncReason>,
 }
 
 impl Watcher {
@@ -269,6 +277,7 @@ impl Watcher {
         }
         let sock = tsock;
         let mirror = Mirror::new(config.tables.iter().copied());
+        let (publish, snapshot) = watch::channel(Arc::default());
         Ok(Watcher {
             sock,
             port: addr.port_number(),
@@ -276,11 +285,13 @@ impl Watcher {
             config,
             mirror,
             view: KernelView {
-                snapshot: Arc::default(),
+                snapshot,
                 counters: Arc::default(),
             },
+            publish,
             buf: Vec::with_capacity(RECV_BUF),
             owe_resync: false,
+            again: None,
         })
     }
 
@@ -306,7 +317,6 @@ impl Watcher {
     /// `Resynced`). `run` calls this; the one-shot command calls it once.
     pub async fn resync(&mut self, reason: ResyncReason) -> Result<Vec<KernelEvent>, KernelError> {
         self.view.counters.resync(reason);
-        let mut reason = reason;
         let mut attempt = 0;
         let next = loop {
             attempt += 1;
@@ -318,12 +328,21 @@ impl Watcher {
                         attempt,
                         "kernel dump spoiled, dumping again"
                     );
+                    // Counted under its own reason; the event keeps the
+                    // trigger.
                     self.view.counters.resync(why);
-                    reason = why;
                     // Back off a little so a flood can drain.
                     tokio::time::sleep(Duration::from_millis(1 << attempt.min(7))).await;
                 }
-                _ => break next,
+                Some(why) => {
+                    tracing::warn!(
+                        reason = why.label(),
+                        "kernel dump spoiled {MAX_DUMP_ATTEMPTS} times in a row; keeping it and dumping again"
+                    );
+                    self.again = Some(why);
+                    break next;
+                }
+                None => break next,
             }
         };
         let ev = self.mirror.replace(next, reason);
@@ -331,12 +350,13 @@ impl Watcher {
             .counters
             .reassertions
             .store(self.mirror.reassertions(), Ordering::Relaxed);
-        self.view.publish(&self.mirror);
+        self.publish();
         Ok(ev)
     }
 
-    /// Run until `shutdown` completes: startup dump, then events. Returns
-    /// an error only when the socket itself fails.
+    /// Run until `shutdown` completes or the receiver of `tx` is dropped:
+    /// startup dump, then events. Returns an error only when the socket
+    /// itself fails or the kernel refuses a dump.
     pub async fn run(
         mut self,
         tx: mpsc::Sender<KernelEvent>,
@@ -349,6 +369,15 @@ impl Watcher {
         let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            if tx.is_closed() {
+                // The daemon is gone: nobody to tell.
+                return Ok(());
+            }
+            if let Some(r) = self.again.take() {
+                let ev = self.resync(r).await?;
+                self.send_all(&tx, ev);
+                continue;
+            }
             let pending = if self.owe_resync {
                 Some(ResyncReason::ChannelFull)
             } else {
@@ -357,6 +386,7 @@ impl Watcher {
             tokio::select! {
                 biased;
                 () = &mut shutdown => return Ok(()),
+                () = tx.closed() => return Ok(()),
                 permit = tx.reserve(), if pending.is_some() => {
                     drop(permit);
                     self.owe_resync = false;
@@ -402,6 +432,8 @@ impl Watcher {
                         .dropped_events
                         .fetch_add(1, Ordering::Relaxed);
                     self.owe_resync = true;
+                    // Wake `KernelView::changed` so the drop is seen.
+                    self.publish.send_modify(|_| ());
                 }
                 Err(mpsc::error::TrySendError::Closed(_)) => {}
             }
@@ -420,14 +452,7 @@ impl Watcher {
                     events.extend(a.events);
                     resync = resync.or(a.resync);
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "undecodable rtnetlink message; re-dumping");
-                    self.view
-                        .counters
-                        .undecodable
-                        .fetch_add(1, Ordering::Relaxed);
-                    resync = Some(ResyncReason::Undecodable);
-                }
+                Err(e) => resync = Some(self.undecodable(&e)),
             }
         }
         if !events.is_empty() {
@@ -435,9 +460,25 @@ impl Watcher {
                 .counters
                 .reassertions
                 .store(self.mirror.reassertions(), Ordering::Relaxed);
-            self.view.publish(&self.mirror);
+            self.publish();
         }
         (events, resync)
+    }
+
+    fn publish(&self) {
+        self.publish
+            .send_replace(Arc::new(MirrorSnapshot::of(&self.mirror)));
+    }
+
+    /// Count and log a message we could not decode: its effect is unknown,
+    /// so the answer is a re-dump.
+    fn undecodable(&self, e: &super::wire::WireError) -> ResyncReason {
+        tracing::warn!(error = %e, "undecodable rtnetlink message; re-dumping");
+        self.view
+            .counters
+            .undecodable
+            .fetch_add(1, Ordering::Relaxed);
+        ResyncReason::Undecodable
     }
 
     async fn recv(&mut self) -> Result<Recv, KernelError> {
@@ -502,12 +543,7 @@ impl Watcher {
                     let (head, msg) = match m {
                         Ok(x) => x,
                         Err(e) => {
-                            tracing::warn!(error = %e, "undecodable rtnetlink message during a dump");
-                            self.view
-                                .counters
-                                .undecodable
-                                .fetch_add(1, Ordering::Relaxed);
-                            spoiled = Some(ResyncReason::Undecodable);
+                            spoiled = Some(self.undecodable(&e));
                             continue;
                         }
                     };
@@ -521,6 +557,23 @@ impl Watcher {
                     match msg {
                         Message::Done => break 'dump,
                         Message::Error(0) => {}
+                        // The reply did not fit the receive buffer: the dump
+                        // ended early; dump again.
+                        Message::Error(code) if -code == nix::libc::ENOBUFS => {
+                            self.view.counters.overruns.fetch_add(1, Ordering::Relaxed);
+                            spoiled = Some(ResyncReason::Overrun);
+                            break 'dump;
+                        }
+                        // The dump could not run or was cut short: again.
+                        Message::Error(code)
+                            if -code == nix::libc::EBUSY || -code == nix::libc::EINTR =>
+                        {
+                            spoiled = Some(ResyncReason::DumpInterrupted);
+                            break 'dump;
+                        }
+                        // A filtered dump of a table that does not exist
+                        // (yet) in this family: it is empty.
+                        Message::Error(code) if -code == nix::libc::ENOENT => break 'dump,
                         Message::Error(code) => {
                             return Err(KernelError::Refused {
                                 what: format!(

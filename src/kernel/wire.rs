@@ -668,6 +668,73 @@ mod tests {
         assert_eq!(show, expected);
     }
 
+    /// Links and addresses as the kernel announced them while `va` came up,
+    /// got addresses, lost its IPv4 one and went down (README.md).
+    #[test]
+    fn golden_link_and_address_events() {
+        let bytes = include_bytes!("../../tests/data/kernel/link-addr-monitor.bin");
+        let got: Vec<String> = decode_all(bytes)
+            .into_iter()
+            .filter_map(|m| match m {
+                Message::NewLink(l) => Some(format!("link {} {} up={}", l.ifindex, l.name, l.up)),
+                Message::NewAddr(a) => {
+                    Some(format!("+addr {} {}/{}", a.ifindex, a.prefix.addr(), a.len))
+                }
+                Message::DelAddr(a) => {
+                    Some(format!("-addr {} {}/{}", a.ifindex, a.prefix.addr(), a.len))
+                }
+                _ => None,
+            })
+            .collect();
+        // Link down takes the IPv6 addresses with it (not the IPv4 one).
+        assert_eq!(
+            got,
+            [
+                "link 3 va up=true",
+                "link 3 va up=true",
+                "link 2 vb up=true",
+                "+addr 3 10.9.0.1/24",
+                "+addr 3 2001:db8:9::1/64",
+                "-addr 3 10.9.0.1/24",
+                "link 3 va up=false",
+                "-addr 3 2001:db8:9::1/64",
+                "-addr 3 fe80::4c19:fbff:fec5:cdd/64",
+                "link 2 vb up=false",
+            ]
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever the bytes, decoding returns values, never panics.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            for f in frames(&bytes).flatten() {
+                let _ = decode(&f);
+            }
+            let _ = decode_route(&bytes);
+            let _ = decode_link(&bytes);
+            let _ = decode_addr(&bytes);
+            let _ = crate::kernel::nexthop::decode_nexthop(&bytes);
+        }
+
+        /// Real captures with one byte changed still decode to values.
+        #[test]
+        fn corrupted_captures_never_panic(at in 0usize..876, to in proptest::num::u8::ANY) {
+            let mut b = include_bytes!("../../tests/data/kernel/route-dump-table198.bin").to_vec();
+            let i = at % b.len();
+            b[i] = to;
+            for f in frames(&b).flatten() {
+                let _ = decode(&f);
+            }
+            let mut n = include_bytes!("../../tests/data/kernel/nexthop-dump.bin").to_vec();
+            let j = at % n.len();
+            n[j] = to;
+            for f in frames(&n).flatten() {
+                let _ = decode(&f);
+            }
+        }
+    }
+
     #[test]
     fn framing_errors_are_values() {
         // nlmsg_len larger than the datagram.
