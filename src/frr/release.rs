@@ -118,9 +118,21 @@ mod tests {
     #[test]
     fn parses_the_three_lab_releases() {
         let cases = [
-            ("FRRouting 8.4.4 (rb-node1) on Linux(6.18.44).\nCopyright", Numbering::V8_2, false),
-            ("FRRouting 10.3 (rb-node1) on Linux(6.18.44).\n", Numbering::V10_3, true),
-            ("FRRouting 10.7.1 (rb-node1) on Linux(6.18.44).\n", Numbering::V10_3, true),
+            (
+                "FRRouting 8.4.4 (rb-node1) on Linux(6.18.44).\nCopyright",
+                Numbering::V8_2,
+                false,
+            ),
+            (
+                "FRRouting 10.3 (rb-node1) on Linux(6.18.44).\n",
+                Numbering::V10_3,
+                true,
+            ),
+            (
+                "FRRouting 10.7.1 (rb-node1) on Linux(6.18.44).\n",
+                Numbering::V10_3,
+                true,
+            ),
             ("FRRouting 10.1.2 (x) on Linux", Numbering::V10_0, true),
             ("FRRouting 10.0 (x) on Linux", Numbering::V10_0, false),
             ("FRRouting 10.4-dev (x) on Linux", Numbering::V10_3, true),

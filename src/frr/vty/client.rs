@@ -24,8 +24,8 @@ use tokio_util::codec::Framed;
 
 use super::codec::{VtyCodec, VtyError, VtyReply, check_command};
 use super::json::{
-    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_advertised,
-    parse_route_table, parse_summary, table_mode_from_config,
+    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_advertised, parse_route_table,
+    parse_summary, table_mode_from_config,
 };
 use crate::frr::release::Release;
 use crate::frr::zapi::codec::Afi;
@@ -158,7 +158,10 @@ impl VtyClient {
                 Err(e) => return Err(e),
             }
         }
-        Err(VtyError::Io(format!("{}: retry failed", self.path.display())))
+        Err(VtyError::Io(format!(
+            "{}: retry failed",
+            self.path.display()
+        )))
     }
 
     /// Runs a show command and fails unless it succeeded.
@@ -322,21 +325,22 @@ fn is_afi(s: &str) -> bool {
 /// `address-family ipv4|ipv6 unicast`, `[no] redistribute table|table-direct
 /// N [route-map NAME]`, `exit-address-family`, `exit` (bgpd).
 pub fn allowed_config(cmd: &str) -> Result<(), VtyError> {
-    let w: Vec<&str> = cmd.split_whitespace().collect();
-    let w: &[&str] = match w.as_slice() {
-        ["no", rest @ ..] => rest,
-        all => all,
+    let all: Vec<&str> = cmd.split_whitespace().collect();
+    // `no` only undoes what healing re-applies: never a BGP instance or an AFI.
+    let (negated, w): (bool, &[&str]) = match all.as_slice() {
+        ["no", rest @ ..] => (true, rest),
+        all => (false, all),
     };
     let ok = match w {
         ["ip", "import-table", n] => is_num(n, 1, 252),
         ["ip", "import-table", n, "distance", d] => is_num(n, 1, 252) && is_num(d, 1, 255),
-        ["router", "bgp", asn] => is_num(asn, 1, u64::from(u32::MAX)),
-        ["address-family", afi, "unicast"] => is_afi(afi),
         ["redistribute", "table" | "table-direct", n] => is_num(n, 1, 65535),
         ["redistribute", "table" | "table-direct", n, "route-map", m] => {
             is_num(n, 1, 65535) && is_name(m)
         }
-        ["exit-address-family"] | ["exit"] => cmd.trim() == w.join(" "),
+        ["router", "bgp", asn] => !negated && is_num(asn, 1, u64::from(u32::MAX)),
+        ["address-family", afi, "unicast"] => !negated && is_afi(afi),
+        ["exit-address-family"] | ["exit"] => !negated,
         _ => false,
     };
     if ok {
@@ -354,9 +358,7 @@ pub fn allowed_exec(cmd: &str) -> Result<(), VtyError> {
     let peer_ok = |p: &str| p == "*" || p.parse::<IpAddr>().is_ok();
     let ok = match w.as_slice() {
         ["clear", "bgp", afi, "unicast", p, "soft", "out"] => is_afi(afi) && peer_ok(p),
-        ["clear", "bgp", p, "soft", "out"] | ["clear", "ip", "bgp", p, "soft", "out"] => {
-            peer_ok(p)
-        }
+        ["clear", "bgp", p, "soft", "out"] | ["clear", "ip", "bgp", p, "soft", "out"] => peer_ok(p),
         _ => false,
     };
     if ok {
@@ -400,6 +402,8 @@ mod tests {
             "ip import-table 253",
             "ip import-table 198 route-map X",
             "no router bgp 64512",
+            "no address-family ipv4 unicast",
+            "no exit",
             "neighbor 1.2.3.4 remote-as 1",
             "write memory",
             "ip route 0.0.0.0/0 blackhole",
@@ -418,7 +422,10 @@ mod tests {
             "clear ip bgp * soft in",
             "clear bgp ipv4 unicast evil soft out",
         ] {
-            assert!(matches!(allowed_exec(c), Err(VtyError::NotAllowed(_))), "{c}");
+            assert!(
+                matches!(allowed_exec(c), Err(VtyError::NotAllowed(_))),
+                "{c}"
+            );
         }
     }
 

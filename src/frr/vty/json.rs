@@ -232,7 +232,8 @@ mod tests {
 
     #[test]
     fn table_mode_is_read_from_config() {
-        let c = "router bgp 1\n address-family ipv4 unicast\n  redistribute table 198 route-map X\n";
+        let c =
+            "router bgp 1\n address-family ipv4 unicast\n  redistribute table 198 route-map X\n";
         assert_eq!(table_mode_from_config(c, 198), Some(TableMode::ImportTable));
         assert_eq!(table_mode_from_config(c, 199), None);
         let c = "  redistribute table-direct 198 route-map X\n";

@@ -42,7 +42,9 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tracing::{debug, info, warn};
 
-use super::codec::{Afi, Command, Dialect, FrameCodec, Hello, ROUTE_SYSTEM, Redistribute, ZapiRoute};
+use super::codec::{
+    Afi, Command, Dialect, FrameCodec, Hello, ROUTE_SYSTEM, Redistribute, ZapiRoute,
+};
 use crate::frr::release::Release;
 use crate::frr::vty::client::VtyClient;
 use crate::frr::vty::json::TableMode;
