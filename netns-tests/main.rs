@@ -4,4 +4,5 @@
 
 mod support;
 
+mod frr_clients;
 mod lab_ecmp;

@@ -1,3 +1,5 @@
+# Captures zebra's ZAPI frames and vty replies for tests/data/frr (see README.md).
+# Usage, inside the node's namespace: capture.py SOCKDIR 8.4|10.3|10.7 OUT.json
 import socket, struct, sys, subprocess, time, select, json
 sockdir, rel, out = sys.argv[1], sys.argv[2], sys.argv[3]
 if rel == "8.4":
@@ -6,16 +8,6 @@ else:
     HELLO, RADD, TYPE, hello_body = 19, 12, 31, bytes(8)
 def frame(cmd, body):
     return struct.pack(">HBBIH", 10+len(body), 0xFE, 6, 0, cmd) + body
-def vty(cmd, d="zebra"):
-    s = socket.socket(socket.AF_UNIX); s.connect(f"{sockdir}/{d}.vty")
-    s.sendall(cmd.encode()+b"\0"); buf=b""
-    while True:
-        b = s.recv(65536)
-        if not b: break
-        buf += b
-        i = buf.find(b"\0")
-        if i >= 0 and len(buf) >= i+4: break
-    s.close(); return buf
 def vty2(cmds, d):
     s = socket.socket(socket.AF_UNIX); s.connect(f"{sockdir}/{d}.vty")
     for cmd in cmds:
@@ -27,6 +19,8 @@ def vty2(cmds, d):
             i = buf.find(b"\0")
             if i >= 0 and len(buf) >= i+4: break
     s.close(); return buf
+def vty(cmd, d="zebra"):
+    return vty2([cmd], d)
 res = {"release": rel, "show_version_raw": vty("show version").hex(), "frames": []}
 z = socket.socket(socket.AF_UNIX); z.connect(f"{sockdir}/zserv.api")
 z.sendall(frame(HELLO, hello_body))
