@@ -6,5 +6,6 @@ mod support;
 
 mod bridge;
 mod kernel_mirror;
+mod frr_clients;
 mod lab_ecmp;
 mod render;

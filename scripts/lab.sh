@@ -379,6 +379,32 @@ cmd_node_config() { # NODE FILE
     cat "$file" >"$LAB_DIR/$node/frr.conf"
     start_frr "$node"
     log "$node restarted with $file"
+# --- zebra restarts (ZAPI reconnect tests) ------------------------------------------
+
+cmd_zebra() { # NODE stop|start: stop = SIGKILL (a crash), waits until it is gone
+    [[ $# -eq 2 ]] || die "usage: lab.sh zebra NODE stop|start"
+    load_state
+    local ns=$1 run pid deadline
+    [[ $ns =~ ^rb-(router|node[0-9]+)$ ]] || ns=rb-node${ns#node}
+    ip netns list | grep -qE "^$ns\b" || die "zebra: no namespace $ns"
+    run=/run/frr/$ns
+    case $2 in
+        stop)
+            pid=$(cat "${FRR_ROOT:-}$run/zebra.pid" 2>/dev/null) || die "zebra: no pid file for $ns (is zebra running?)"
+            kill -KILL "$pid" 2>/dev/null || die "zebra: pid $pid of $ns is not running"
+            deadline=$((SECONDS + 5))
+            while kill -0 "$pid" 2>/dev/null; do
+                ((SECONDS < deadline)) || die "zebra: pid $pid of $ns survived SIGKILL for 5 s"
+                sleep 0.05
+            done
+            ;;
+        start)
+            in_ns "$ns" /usr/lib/frr/zebra -d -N "$ns" -f "/run/ribbridge-lab/$ns/frr.conf" -i "$run/zebra.pid" \
+                </dev/null >/dev/null 2>>"${FRR_ROOT:-}/run/ribbridge-lab/$ns/stderr.log" \
+                || die "zebra failed to start in $ns; see $LAB_DIR/$ns/frr.log"
+            ;;
+        *) die "zebra: '$2' is not stop or start" ;;
+    esac
 }
 
 # --- main ---------------------------------------------------------------------------
@@ -405,5 +431,6 @@ case $sub in
     vip-del) need_root; cmd_vip del "$@" ;;
     vip-reassert) need_root; cmd_vip reassert "$@" ;;
     node-config) need_root; cmd_node_config "$@" ;;
+    zebra) need_root; cmd_zebra "$@" ;;
     *) die "unknown command '$sub' (up, down, status, sockdir, exec, vtysh, vip-add, vip-del, vip-reassert)" ;;
 esac

@@ -325,21 +325,22 @@ fn is_afi(s: &str) -> bool {
 /// `address-family ipv4|ipv6 unicast`, `[no] redistribute table|table-direct
 /// N [route-map NAME]`, `exit-address-family`, `exit` (bgpd).
 pub fn allowed_config(cmd: &str) -> Result<(), VtyError> {
-    let w: Vec<&str> = cmd.split_whitespace().collect();
-    let w: &[&str] = match w.as_slice() {
-        ["no", rest @ ..] => rest,
-        all => all,
+    let all: Vec<&str> = cmd.split_whitespace().collect();
+    // `no` only undoes what healing re-applies: never a BGP instance or an AFI.
+    let (negated, w): (bool, &[&str]) = match all.as_slice() {
+        ["no", rest @ ..] => (true, rest),
+        all => (false, all),
     };
     let ok = match w {
         ["ip", "import-table", n] => is_num(n, 1, 252),
         ["ip", "import-table", n, "distance", d] => is_num(n, 1, 252) && is_num(d, 1, 255),
-        ["router", "bgp", asn] => is_num(asn, 1, u64::from(u32::MAX)),
-        ["address-family", afi, "unicast"] => is_afi(afi),
         ["redistribute", "table" | "table-direct", n] => is_num(n, 1, 65535),
         ["redistribute", "table" | "table-direct", n, "route-map", m] => {
             is_num(n, 1, 65535) && is_name(m)
         }
-        ["exit-address-family"] | ["exit"] => cmd.trim() == w.join(" "),
+        ["router", "bgp", asn] => !negated && is_num(asn, 1, u64::from(u32::MAX)),
+        ["address-family", afi, "unicast"] => !negated && is_afi(afi),
+        ["exit-address-family"] | ["exit"] => !negated,
         _ => false,
     };
     if ok {
@@ -401,6 +402,8 @@ mod tests {
             "ip import-table 253",
             "ip import-table 198 route-map X",
             "no router bgp 64512",
+            "no address-family ipv4 unicast",
+            "no exit",
             "neighbor 1.2.3.4 remote-as 1",
             "write memory",
             "ip route 0.0.0.0/0 blackhole",

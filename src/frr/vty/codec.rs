@@ -272,3 +272,67 @@ pub fn decode_command(src: &mut BytesMut) -> Option<String> {
     let c = src.split_to(pos + 1);
     Some(String::from_utf8_lossy(&c[..pos]).into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_split_trailer_waits_and_a_bad_one_is_an_error() {
+        let mut c = VtyCodec::default();
+        let mut b = BytesMut::from(&b"hello\0\0"[..]);
+        assert_eq!(c.decode(&mut b), Ok(None));
+        b.extend_from_slice(&[0, 2]);
+        let r = c.decode(&mut b).unwrap().unwrap();
+        assert_eq!((r.status, r.text.as_str()), (VtyStatus::NoMatch, "hello"));
+        let mut b = BytesMut::from(&b"x\0\x01\0\0"[..]);
+        assert!(matches!(c.decode(&mut b), Err(VtyError::BadTrailer(_))));
+    }
+
+    #[test]
+    fn commands_that_cannot_travel_are_refused() {
+        let mut b = BytesMut::new();
+        for bad in ["a\0b", "a\nb", &"x".repeat(MAX_COMMAND)] {
+            assert!(VtyCodec::default().encode(bad, &mut b).is_err());
+        }
+        VtyCodec::default().encode("show version", &mut b).unwrap();
+        assert_eq!(&b[..], b"show version\0");
+        assert_eq!(decode_command(&mut b).as_deref(), Some("show version"));
+    }
+
+    proptest! {
+        #[test]
+        fn replies_round_trip_in_any_chunks(
+            replies in proptest::collection::vec(("[^\u{0}]{0,200}", any::<u8>()), 1..5),
+            chunk in 1usize..50,
+        ) {
+            let mut raw = BytesMut::new();
+            let want: Vec<VtyReply> = replies
+                .iter()
+                .map(|(t, s)| VtyReply { status: VtyStatus::from_code(*s), text: t.clone() })
+                .collect();
+            for r in &want { encode_reply(r, &mut raw).unwrap(); }
+            let mut c = VtyCodec::default();
+            let mut buf = BytesMut::new();
+            let mut got = Vec::new();
+            for piece in raw.chunks(chunk) {
+                buf.extend_from_slice(piece);
+                while let Some(r) = c.decode(&mut buf).unwrap() { got.push(r); }
+            }
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn status_codes_round_trip(code in any::<u8>()) {
+            prop_assert_eq!(VtyStatus::from_code(code).code(), code);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(raw in proptest::collection::vec(any::<u8>(), 0..400)) {
+            let mut c = VtyCodec::default();
+            let mut buf = BytesMut::from(&raw[..]);
+            while let Ok(Some(_)) = c.decode(&mut buf) {}
+        }
+    }
+}
