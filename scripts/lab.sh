@@ -379,6 +379,8 @@ cmd_node_config() { # NODE FILE
     cat "$file" >"$LAB_DIR/$node/frr.conf"
     start_frr "$node"
     log "$node restarted with $file"
+}
+
 # --- zebra restarts (ZAPI reconnect tests) ------------------------------------------
 
 cmd_zebra() { # NODE stop|start: stop = SIGKILL (a crash), waits until it is gone
@@ -432,5 +434,5 @@ case $sub in
     vip-reassert) need_root; cmd_vip reassert "$@" ;;
     node-config) need_root; cmd_node_config "$@" ;;
     zebra) need_root; cmd_zebra "$@" ;;
-    *) die "unknown command '$sub' (up, down, status, sockdir, exec, vtysh, vip-add, vip-del, vip-reassert)" ;;
+    *) die "unknown command '$sub' (up, down, status, sockdir, exec, vtysh, vip-add, vip-del, vip-reassert, node-config, zebra)" ;;
 esac
