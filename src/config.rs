@@ -153,22 +153,13 @@ pub fn resolve(file: FileConfig, path: &Path) -> Result<Settings, String> {
     }
     s.record = file.record;
     if let Some(g) = file.grace_ms {
-        if !(10..=600_000).contains(&g) {
-            return Err(at("grace_ms", format!("{g} is outside 10..=600000")));
-        }
-        s.grace_ms = g;
+        s.grace_ms = in_range(g, GRACE_MS).map_err(|m| at("grace_ms", m))?;
     }
     if let Some(g) = file.bgp_grace_ms {
-        if !(10..=600_000).contains(&g) {
-            return Err(at("bgp_grace_ms", format!("{g} is outside 10..=600000")));
-        }
-        s.bgp_grace_ms = g;
+        s.bgp_grace_ms = in_range(g, GRACE_MS).map_err(|m| at("bgp_grace_ms", m))?;
     }
     if let Some(n) = file.max_attempts {
-        if !(1..=100).contains(&n) {
-            return Err(at("max_attempts", format!("{n} is outside 1..=100")));
-        }
-        s.max_attempts = n;
+        s.max_attempts = in_range(n, 1..=100).map_err(|m| at("max_attempts", m))?;
     }
     if let Some(h) = file.heal_addresses {
         s.heal_addresses = h;
@@ -177,18 +168,31 @@ pub fn resolve(file: FileConfig, path: &Path) -> Result<Settings, String> {
         s.table_mode = Some(parse_table_mode(&t).map_err(|m| at("table_mode", m))?);
     }
     if let Some(p) = file.bgp_poll_secs {
-        if !(1..=3600).contains(&p) {
-            return Err(at("bgp_poll_secs", format!("{p} is outside 1..=3600")));
-        }
-        s.bgp_poll_secs = p;
+        s.bgp_poll_secs = in_range(p, 1..=3600).map_err(|m| at("bgp_poll_secs", m))?;
     }
     if let Some(r) = file.resync_secs {
-        if !(1..=86_400).contains(&r) {
-            return Err(at("resync_secs", format!("{r} is outside 1..=86400")));
-        }
-        s.resync_secs = r;
+        s.resync_secs = in_range(r, 1..=86_400).map_err(|m| at("resync_secs", m))?;
     }
     Ok(s)
+}
+
+/// Allowed graces, milliseconds.
+pub const GRACE_MS: std::ops::RangeInclusive<u64> = 10..=600_000;
+
+/// `v` when inside `range`, else an error that names the range.
+pub fn in_range<T: PartialOrd + std::fmt::Display>(
+    v: T,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<T, String> {
+    if range.contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{v} is outside {}..={}",
+            range.start(),
+            range.end()
+        ))
+    }
 }
 
 /// Tables must be real kernel tables: not 0 (unspec) nor 253-255 (default,

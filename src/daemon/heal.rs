@@ -88,6 +88,9 @@ async fn execute(job: Job) -> Result<(), String> {
     }
 }
 
+/// Time between replacing the route and re-adding the address.
+const ADDRESS_SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
+
 fn kernel_heal(action: HealAction, route: &Route, tables: Vec<TableId>) -> Result<(), String> {
     let mut w = KernelWriter::new(tables).map_err(|e| e.to_string())?;
     match action {
@@ -96,11 +99,14 @@ fn kernel_heal(action: HealAction, route: &Route, tables: Vec<TableId>) -> Resul
         HealAction::AddressCycle => {
             // 10.3: the address hides the route from zebra. Remove it, make
             // zebra learn the route, put the address back.
-            w.remove_address_on_lo(route.prefix)
-                .map_err(|e| e.to_string())?;
+            w.remove_address_on_lo(route.prefix).map_err(|e| e.to_string())?;
             let r = w.replace_toggling_realm(route).map(|_| ());
-            w.add_address_on_lo(route.prefix)
-                .map_err(|e| e.to_string())?;
+            // zebra must have processed the route before the address comes
+            // back (its meta-queue holds work ~10 ms): close together, the
+            // address hides the route again (FRRouting/frr#22654). The core
+            // verifies the result and retries if this was not enough.
+            std::thread::sleep(ADDRESS_SETTLE);
+            w.add_address_on_lo(route.prefix).map_err(|e| e.to_string())?;
             r
         }
         HealAction::ReimportTable => Ok(()),

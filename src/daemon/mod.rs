@@ -12,7 +12,7 @@ mod owner;
 pub mod translate;
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -110,10 +110,7 @@ pub fn settings(args: &RunArgs) -> Result<Settings, String> {
         s.record = Some(r.clone());
     }
     if let Some(g) = args.grace_ms {
-        if !(10..=600_000).contains(&g) {
-            return Err(flag("grace-ms", format!("{g} is outside 10..=600000")));
-        }
-        s.grace_ms = g;
+        s.grace_ms = config::in_range(g, config::GRACE_MS).map_err(|m| flag("grace-ms", m))?;
     }
     if args.heal_addresses {
         s.heal_addresses = true;
@@ -275,10 +272,4 @@ pub fn oneshot(
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     rt.block_on(owner::oneshot(&s))
-}
-
-/// The socket paths under an FRR directory, checked for presence so the
-/// error says which one is missing.
-pub fn frr_socket(dir: &Path, name: &str) -> PathBuf {
-    dir.join(name)
 }

@@ -81,9 +81,7 @@ impl Owner {
             })?)),
             None => None,
         };
-        let zero_unix_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let zero_unix_ms = now_unix_ms();
         Ok(Owner {
             state: State::new(super::core_config(s), 0),
             start: Instant::now(),
