@@ -119,14 +119,13 @@ impl Mirror {
                         ifindex: l.ifindex,
                         name: l.name.clone(),
                     });
-                } else if !l.up && was_up != Some(false) {
+                } else if !l.up && was_up == Some(true) {
+                    // A link that appears down was never up: no event.
                     out.events.push(KernelEvent::LinkDown {
                         ifindex: l.ifindex,
                         name: l.name.clone(),
                     });
-                    if was_up == Some(true) {
-                        out.resync = Some(ResyncReason::LinkDown);
-                    }
+                    out.resync = Some(ResyncReason::LinkDown);
                 }
                 self.links.insert(l.ifindex, l);
             }
