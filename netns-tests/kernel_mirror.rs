@@ -20,7 +20,7 @@ use crate::support::{in_netns, require_root};
 const TABLE: u32 = 198;
 const LIMIT: Duration = Duration::from_secs(20);
 
-/// A namespace of our own with veth `va` (10.9.0.1/24, 2001:db8:9::1/64)
+/// A namespace of our own (`rbk-TAG-PID`) with veth `va` (10.9.0.1/24, 2001:db8:9::1/64)
 /// and its peer `vb` (10.9.0.254/24, 2001:db8:9::fe/64), both up. Dropping
 /// it deletes the namespace (and everything in it).
 struct Ns {
@@ -30,7 +30,8 @@ struct Ns {
 impl Ns {
     fn new(tag: &str) -> Ns {
         require_root();
-        let name = format!("rbk-{tag}");
+        // The process id keeps two test runs (two worktrees) apart.
+        let name = format!("rbk-{tag}-{}", std::process::id());
         let _ = Command::new("ip").args(["netns", "del", &name]).output();
         run(&["ip", "netns", "add", &name]);
         let ns = Ns { name };
@@ -474,6 +475,11 @@ async fn kernel_mirror_link_down_flushes_silently() {
         ns.ip_routes(false),
         ns.ip_routes(true)
     );
+    // Back up: the carrier returns to vb and the kernel clears `linkdown`
+    // on its route without a route event.
+    ns.ip("link set va up");
+    m.expect_resync(ResyncReason::LinkUp).await;
+    m.settle(&ns, "va up again").await;
     let flushed_without_event = m
         .seen
         .iter()

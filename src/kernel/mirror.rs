@@ -120,12 +120,22 @@ impl Mirror {
                         name: l.name.clone(),
                     });
                 } else if !l.up && was_up == Some(true) {
-                    // A link that appears down was never up: no event.
                     out.events.push(KernelEvent::LinkDown {
                         ifindex: l.ifindex,
                         name: l.name.clone(),
                     });
-                    out.resync = Some(ResyncReason::LinkDown);
+                }
+                // Any news of a known link, even one that looks unchanged:
+                // the kernel flips the link's state bit first and flushes
+                // or flags (`linkdown`) its routes later, without route
+                // events, then sends this message; a dump in between saw
+                // the new link state with the old routes. Dump again.
+                if was_up.is_some() {
+                    out.resync = Some(if l.up {
+                        ResyncReason::LinkUp
+                    } else {
+                        ResyncReason::LinkDown
+                    });
                 }
                 self.links.insert(l.ifindex, l);
             }
@@ -583,6 +593,11 @@ mod tests {
             up: true,
         };
         assert!(m.apply(Message::NewLink(up.clone())).resync.is_none());
+        // Known link, news again: dump (the routes may lag the link state).
+        assert_eq!(
+            m.apply(Message::NewLink(up.clone())).resync,
+            Some(ResyncReason::LinkUp)
+        );
         let down = Link { up: false, ..up };
         let a = m.apply(Message::NewLink(down));
         assert_eq!(a.resync, Some(ResyncReason::LinkDown));

@@ -39,7 +39,11 @@
 //! a netns test or a golden capture):
 //! - IPv4 routes via a device that goes down, or whose last IPv4 address is
 //!   removed, vanish without `RTM_DELROUTE`; IPv6 routes get one. Nexthop
-//!   objects on a downed device vanish without `RTM_DELNEXTHOP`.
+//!   objects on a downed device vanish without `RTM_DELNEXTHOP`. Carrier
+//!   loss and return set and clear `linkdown` on routes without events, and
+//!   a link dump shows the new link state before the routes change (the
+//!   `RTM_NEWLINK` comes after them): every `RTM_NEWLINK` of a known link
+//!   triggers a re-dump.
 //! - An identical IPv4 `replace` emits nothing; an IPv6 one emits the route
 //!   again. IPv6 accepts `realm` and drops it.
 //! - IPv6 appends a multipath leg with an event listing the new leg first
