@@ -70,7 +70,13 @@ impl KernelWriter {
             Err(KernelError::Refused { errno, .. }) if errno == nix::libc::ESRCH => {}
             other => other?,
         }
-        self.route_request(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, route, "add")
+        // If this fails the route stays deleted: the error says so.
+        self.route_request(
+            RTM_NEWROUTE,
+            NLM_F_CREATE | NLM_F_EXCL,
+            route,
+            "re-add (after the delete succeeded: the route is now absent)",
+        )
     }
 
     /// Add `prefix` (a host prefix) as an address of `lo`.

@@ -119,14 +119,23 @@ impl Mirror {
                         ifindex: l.ifindex,
                         name: l.name.clone(),
                     });
-                } else if !l.up && was_up != Some(false) {
+                } else if !l.up && was_up == Some(true) {
                     out.events.push(KernelEvent::LinkDown {
                         ifindex: l.ifindex,
                         name: l.name.clone(),
                     });
-                    if was_up == Some(true) {
-                        out.resync = Some(ResyncReason::LinkDown);
-                    }
+                }
+                // Any news of a known link, even one that looks unchanged:
+                // the kernel flips the link's state bit first and flushes
+                // or flags (`linkdown`) its routes later, without route
+                // events, then sends this message; a dump in between saw
+                // the new link state with the old routes. Dump again.
+                if was_up.is_some() {
+                    out.resync = Some(if l.up {
+                        ResyncReason::LinkUp
+                    } else {
+                        ResyncReason::LinkDown
+                    });
                 }
                 self.links.insert(l.ifindex, l);
             }
@@ -584,6 +593,11 @@ mod tests {
             up: true,
         };
         assert!(m.apply(Message::NewLink(up.clone())).resync.is_none());
+        // Known link, news again: dump (the routes may lag the link state).
+        assert_eq!(
+            m.apply(Message::NewLink(up.clone())).resync,
+            Some(ResyncReason::LinkUp)
+        );
         let down = Link { up: false, ..up };
         let a = m.apply(Message::NewLink(down));
         assert_eq!(a.resync, Some(ResyncReason::LinkDown));

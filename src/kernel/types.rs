@@ -179,8 +179,12 @@ pub enum ResyncReason {
     Overrun,
     /// A dump came back with `NLM_F_DUMP_INTR`: it may be inconsistent.
     DumpInterrupted,
-    /// A link went down: the kernel flushes IPv4 routes without events.
+    /// A link went down: the kernel flushes IPv4 routes without events
+    /// (or, on carrier loss, flags them `linkdown`, also without events).
     LinkDown,
+    /// A link's carrier came back: the kernel clears `linkdown` without
+    /// events.
+    LinkUp,
     /// An address was removed: same silent flush.
     AddressRemoved,
     /// A message could not be decoded: its effect is unknown.
@@ -193,11 +197,12 @@ pub enum ResyncReason {
 
 impl ResyncReason {
     /// Every reason, for counters and metrics labels.
-    pub const ALL: [ResyncReason; 8] = [
+    pub const ALL: [ResyncReason; 9] = [
         ResyncReason::Startup,
         ResyncReason::Overrun,
         ResyncReason::DumpInterrupted,
         ResyncReason::LinkDown,
+        ResyncReason::LinkUp,
         ResyncReason::AddressRemoved,
         ResyncReason::Undecodable,
         ResyncReason::Timer,
@@ -211,6 +216,7 @@ impl ResyncReason {
             ResyncReason::Overrun => "overrun",
             ResyncReason::DumpInterrupted => "dump_interrupted",
             ResyncReason::LinkDown => "link_down",
+            ResyncReason::LinkUp => "link_up",
             ResyncReason::AddressRemoved => "address_removed",
             ResyncReason::Undecodable => "undecodable",
             ResyncReason::Timer => "timer",

@@ -1,8 +1,9 @@
-//! The kernel task: one rtnetlink socket, subscribed before it dumps, that
-//! keeps the `Mirror` exact and emits `KernelEvent`s into a bounded channel.
+//! The kernel task: an rtnetlink socket subscribed before any dump, and a
+//! second one for dumps (see the module doc of `kernel` for why), that keep
+//! the `Mirror` exact and emit `KernelEvent`s into a bounded channel.
 //!
 //! Contract:
-//! - `Watcher::new` opens and configures the socket synchronously in the
+//! - `Watcher::new` opens and configures the sockets synchronously in the
 //!   calling thread's network namespace (enter a tokio runtime first); it
 //!   joins the link, address, route and nexthop groups before any dump.
 //! - `run` does the startup dump, then applies events; it re-dumps (and
@@ -47,6 +48,9 @@ const RECV_BUF: usize = 256 * 1024;
 /// Re-dumps in a row that may be spoiled (overrun, interrupted) before the
 /// watcher accepts the last one and tries again at the next trigger.
 const MAX_DUMP_ATTEMPTS: u32 = 8;
+/// How long a pre-dump drain may last before the dump goes ahead anyway
+/// (marked spoiled).
+const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 
 /// How the kernel task is set up.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -245,8 +249,10 @@ impl KernelView {
 
 /// The kernel task.
 pub struct Watcher {
+    /// Joined to the groups; never used for requests.
     sock: TokioSocket,
-    port: u32,
+    /// Dumps only (no groups), so a multicast flood cannot stall a dump.
+    dumper: TokioSocket,
     seq: u32,
     config: WatcherConfig,
     mirror: Mirror,
@@ -267,7 +273,7 @@ impl Watcher {
         let mut tsock =
             TokioSocket::new(NETLINK_ROUTE).map_err(sock_err("socket(NETLINK_ROUTE)"))?;
         let sock = tsock.socket_mut();
-        let addr = sock.bind_auto().map_err(sock_err("bind"))?;
+        sock.bind_auto().map_err(sock_err("bind"))?;
         set_rcvbuf(sock, config.rcvbuf)?;
         sock.set_netlink_get_strict_chk(true)
             .map_err(sock_err("NETLINK_GET_STRICT_CHK (needs Linux >= 4.20)"))?;
@@ -276,11 +282,17 @@ impl Watcher {
                 .map_err(sock_err("NETLINK_ADD_MEMBERSHIP"))?;
         }
         let sock = tsock;
+        let mut dumper =
+            TokioSocket::new(NETLINK_ROUTE).map_err(sock_err("socket(NETLINK_ROUTE) for dumps"))?;
+        let d = dumper.socket_mut();
+        d.bind_auto().map_err(sock_err("bind (dump socket)"))?;
+        d.set_netlink_get_strict_chk(true)
+            .map_err(sock_err("NETLINK_GET_STRICT_CHK (needs Linux >= 4.20)"))?;
         let mirror = Mirror::new(config.tables.iter().copied());
         let (publish, snapshot) = watch::channel(Arc::default());
         Ok(Watcher {
             sock,
-            port: addr.port_number(),
+            dumper,
             seq: 0,
             config,
             mirror,
@@ -500,21 +512,95 @@ impl Watcher {
 
     async fn send(&mut self, msg: &[u8]) -> Result<(), KernelError> {
         let kernel = SocketAddr::new(0, 0);
-        self.sock
+        self.dumper
             .send_to(msg, &kernel)
             .await
             .map(|_| ())
             .map_err(sock_err("send dump request"))
     }
 
-    /// Dump links, addresses, nexthops, then each watched table in both
-    /// families into a new mirror; multicast messages that arrive meanwhile
-    /// are applied on top, in order (the newest state wins). Returns why the
-    /// dump cannot be trusted, if it cannot.
+    /// Empty the multicast socket's queue, keeping the messages in
+    /// `keep` when given. Returns why what was read cannot be trusted, if it
+    /// cannot.
+    ///
+    /// The kernel reports ENOBUFS once per congestion episode: after an
+    /// overrun it drops further notifications silently until the queue has
+    /// been empty once. Draining before a dump ends the episode, so any loss
+    /// after the dump started is reported again (and what is discarded is
+    /// older than the dump, which supersedes it). Draining after the dump
+    /// collects what changed meanwhile. Gives up after `DRAIN_LIMIT` (a
+    /// flood faster than we read).
+    async fn drain(
+        &mut self,
+        mut keep: Option<&mut Vec<Message>>,
+    ) -> Result<Option<ResyncReason>, KernelError> {
+        let start = tokio::time::Instant::now();
+        let mut n = 0u32;
+        let mut spoiled = None;
+        loop {
+            self.buf.clear();
+            match self.sock.socket_ref().recv(&mut self.buf, 0) {
+                Ok(_) => {
+                    if let Some(keep) = keep.as_deref_mut() {
+                        for m in decode_datagram(&self.buf) {
+                            match m {
+                                Ok((_, msg)) => keep.push(msg),
+                                Err(e) => spoiled = Some(self.undecodable(&e)),
+                            }
+                        }
+                    }
+                }
+                Err(e) if e.raw_os_error() == Some(nix::libc::ENOBUFS) => {
+                    self.view.counters.overruns.fetch_add(1, Ordering::Relaxed);
+                    if keep.is_some() {
+                        spoiled = Some(ResyncReason::Overrun);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(spoiled),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(KernelError::Socket {
+                        step: "recv (drain)",
+                        source: e,
+                    });
+                }
+            }
+            n = n.wrapping_add(1);
+            if n % 1024 == 0 {
+                if start.elapsed() > DRAIN_LIMIT {
+                    return Ok(Some(ResyncReason::Overrun));
+                }
+                // A long drain must not starve the other tasks.
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+
+    async fn recv_dump(&mut self) -> Result<usize, KernelError> {
+        loop {
+            self.buf.clear();
+            match self.dumper.recv(&mut self.buf).await {
+                Ok(()) => return Ok(self.buf.len()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(KernelError::Socket {
+                        step: "recv (dump)",
+                        source: e,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Drain the multicast socket, dump links, addresses, nexthops, then
+    /// each watched table in both families into a new mirror on the dump
+    /// socket, then apply on top, in order, the notifications that arrived
+    /// meanwhile (the newest state wins). Returns why the dump cannot be
+    /// trusted, if it cannot.
     async fn dump_all(&mut self) -> Result<(Mirror, Option<ResyncReason>), KernelError> {
         let mut next = Mirror::new(self.config.tables.iter().copied());
         let mut queued = Vec::new();
-        let mut spoiled = None;
+        let mut spoiled = self.drain(None).await?;
         let mut requests = vec![
             request(RTM_GETLINK, &[0u8; 16]),
             request(RTM_GETADDR, &[0u8; 8]),
@@ -531,14 +617,7 @@ impl Watcher {
             req[8..12].copy_from_slice(&seq.to_ne_bytes());
             self.send(&req).await?;
             'dump: loop {
-                let n = match self.recv().await? {
-                    Recv::Overrun => {
-                        self.view.counters.overruns.fetch_add(1, Ordering::Relaxed);
-                        spoiled = Some(ResyncReason::Overrun);
-                        continue;
-                    }
-                    Recv::Data(n) => n,
-                };
+                let n = self.recv_dump().await?;
                 for m in decode_datagram(&self.buf[..n]) {
                     let (head, msg) = match m {
                         Ok(x) => x,
@@ -547,8 +626,8 @@ impl Watcher {
                             continue;
                         }
                     };
-                    if head.port != self.port || head.seq != seq {
-                        queued.push(msg);
+                    if head.seq != seq {
+                        // A late answer to an earlier request: not ours now.
                         continue;
                     }
                     if head.flags & NLM_F_DUMP_INTR != 0 {
@@ -590,6 +669,9 @@ impl Watcher {
                 }
             }
         }
+        if let Some(r) = self.drain(Some(&mut queued)).await? {
+            spoiled = Some(r);
+        }
         for msg in queued {
             if let Some(r) = next.apply(msg).resync {
                 spoiled = spoiled.or(Some(r));
@@ -602,7 +684,6 @@ impl Watcher {
 impl fmt::Debug for Watcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Watcher")
-            .field("port", &self.port)
             .field("config", &self.config)
             .field("routes", &self.mirror.routes().count())
             .finish()
@@ -616,7 +697,6 @@ enum Recv {
 
 #[derive(Debug, Clone, Copy)]
 struct Head {
-    port: u32,
     seq: u32,
     flags: u16,
 }
@@ -626,7 +706,6 @@ fn decode_datagram(buf: &[u8]) -> Vec<Result<(Head, Message), super::wire::WireE
         .map(|f| {
             let f = f?;
             let head = Head {
-                port: f.port,
                 seq: f.seq,
                 flags: f.flags,
             };
