@@ -22,7 +22,8 @@ cargo build --release --locked
 
 say "lab: router + 2 nodes, FRR $FRR"
 scripts/lab.sh down >/dev/null 2>&1 || true
-scripts/lab.sh up --frr "$FRR" --nodes 2 --vip "$VIP"
+# lab.sh renders the nodes' frr.conf with the ribbridge just built.
+RIBBRIDGE_BIN=./target/release/ribbridge scripts/lab.sh up --frr "$FRR" --nodes 2 --vip "$VIP"
 
 say "kube-vip on both nodes: $VIP into table 198, proto 248"
 scripts/lab.sh vip-add node1 "$VIP"

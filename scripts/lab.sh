@@ -17,12 +17,19 @@
 # Topology (node i = 1..N, router AS 64513, nodes AS 64512):
 #   rb-router:rb-n<i> 198.18.<i>.1/24 fdbb:0:0:<i>::1/64  <-veth->  rb-node<i>:eth0 198.18.<i>.2/24 fdbb:0:0:<i>::2/64
 #
+# The nodes' frr.conf are rendered by `ribbridge render` (one source of FRR
+# configuration) from the lab's peer mapping ($LAB_DIR/frr-peers.json) with
+# scripts/lab-node.conf.j2; the binary is $RIBBRIDGE_BIN, else the newer of
+# target/release/ribbridge and target/debug/ribbridge.
+#
 # Every file the lab makes is under $LAB_DIR (default /run/ribbridge-lab) or,
 # on 10.x, under the FRR root's /run/ribbridge-lab and /run/frr/<ns>; `down`
 # removes exactly those, the rb-* namespaces and the daemons in them.
 set -Eeuo pipefail
 
 LAB_DIR=/run/ribbridge-lab  # fixed: the daemons' configs name it
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NODE_TEMPLATE=$REPO/scripts/lab-node.conf.j2
 CACHE=${RIBBRIDGE_CACHE:-/var/cache/ribbridge}
 ROUTER=rb-router
 NODE_AS=64512
@@ -82,53 +89,54 @@ sockdir() { echo "${FRR_ROOT:-}/run/frr/$1"; }
 
 is_v6() { [[ $1 == *:* ]]; }
 
-node_conf() { # I
-    local i=$1 v4=() v6=() p seq
-    for p in "${VIPS[@]}"; do if is_v6 "$p"; then v6+=("$p"); else v4+=("$p"); fi; done
-    cat <<EOF
-frr defaults datacenter
-hostname rb-node$i
-log file /run/ribbridge-lab/rb-node$i/frr.log informational
-EOF
-    [[ $FRR == 8.4 ]] && echo "ip import-table $VIP_TABLE"
-    local redist="redistribute table-direct $VIP_TABLE"
-    [[ $FRR == 8.4 ]] && redist="redistribute table $VIP_TABLE"
-    cat <<EOF
-router bgp $NODE_AS
- bgp router-id 198.18.$i.2
- no bgp ebgp-requires-policy
- no bgp default ipv4-unicast
- neighbor 198.18.$i.1 remote-as $ROUTER_AS
- neighbor fdbb:0:0:$i::1 remote-as $ROUTER_AS
- address-family ipv4 unicast
-  $redist route-map KUBE-VIP-ROUTES-V4
-  neighbor 198.18.$i.1 activate
- exit-address-family
- address-family ipv6 unicast
-EOF
-    [[ $FRR != 8.4 ]] && echo "  $redist route-map KUBE-VIP-ROUTES-V6"
-    cat <<EOF
-  neighbor fdbb:0:0:$i::1 activate
- exit-address-family
-exit
-route-map KUBE-VIP-ROUTES-V4 permit 10
- match ip address prefix-list KUBE-VIP-PREFIXES-V4
-exit
-route-map KUBE-VIP-ROUTES-V4 deny 20
-exit
-route-map KUBE-VIP-ROUTES-V6 permit 10
- match ipv6 address prefix-list KUBE-VIP-PREFIXES-V6
-exit
-route-map KUBE-VIP-ROUTES-V6 deny 20
-exit
-EOF
-    seq=10
-    for p in "${v4[@]}"; do echo "ip prefix-list KUBE-VIP-PREFIXES-V4 seq $seq permit $p"; seq=$((seq + 10)); done
-    [[ ${#v4[@]} -eq 0 ]] && echo "ip prefix-list KUBE-VIP-PREFIXES-V4 seq 10 deny any"
-    seq=10
-    for p in "${v6[@]}"; do echo "ipv6 prefix-list KUBE-VIP-PREFIXES-V6 seq $seq permit $p"; seq=$((seq + 10)); done
-    [[ ${#v6[@]} -eq 0 ]] && echo "ipv6 prefix-list KUBE-VIP-PREFIXES-V6 seq 10 deny any"
-    echo "end"
+# The ribbridge that renders the nodes' frr.conf: $RIBBRIDGE_BIN, else the
+# newer of this checkout's release and debug builds.
+ribbridge_bin() {
+    if [[ -n ${RIBBRIDGE_BIN:-} ]]; then
+        [[ -f $RIBBRIDGE_BIN && -x $RIBBRIDGE_BIN ]] \
+            || die "RIBBRIDGE_BIN=$RIBBRIDGE_BIN is not an executable file; build ribbridge (cargo build) or unset RIBBRIDGE_BIN"
+        echo "$RIBBRIDGE_BIN"
+        return
+    fi
+    local target=${CARGO_TARGET_DIR:-$REPO/target}
+    local rel=$target/release/ribbridge dbg=$target/debug/ribbridge
+    if [[ -x $rel && (! -x $dbg || $rel -nt $dbg) ]]; then
+        echo "$rel"
+    elif [[ -x $dbg ]]; then
+        echo "$dbg"
+    else
+        die "no ribbridge binary to render the nodes' frr.conf (neither $rel nor $dbg exists); build it first: (cd $REPO && cargo build --release), or set RIBBRIDGE_BIN=/path/to/ribbridge"
+    fi
+}
+
+# The lab's FRRPeerMapping (the schema `ribbridge render` reads): each node
+# has its own hostOverrides entry, the router over IPv4 and IPv6, and the
+# VIPs are the apiVIPs.
+lab_mapping() {
+    local i v sep=""
+    printf '{"localASN": %d,\n "apiVIPs": [' "$NODE_AS"
+    for v in "${VIPS[@]}"; do printf '%s"%s"' "$sep" "$v"; sep=", "; done
+    printf '],\n "hostOverrides": {'
+    sep=""
+    for ((i = 1; i <= NODES; i++)); do
+        printf '%s\n  "rb-node%d": [{"peerAddress": "198.18.%d.1", "peerASN": %d}, {"peerAddress": "fdbb:0:0:%d::1", "peerASN": %d}]' \
+            "$sep" "$i" "$i" "$ROUTER_AS" "$i" "$ROUTER_AS"
+        sep=","
+    done
+    printf '}}\n'
+}
+
+# Node I's frr.conf, rendered from the lab's mapping with the lab's template
+# (scripts/lab-node.conf.j2): one source of FRR configuration.
+node_conf() { # I FILE
+    local i=$1 out=$2 release=10 rc=0 err
+    [[ $FRR == 8.4 ]] && release=8.4
+    err=$("$RIBBRIDGE" render --peers "$LAB_DIR/frr-peers.json" --template "$NODE_TEMPLATE" \
+        --hostname "rb-node$i" --router-id "198.18.$i.2" --frr-release "$release" --out "$out" 2>&1) || rc=$?
+    # 0: written; 3: the file already held this text.
+    [[ $rc -eq 0 || $rc -eq 3 ]] || die "$RIBBRIDGE render failed for rb-node$i (exit $rc): $err"
+    # render writes mode 0640 as root: the daemons read it as user frr.
+    in_ns "rb-node$i" chown frr:frr "/run/ribbridge-lab/rb-node$i/frr.conf"
 }
 
 router_conf() {
@@ -208,6 +216,9 @@ cmd_up() {
     local p
     for p in "${vips[@]}"; do
         [[ $p =~ ^[0-9.]+/[0-9]+$ || $p =~ ^[0-9a-fA-F:]+/[0-9]+$ ]] || die "up: '$p' is not a prefix like 192.0.2.10/32 or 2001:db8::10/128"
+        # The nodes' prefix-lists come from the mapping's apiVIPs: addresses.
+        [[ ${p#*/} == "$(is_v6 "$p" && echo 128 || echo 32)" ]] \
+            || die "up: '$p' is not a single address: a VIP is a /32 or /128 (like 192.0.2.10/32 or 2001:db8::10/128)"
         if [[ $frr == 8.4 ]] && is_v6 "$p"; then
             die "up: FRR 8.4 cannot import an IPv6 table (ipv6 import-table exists from FRR 10.6): drop --vip $p or use 10.3/10.7"
         fi
@@ -220,6 +231,7 @@ cmd_up() {
         die "rb-* namespaces exist without lab state (a crashed run?); run lab.sh down first"
     fi
     check_frr "$frr"
+    RIBBRIDGE=$(ribbridge_bin)
     FRR=$frr NODES=$nodes VIPS=("${vips[@]}") FRR_ROOT=$(frr_root_for "$frr")
     mkdir -p "$LAB_DIR"
     # From here on a failure must not leave a half lab.
@@ -256,7 +268,8 @@ cmd_up() {
         ip -n "rb-node$i" link set eth0 up
     done
     router_conf >"$LAB_DIR/$ROUTER/frr.conf"
-    for ((i = 1; i <= NODES; i++)); do node_conf "$i" >"$LAB_DIR/rb-node$i/frr.conf"; done
+    lab_mapping >"$LAB_DIR/frr-peers.json"
+    for ((i = 1; i <= NODES; i++)); do node_conf "$i" "$LAB_DIR/rb-node$i/frr.conf"; done
     for ns in $(namespaces); do start_frr "$ns"; done
     [[ $wait -eq 1 ]] && wait_established
     trap - EXIT

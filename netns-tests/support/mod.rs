@@ -35,9 +35,11 @@ pub fn require_root() {
 }
 
 /// Run `scripts/lab.sh ARGS...`, failing with its output when it fails.
+/// `up` renders the nodes' frr.conf with this build's `ribbridge render`.
 pub fn lab(args: &[&str]) -> String {
     let out = Command::new(repo().join("scripts/lab.sh"))
         .args(args)
+        .env("RIBBRIDGE_BIN", env!("CARGO_BIN_EXE_ribbridge"))
         .output()
         .unwrap_or_else(|e| panic!("cannot run scripts/lab.sh: {e}"));
     assert!(
