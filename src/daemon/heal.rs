@@ -99,14 +99,16 @@ fn kernel_heal(action: HealAction, route: &Route, tables: Vec<TableId>) -> Resul
         HealAction::AddressCycle => {
             // 10.3: the address hides the route from zebra. Remove it, make
             // zebra learn the route, put the address back.
-            w.remove_address_on_lo(route.prefix).map_err(|e| e.to_string())?;
+            w.remove_address_on_lo(route.prefix)
+                .map_err(|e| e.to_string())?;
             let r = w.replace_toggling_realm(route).map(|_| ());
             // zebra must have processed the route before the address comes
             // back (its meta-queue holds work ~10 ms): close together, the
             // address hides the route again (FRRouting/frr#22654). The core
             // verifies the result and retries if this was not enough.
             std::thread::sleep(ADDRESS_SETTLE);
-            w.add_address_on_lo(route.prefix).map_err(|e| e.to_string())?;
+            w.add_address_on_lo(route.prefix)
+                .map_err(|e| e.to_string())?;
             r
         }
         HealAction::ReimportTable => Ok(()),
