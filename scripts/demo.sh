@@ -21,6 +21,9 @@ cargo build --release --locked
 ./target/release/ribbridge --version
 
 say "lab: router + 2 nodes, FRR $FRR"
+# One lab per machine: a test run holds this lock while its lab is up.
+exec 9>/run/ribbridge-lab.lock
+flock -n 9 || { echo "demo.sh: a test run is using the lab (/run/ribbridge-lab.lock); try again when it ends" >&2; exit 1; }
 scripts/lab.sh down >/dev/null 2>&1 || true
 # lab.sh renders the nodes' frr.conf with the ribbridge just built.
 RIBBRIDGE_BIN=./target/release/ribbridge scripts/lab.sh up --frr "$FRR" --nodes 2 --vip "$VIP"
@@ -40,5 +43,22 @@ done
 scripts/lab.sh vtysh rb-router "show bgp $([[ $fam == -6 ]] && echo ipv6 || echo ipv4) unicast $VIP" 2>/dev/null | sed -n '1,4p'
 say "router's kernel route to $VIP: $(ip -n rb-router "$fam" route show "$VIP" | grep -c 'nexthop via') ECMP nexthops"
 ip -n rb-router "$fam" route show "$VIP"
+
+say "ribbridge beside node1's FRR, and on the router counting the VIP's paths"
+RB=$PWD/target/release/ribbridge
+ip netns exec rb-node1 "$RB" run --frr-dir "$(scripts/lab.sh sockdir rb-node1)" \
+    >/run/ribbridge-lab/ribbridge-node1.log 2>&1 &
+ip netns exec rb-router "$RB" run --vantage router --table 254 --vip "$VIP" \
+    >/run/ribbridge-lab/ribbridge-router.log 2>&1 &
+deadline=$((SECONDS + 20))
+until ip netns exec rb-node1 "$RB" status >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || { echo "demo.sh: ribbridge did not report a consistent VIP in 20 s; see /run/ribbridge-lab/ribbridge-node1.log" >&2; exit 1; }
+    sleep 0.2
+done
+ip netns exec rb-node1 "$RB" status
+echo
+ip netns exec rb-router "$RB" status
+echo
+echo "metrics: ip netns exec rb-node1 curl -s 127.0.0.1:9774/metrics | grep ^ribbridge_"
 echo
 echo "The lab is still up: try scripts/lab.sh vip-del node1 $VIP, then look again. Remove it with: scripts/lab.sh down"
