@@ -51,7 +51,7 @@ ip netns exec rb-node1 "$RB" run --frr-dir "$(scripts/lab.sh sockdir rb-node1)" 
 ip netns exec rb-router "$RB" run --vantage router --table 254 --vip "$VIP" \
     >/run/ribbridge-lab/ribbridge-router.log 2>&1 &
 deadline=$((SECONDS + 20))
-until ip netns exec rb-node1 "$RB" status >/dev/null 2>&1; do
+until ip netns exec rb-node1 "$RB" status --json 2>/dev/null | grep -q '"state": "advertised"'; do
     ((SECONDS < deadline)) || { echo "demo.sh: ribbridge did not report a consistent VIP in 20 s; see /run/ribbridge-lab/ribbridge-node1.log" >&2; exit 1; }
     sleep 0.2
 done
