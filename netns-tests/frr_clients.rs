@@ -11,15 +11,20 @@
 //! bounds are the 1 s and generous limits for daemon start-up.
 
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use futures::{SinkExt, StreamExt};
 use ribbridge::frr::zapi::client::{ZapiConfig, run};
+use ribbridge::frr::zapi::codec::{Command, Dialect, FrameCodec, Hello, Redistribute};
 use ribbridge::frr::{Afi, TableMode, VtyClient, ZapiEvent, ZapiRoute, bgp_snapshot};
 use ribbridge::model::Prefix;
 use rtnetlink::RouteMessageBuilder;
 use rtnetlink::packet_route::route::{RouteMessage, RouteProtocol, RouteScope};
+use tokio::net::UnixStream;
 use tokio::sync::mpsc;
+use tokio_util::codec::Framed;
 
 use crate::support::{Lab, RouteWatch, in_netns, lab};
 
@@ -70,12 +75,24 @@ impl Stream {
         what: &str,
         want: impl Fn(&ZapiEvent) -> bool,
     ) -> (ZapiEvent, Instant) {
+        match self.try_until(limit, want).await {
+            Some(x) => x,
+            None => panic!("no {what} within {limit:?}; events so far: {:#?}", self.log),
+        }
+    }
+
+    /// Like `until`, but `None` when nothing matched within `limit`.
+    async fn try_until(
+        &mut self,
+        limit: Duration,
+        want: impl Fn(&ZapiEvent) -> bool,
+    ) -> Option<(ZapiEvent, Instant)> {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
             let ev = match tokio::time::timeout_at(deadline, self.rx.recv()).await {
                 Ok(Some(ev)) => ev,
-                Ok(None) => panic!("the ZAPI client stopped while waiting for {what}"),
-                Err(_) => panic!("no {what} within {limit:?}; events so far: {:#?}", self.log),
+                Ok(None) => panic!("the ZAPI client stopped; events so far: {:#?}", self.log),
+                Err(_) => return None,
             };
             let at = Instant::now();
             match &ev {
@@ -89,7 +106,7 @@ impl Stream {
             }
             self.log.push(ev.clone());
             if want(&ev) {
-                return (ev, at);
+                return Some((ev, at));
             }
         }
     }
@@ -291,4 +308,190 @@ async fn frr_clients_frr_10_3() {
 #[tokio::test]
 async fn frr_clients_frr_10_7() {
     frr_clients("10.7").await;
+}
+
+/// A bare ZAPI session subscribed to one route type (instance 0), to learn
+/// when zebra has selected a route of that type.
+struct RawZapi {
+    framed: Framed<UnixStream, FrameCodec>,
+    dialect: Dialect,
+}
+
+impl RawZapi {
+    async fn subscribe(dir: &Path, afi: Afi, route_type: u8) -> RawZapi {
+        let zebra = VtyClient::connect(dir.join("zebra.vty"))
+            .await
+            .expect("zebra.vty");
+        let dialect = zebra
+            .show_version()
+            .await
+            .expect("show version")
+            .dialect()
+            .expect("dialect");
+        let s = UnixStream::connect(dir.join("zserv.api"))
+            .await
+            .expect("zserv.api");
+        let mut framed = Framed::new(s, FrameCodec);
+        let hello = Hello {
+            proto: 0,
+            instance: 0,
+            session_id: 1,
+        };
+        framed
+            .send(dialect.encode_hello(hello))
+            .await
+            .expect("hello");
+        let sub = Redistribute {
+            afi,
+            route_type,
+            instance: 0,
+        };
+        framed
+            .send(dialect.encode_redistribute(true, 0, sub))
+            .await
+            .expect("subscribe");
+        RawZapi { framed, dialect }
+    }
+
+    async fn wait_route(&mut self, p: Prefix, limit: Duration) {
+        let add = self.dialect.command(Command::RedistributeRouteAdd);
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let f = tokio::time::timeout_at(deadline, self.framed.next())
+                .await
+                .unwrap_or_else(|_| panic!("zebra did not select {p} within {limit:?}"))
+                .expect("zserv.api closed")
+                .expect("ZAPI frame");
+            if f.command == add && self.dialect.decode_route(&f).expect("route").prefix == p {
+                return;
+            }
+        }
+    }
+}
+
+/// The order kube-vip's two writes reach the kernel in.
+#[derive(Debug, Clone, Copy)]
+enum Order {
+    AddressThenRoute,
+    RouteThenAddress,
+}
+
+/// A lab-findings case that zebra mishandles: the VIP is in kernel table 198
+/// but zebra never redistributes it. Absence is proven, not timed out: a
+/// sentinel route added to table 198 afterwards is processed by zebra after
+/// the VIP's netlink messages, so when the sentinel's RouteAdd arrives every
+/// event the VIP could have caused has arrived too.
+async fn mishandled_vip_never_reaches_zapi(frr: &'static str, order: Order) {
+    let lab_guard = Lab::up(frr, 1, &[VIP, VIP_B]);
+    let dir = lab_guard.sockdir(NODE);
+    let vip: Prefix = VIP.parse().expect("vip");
+    let sentinel: Prefix = VIP_B.parse().expect("sentinel");
+    let k = kernel(NODE);
+    let (tx, rx) = mpsc::channel(256);
+    let task = tokio::spawn(run(ZapiConfig::in_dir(&dir, 198), tx));
+    let mut s = Stream {
+        rx,
+        view: BTreeMap::new(),
+        log: Vec::new(),
+    };
+    s.until(SETTLE, "Synced", |e| matches!(e, ZapiEvent::Synced { .. }))
+        .await;
+
+    let IpAddr::V4(a) = vip.addr() else {
+        unreachable!()
+    };
+    let t0 = Instant::now();
+    let addr = k.address().add(1, IpAddr::V4(a), 32);
+    match order {
+        Order::AddressThenRoute => {
+            // "Address already there": zebra must have *selected* the
+            // connected route before the kernel route arrives (back-to-back
+            // writes land in one netlink batch, which 10.3 handles well).
+            let mut connected = RawZapi::subscribe(&dir, Afi::Ipv4, 2).await;
+            addr.execute().await.expect("address add");
+            connected.wait_route(vip, SETTLE).await;
+            k.route()
+                .add(vip_route(VIP))
+                .execute()
+                .await
+                .expect("route add");
+        }
+        Order::RouteThenAddress => {
+            k.route()
+                .add(vip_route(VIP))
+                .execute()
+                .await
+                .expect("route add");
+            addr.execute().await.expect("address add");
+        }
+    }
+    // The sentinel may be lost too (10.3 loses a route written right after
+    // the mishandled one): then it is withdrawn and written again, and each
+    // attempt is awaited as an event with the 1 s bound.
+    let mut lost_sentinels = 0;
+    loop {
+        k.route()
+            .add(vip_route(VIP_B))
+            .execute()
+            .await
+            .expect("sentinel add");
+        if s.try_until(BOUND, |e| is_add(e, sentinel)).await.is_some() {
+            break;
+        }
+        lost_sentinels += 1;
+        assert!(
+            lost_sentinels < 5,
+            "FRR {frr}: zebra lost 5 sentinels in a row: {:#?}",
+            s.log
+        );
+        k.route()
+            .del(vip_route(VIP_B))
+            .execute()
+            .await
+            .expect("sentinel del");
+    }
+    eprintln!("FRR {frr} {order:?}: sentinels lost before one got through: {lost_sentinels}");
+    eprintln!(
+        "FRR {frr} {order:?}: sentinel seen {:?} after the first write; VIP events: {:?}",
+        t0.elapsed(),
+        s.log
+            .iter()
+            .filter(|e| is_add(e, vip) || is_del(e, vip))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        !s.view.contains_key(&vip),
+        "FRR {frr} {order:?}: zebra redistributes the VIP after all; lab-findings.md is out of date: {:#?}",
+        s.log
+    );
+    // zebra's own views agree: on 10.x table 198 lost the route; on 8.4 the
+    // kernel entry is there but its import is not selected (shadowed).
+    let zebra = VtyClient::connect(dir.join("zebra.vty"))
+        .await
+        .expect("zebra.vty");
+    let table = zebra.route_table(Afi::Ipv4, 198).await.expect("table view");
+    eprintln!(
+        "FRR {frr} {order:?}: zebra's table 198 has the VIP: {}",
+        table.contains_key(&vip)
+    );
+    if frr != "8.4" {
+        assert!(!table.contains_key(&vip), "{table:?}");
+    }
+    task.abort();
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn shadowed_vip_never_reaches_zapi_frr_8_4() {
+    mishandled_vip_never_reaches_zapi("8.4", Order::AddressThenRoute).await;
+}
+
+#[tokio::test]
+async fn address_then_route_vip_never_reaches_zapi_frr_10_3() {
+    mishandled_vip_never_reaches_zapi("10.3", Order::AddressThenRoute).await;
+}
+
+#[tokio::test]
+async fn route_then_address_vip_never_reaches_zapi_frr_10_7() {
+    mishandled_vip_never_reaches_zapi("10.7", Order::RouteThenAddress).await;
 }

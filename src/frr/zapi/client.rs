@@ -389,3 +389,146 @@ async fn session(
         // Every other command (interface, VRF, capabilities...) is skipped.
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! A fake zebra, only for what a real one cannot be made to do: send a
+    //! malformed frame. (Reconnects and stale routes against the real zebra
+    //! are in netns-tests/frr_clients.rs.)
+    use super::*;
+    use crate::frr::vty::codec::{VtyReply, VtyStatus, decode_command, encode_reply};
+    use crate::frr::zapi::codec::{Frame, Numbering};
+    use bytes::BytesMut;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::UnixListener;
+
+    /// zebra.vty: answers `show version` as FRR 10.3 and everything else with success.
+    async fn fake_vty(l: UnixListener) {
+        loop {
+            let Ok((mut s, _)) = l.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut buf = BytesMut::new();
+                loop {
+                    while let Some(cmd) = decode_command(&mut buf) {
+                        let text = if cmd == "show version" {
+                            "FRRouting 10.3 (fake) on Linux(6.1).\n".to_string()
+                        } else {
+                            String::new()
+                        };
+                        let mut out = BytesMut::new();
+                        encode_reply(
+                            &VtyReply {
+                                status: VtyStatus::Success,
+                                text,
+                            },
+                            &mut out,
+                        )
+                        .unwrap();
+                        s.write_all(&out).await.unwrap();
+                    }
+                    if s.read_buf(&mut buf).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+
+    async fn next(rx: &mut mpsc::Receiver<ZapiEvent>) -> ZapiEvent {
+        tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("an event within 10 s")
+            .expect("the client is running")
+    }
+
+    #[tokio::test]
+    async fn malformed_frames_and_stale_routes() {
+        let dir = tempfile::tempdir().unwrap();
+        tokio::spawn(fake_vty(
+            UnixListener::bind(dir.path().join("zebra.vty")).unwrap(),
+        ));
+        let zserv = UnixListener::bind(dir.path().join("zserv.api")).unwrap();
+        let d = Dialect::new(Numbering::V10_3);
+        let mut cfg = ZapiConfig::in_dir(dir.path(), 198);
+        cfg.mode = Some(TableMode::TableDirect);
+        cfg.backoff_min = Duration::from_millis(1);
+        let (tx, mut rx) = mpsc::channel(16);
+        let task = tokio::spawn(run(cfg, tx));
+        let route = crate::frr::zapi::codec::sample_route();
+        let marker = Frame {
+            vrf_id: 0,
+            command: d.command(Command::RouterIdUpdate),
+            body: bytes::Bytes::from_static(&[2, 32, 1, 1, 1, 1]),
+        };
+        let encode = |f: Frame| {
+            let mut b = BytesMut::new();
+            tokio_util::codec::Encoder::encode(&mut FrameCodec, f, &mut b).unwrap();
+            b
+        };
+
+        // Session 1: the route, the marker, then a frame with Quagga's marker.
+        let (mut s, _) = zserv.accept().await.unwrap();
+        assert!(matches!(next(&mut rx).await, ZapiEvent::Connected { .. }));
+        s.write_all(&encode(d.encode_route(true, &route).unwrap()))
+            .await
+            .unwrap();
+        s.write_all(&encode(marker.clone())).await.unwrap();
+        assert_eq!(
+            next(&mut rx).await,
+            ZapiEvent::RouteAdd {
+                route: route.clone()
+            }
+        );
+        assert_eq!(
+            next(&mut rx).await,
+            ZapiEvent::Synced {
+                routes: 1,
+                dropped_stale: 0
+            }
+        );
+        s.write_all(&[0, 10, 0xff, 6, 0, 0, 0, 0, 0, 1])
+            .await
+            .unwrap();
+        let ZapiEvent::Disconnected { reason, .. } = next(&mut rx).await else {
+            panic!("expected Disconnected");
+        };
+        assert!(reason.contains("marker is 0xff"), "{reason}");
+
+        // Session 2: the dump no longer has the route: it is dropped as stale.
+        let (mut s, _) = zserv.accept().await.unwrap();
+        assert!(matches!(next(&mut rx).await, ZapiEvent::Connected { .. }));
+        // What the client subscribed to, in order, in this release's numbering.
+        let mut got = BytesMut::new();
+        // HELLO (18 bytes on 10.x), two REDISTRIBUTE_ADD (14), ROUTER_ID_ADD (12).
+        while got.len() < 18 + 2 * 14 + 12 {
+            assert_ne!(s.read_buf(&mut got).await.unwrap(), 0, "client closed");
+        }
+        let mut codec = FrameCodec;
+        let hello = tokio_util::codec::Decoder::decode(&mut codec, &mut got)
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.decode_hello(&hello).unwrap().proto, ROUTE_SYSTEM);
+        for afi in [Afi::Ipv4, Afi::Ipv6] {
+            let f = tokio_util::codec::Decoder::decode(&mut codec, &mut got)
+                .unwrap()
+                .unwrap();
+            let r = d.decode_redistribute(&f).unwrap();
+            assert_eq!((r.afi, r.route_type, r.instance), (afi, 31, 198));
+        }
+        s.write_all(&encode(marker)).await.unwrap();
+        assert_eq!(
+            next(&mut rx).await,
+            ZapiEvent::RouteDel { route, stale: true }
+        );
+        assert_eq!(
+            next(&mut rx).await,
+            ZapiEvent::Synced {
+                routes: 0,
+                dropped_stale: 1
+            }
+        );
+        task.abort();
+    }
+}

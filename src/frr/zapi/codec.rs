@@ -1028,6 +1028,39 @@ fn opt<T>(bit: u32, read: impl FnOnce() -> Result<T, ZapiError>) -> Result<Optio
     if bit != 0 { read().map(Some) } else { Ok(None) }
 }
 
+/// A typical table-direct route (for tests).
+#[cfg(test)]
+pub(crate) fn sample_route() -> ZapiRoute {
+    ZapiRoute {
+        vrf_id: 0,
+        route_type: 31,
+        instance: 198,
+        flags: 8,
+        message: 0x17,
+        safi: 1,
+        prefix: "192.0.2.10/32".parse().unwrap(),
+        src_prefix: None,
+        nhg_id: None,
+        nexthops: vec![Nexthop {
+            vrf_id: 0,
+            gateway: Gateway::Ifindex { ifindex: 1 },
+            flags: 0,
+            labels: vec![],
+            label_type: None,
+            weight: None,
+            rmac: None,
+            srte_color: None,
+            backup_idx: vec![],
+        }],
+        backup_nexthops: vec![],
+        distance: Some(14),
+        metric: Some(0),
+        tag: None,
+        mtu: Some(0),
+        table_id: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1199,37 +1232,6 @@ mod tests {
             d.decode_route(&f),
             Err(ZapiError::Unsupported { .. })
         ));
-    }
-
-    fn sample_route() -> ZapiRoute {
-        ZapiRoute {
-            vrf_id: 0,
-            route_type: 31,
-            instance: 198,
-            flags: 8,
-            message: 0x17,
-            safi: 1,
-            prefix: "192.0.2.10/32".parse().unwrap(),
-            src_prefix: None,
-            nhg_id: None,
-            nexthops: vec![Nexthop {
-                vrf_id: 0,
-                gateway: Gateway::Ifindex { ifindex: 1 },
-                flags: 0,
-                labels: vec![],
-                label_type: None,
-                weight: None,
-                rmac: None,
-                srte_color: None,
-                backup_idx: vec![],
-            }],
-            backup_nexthops: vec![],
-            distance: Some(14),
-            metric: Some(0),
-            tag: None,
-            mtu: Some(0),
-            table_id: None,
-        }
     }
 
     fn arb_prefix() -> impl Strategy<Value = Prefix> {
