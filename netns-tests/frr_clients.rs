@@ -67,6 +67,20 @@ struct Stream {
 }
 
 impl Stream {
+    /// Starts the ZAPI client and waits for its first `Synced`.
+    async fn synced(cfg: ZapiConfig) -> (Stream, tokio::task::JoinHandle<()>) {
+        let (tx, rx) = mpsc::channel(256);
+        let task = tokio::spawn(run(cfg, tx));
+        let mut s = Stream {
+            rx,
+            view: BTreeMap::new(),
+            log: Vec::new(),
+        };
+        s.until(SETTLE, "Synced", |e| matches!(e, ZapiEvent::Synced { .. }))
+            .await;
+        (s, task)
+    }
+
     /// Waits for the first event matching `want`, applying every event on
     /// the way; returns it and when it arrived.
     async fn until(
@@ -387,15 +401,7 @@ async fn mishandled_vip_never_reaches_zapi(frr: &'static str, order: Order) {
     let vip: Prefix = VIP.parse().expect("vip");
     let sentinel: Prefix = VIP_B.parse().expect("sentinel");
     let k = kernel(NODE);
-    let (tx, rx) = mpsc::channel(256);
-    let task = tokio::spawn(run(ZapiConfig::in_dir(&dir, 198), tx));
-    let mut s = Stream {
-        rx,
-        view: BTreeMap::new(),
-        log: Vec::new(),
-    };
-    s.until(SETTLE, "Synced", |e| matches!(e, ZapiEvent::Synced { .. }))
-        .await;
+    let (mut s, task) = Stream::synced(ZapiConfig::in_dir(&dir, 198)).await;
 
     let IpAddr::V4(a) = vip.addr() else {
         unreachable!()
@@ -505,15 +511,7 @@ async fn configure_heals(frr: &'static str) {
     let dir = lab_guard.sockdir(NODE);
     let vip: Prefix = VIP.parse().expect("vip");
     let k = kernel(NODE);
-    let (tx, rx) = mpsc::channel(256);
-    let task = tokio::spawn(run(ZapiConfig::in_dir(&dir, 198), tx));
-    let mut s = Stream {
-        rx,
-        view: BTreeMap::new(),
-        log: Vec::new(),
-    };
-    s.until(SETTLE, "Synced", |e| matches!(e, ZapiEvent::Synced { .. }))
-        .await;
+    let (mut s, task) = Stream::synced(ZapiConfig::in_dir(&dir, 198)).await;
     k.route()
         .add(vip_route(VIP))
         .execute()
