@@ -67,6 +67,20 @@ struct Stream {
 }
 
 impl Stream {
+    /// Starts the ZAPI client and waits for its first `Synced`.
+    async fn synced(cfg: ZapiConfig) -> (Stream, tokio::task::JoinHandle<()>) {
+        let (tx, rx) = mpsc::channel(256);
+        let task = tokio::spawn(run(cfg, tx));
+        let mut s = Stream {
+            rx,
+            view: BTreeMap::new(),
+            log: Vec::new(),
+        };
+        s.until(SETTLE, "Synced", |e| matches!(e, ZapiEvent::Synced { .. }))
+            .await;
+        (s, task)
+    }
+
     /// Waits for the first event matching `want`, applying every event on
     /// the way; returns it and when it arrived.
     async fn until(
@@ -387,15 +401,7 @@ async fn mishandled_vip_never_reaches_zapi(frr: &'static str, order: Order) {
     let vip: Prefix = VIP.parse().expect("vip");
     let sentinel: Prefix = VIP_B.parse().expect("sentinel");
     let k = kernel(NODE);
-    let (tx, rx) = mpsc::channel(256);
-    let task = tokio::spawn(run(ZapiConfig::in_dir(&dir, 198), tx));
-    let mut s = Stream {
-        rx,
-        view: BTreeMap::new(),
-        log: Vec::new(),
-    };
-    s.until(SETTLE, "Synced", |e| matches!(e, ZapiEvent::Synced { .. }))
-        .await;
+    let (mut s, task) = Stream::synced(ZapiConfig::in_dir(&dir, 198)).await;
 
     let IpAddr::V4(a) = vip.addr() else {
         unreachable!()
@@ -494,4 +500,84 @@ async fn address_then_route_vip_never_reaches_zapi_frr_10_3() {
 #[tokio::test]
 async fn route_then_address_vip_never_reaches_zapi_frr_10_7() {
     mishandled_vip_never_reaches_zapi("10.7", Order::RouteThenAddress).await;
+}
+
+/// Healing's vty commands against the real daemons: on 8.4 re-applying `ip
+/// import-table` on zebra withdraws and re-imports the VIP (seen on ZAPI);
+/// on 10.x bgpd takes its redistribute line again; an outbound soft refresh
+/// is accepted everywhere; a command off the allowlist never leaves ribbridge.
+async fn configure_heals(frr: &'static str) {
+    let lab_guard = Lab::up(frr, 1, &[VIP]);
+    let dir = lab_guard.sockdir(NODE);
+    let vip: Prefix = VIP.parse().expect("vip");
+    let k = kernel(NODE);
+    let (mut s, task) = Stream::synced(ZapiConfig::in_dir(&dir, 198)).await;
+    k.route()
+        .add(vip_route(VIP))
+        .execute()
+        .await
+        .expect("route add");
+    s.until(BOUND, "RouteAdd", |e| is_add(e, vip)).await;
+
+    let zebra = VtyClient::connect(dir.join("zebra.vty"))
+        .await
+        .expect("zebra.vty");
+    let bgpd = VtyClient::connect(dir.join("bgpd.vty"))
+        .await
+        .expect("bgpd.vty");
+    if frr == "8.4" {
+        zebra
+            .configure(&["no ip import-table 198"])
+            .await
+            .expect("no ip import-table");
+        s.until(BOUND, "RouteDel after no ip import-table", |e| {
+            is_del(e, vip)
+        })
+        .await;
+        zebra
+            .configure(&["ip import-table 198"])
+            .await
+            .expect("ip import-table");
+        s.until(BOUND, "RouteAdd after ip import-table", |e| is_add(e, vip))
+            .await;
+    } else {
+        bgpd.configure(&[
+            "router bgp 64512",
+            "address-family ipv4 unicast",
+            // Re-applying the line as it stands answers CMD_WARNING (10.7):
+            // healing takes it away and puts it back.
+            "no redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V4",
+            "redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V4",
+            "exit-address-family",
+            "exit",
+        ])
+        .await
+        .expect("bgpd redistribute");
+    }
+    bgpd.exec("clear bgp ipv4 unicast 198.18.1.1 soft out")
+        .await
+        .expect("soft out");
+    // The session is still in enable mode (configure ends with `end`).
+    assert!(
+        bgpd.running_config()
+            .await
+            .expect("running-config")
+            .contains("router bgp 64512")
+    );
+    assert!(matches!(
+        zebra.configure(&["ip route 0.0.0.0/0 blackhole"]).await,
+        Err(ribbridge::frr::VtyError::NotAllowed(_))
+    ));
+    task.abort();
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn configure_heals_frr_8_4() {
+    configure_heals("8.4").await;
+}
+
+#[tokio::test]
+async fn configure_heals_frr_10_7() {
+    configure_heals("10.7").await;
 }

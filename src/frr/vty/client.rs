@@ -237,6 +237,9 @@ impl VtyClient {
     /// Applies allowlisted configuration commands inside `configure terminal`
     /// ... `end`. Every command is checked before anything is sent; the first
     /// failing command stops the batch (the session still leaves config mode).
+    /// Any status but success is a failure: note that bgpd 10.7 answers
+    /// CMD_WARNING, with no text, to a `redistribute` line that is already
+    /// configured, so healing sends the `no` form first.
     pub async fn configure(&self, cmds: &[&str]) -> Result<(), VtyError> {
         for c in cmds {
             check_command(c)?;
