@@ -7,6 +7,7 @@
 //! panics and the view after the last good dump is exactly that dump.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
@@ -23,12 +24,29 @@ use tokio_util::codec::{Decoder, Encoder};
 
 const SHOW_VERSION: &[u8] = include_bytes!("data/frr/frr-10.7.1/vty-show-version.bin");
 
-/// zebra.vty: `enable` succeeds, `show version` answers 10.7.1.
-async fn fake_vty(l: UnixListener) {
+/// The captures of one release's vty answers.
+struct Captured {
+    show_version: &'static [u8],
+    running_config: &'static [u8],
+}
+
+const FRR_10_7: Captured = Captured {
+    show_version: SHOW_VERSION,
+    running_config: include_bytes!("data/frr/frr-10.7.1/vty-bgpd-running-config.bin"),
+};
+const FRR_8_4: Captured = Captured {
+    show_version: include_bytes!("data/frr/frr-8.4.4/vty-show-version.bin"),
+    running_config: include_bytes!("data/frr/frr-8.4.4/vty-bgpd-running-config.bin"),
+};
+
+/// zebra.vty / bgpd.vty: `enable` succeeds, `show version` and `show
+/// running-config` answer as the release `which` currently holds.
+async fn fake_vty(l: UnixListener, which: Arc<Mutex<&'static Captured>>) {
     loop {
         let Ok((mut s, _)) = l.accept().await else {
             return;
         };
+        let which = which.clone();
         tokio::spawn(async move {
             let mut buf = Vec::new();
             let mut b = [0u8; 512];
@@ -40,8 +58,11 @@ async fn fake_vty(l: UnixListener) {
                 buf.extend_from_slice(&b[..n]);
                 while let Some(end) = buf.iter().position(|c| *c == 0) {
                     let cmd: Vec<u8> = buf.drain(..=end).collect();
+                    let rel: &Captured = *which.lock().expect("lock");
                     let reply: &[u8] = if cmd.starts_with(b"show version") {
-                        SHOW_VERSION
+                        rel.show_version
+                    } else if cmd.starts_with(b"show running-config") {
+                        rel.running_config
                     } else {
                         b"\0\0\0\0"
                     };
@@ -73,9 +94,17 @@ fn nexthop(i: u32) -> Nexthop {
 }
 
 fn route(d: Dialect, prefix: &str, nexthops: u32) -> ZapiRoute {
+    route_of(
+        d.route_table_direct().expect("10.7 has table-direct"),
+        prefix,
+        nexthops,
+    )
+}
+
+fn route_of(route_type: u8, prefix: &str, nexthops: u32) -> ZapiRoute {
     ZapiRoute {
         vrf_id: 0,
-        route_type: d.route_table_direct().expect("10.7 has table-direct"),
+        route_type,
         instance: 198,
         flags: 8,
         message: 0x17,
@@ -176,7 +205,7 @@ async fn until_disconnected(rx: &mut mpsc::Receiver<ZapiEvent>) -> (String, Vec<
 async fn malformed_frames_end_the_session_and_the_client_reconnects() {
     let dir = tempfile::tempdir().expect("tempdir");
     let vty = UnixListener::bind(dir.path().join("zebra.vty")).expect("bind vty");
-    tokio::spawn(fake_vty(vty));
+    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(&FRR_10_7))));
     let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
     let d = Release::from_show_version(&String::from_utf8_lossy(SHOW_VERSION))
         .expect("release")
@@ -286,5 +315,62 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
     );
     assert!(!task.is_finished(), "the client task is still running");
     drop(s);
+    task.abort();
+}
+
+/// zebra replaced by another release between two sessions (10.7 -> 8.4 ->
+/// 10.7, the lab's table modes): each session reads the release and the
+/// table mode again, subscribes with that release's numbering, and decodes
+/// that release's frames; the view stays exactly zebra's.
+#[tokio::test]
+async fn a_release_switch_between_sessions_switches_numbering() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let which = Arc::new(Mutex::new(&FRR_10_7));
+    for sock in ["zebra.vty", "bgpd.vty"] {
+        let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
+        tokio::spawn(fake_vty(l, which.clone()));
+    }
+    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
+    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
+    cfg.backoff_min = Duration::from_millis(10);
+    cfg.backoff_max = Duration::from_millis(50);
+    let (tx, mut rx) = mpsc::channel(1024);
+    let task = tokio::spawn(client::run(cfg, tx));
+    for (rel, version, mode) in [
+        (&FRR_10_7, "10.7.1", TableMode::TableDirect),
+        (&FRR_8_4, "8.4.4", TableMode::ImportTable),
+        (&FRR_10_7, "10.7.1", TableMode::TableDirect),
+    ] {
+        *which.lock().expect("lock") = rel;
+        let d = Release::from_show_version(&String::from_utf8_lossy(rel.show_version))
+            .expect("release")
+            .dialect()
+            .expect("dialect");
+        let rtype = client::route_type(d, mode).expect("route type");
+        let mut out = add(d, &route_of(rtype, "192.0.2.10/32", 1));
+        out.extend(marker(d));
+        // zebra goes away after the dump (the release is replaced).
+        drop(session(&zserv, out, false).await);
+        let (reason, seen) = until_disconnected(&mut rx).await;
+        match &seen[0] {
+            ZapiEvent::Connected {
+                release, mode: m, ..
+            } => {
+                assert!(release.text.starts_with(version), "{release:?}");
+                assert_eq!(*m, mode);
+            }
+            e => panic!("first event {e:?}"),
+        }
+        assert!(
+            seen.iter()
+                .any(|e| matches!(e, ZapiEvent::RouteAdd { route } if route.route_type == rtype)),
+            "FRR {version}: the VIP decoded with its numbering: {seen:?}"
+        );
+        assert!(
+            matches!(seen.last(), Some(ZapiEvent::Synced { routes: 1, .. })),
+            "FRR {version}: {seen:?}"
+        );
+        assert!(reason.contains("closed"), "{reason}");
+    }
     task.abort();
 }
