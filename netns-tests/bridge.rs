@@ -5,17 +5,13 @@
 //! reach the same classes.
 
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::support::daemon::Daemon;
+use crate::support::{Lab, RouteWatch, lab};
 use ribbridge::reconcile::{self, Action, Class, Event, Millis};
 use ribbridge::status::StatusDoc;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
-
-use crate::support::{Lab, RouteWatch, lab};
 
 const VIP: &str = "192.0.2.10/32";
 const VIP_ADDR: &str = "192.0.2.10";
@@ -28,155 +24,6 @@ const UNDO: &str =
 /// FRRouting/frr#22654's trigger: route and address in one netlink batch.
 const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 198 proto 248 scope global\n\
     address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0\n' | ip -batch -";
-
-/// `ribbridge run` in a namespace, its log lines as a stream.
-struct Daemon {
-    ns: &'static str,
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    log: Vec<String>,
-    record: PathBuf,
-    port: u16,
-}
-
-impl Daemon {
-    async fn start(lab: &Lab, ns: &'static str, args: &[&str]) -> Daemon {
-        Daemon::start_with(lab, ns, args, "zebra: subscribed").await
-    }
-
-    /// Start and wait for the log line that says it is watching.
-    async fn start_with(lab: &Lab, ns: &'static str, args: &[&str], ready: &str) -> Daemon {
-        let dir = tempfile::tempdir().expect("tempdir").keep();
-        let record = dir.join("events.jsonl");
-        let port = 9774;
-        let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", ns])
-            .arg(env!("CARGO_BIN_EXE_ribbridge"))
-            .args(["run", "--frr-dir"])
-            .arg(lab.sockdir(ns))
-            .args(["--listen", &format!("127.0.0.1:{port}"), "--record"])
-            .arg(&record)
-            .args(args)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = cmd.spawn().expect("spawn ribbridge");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, lines) = mpsc::channel(1024);
-        tokio::spawn(async move {
-            let mut r = BufReader::new(stderr).lines();
-            while let Ok(Some(l)) = r.next_line().await {
-                if tx.send(l).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let mut d = Daemon {
-            ns,
-            child,
-            lines,
-            log: Vec::new(),
-            record,
-            port,
-        };
-        d.wait_log(ready, Duration::from_secs(15)).await;
-        d
-    }
-
-    /// Wait for a log line containing every needle (`a && b`); return it.
-    async fn wait_log(&mut self, needles: &str, limit: Duration) -> String {
-        self.wait_either(needles, needles, limit).await.1
-    }
-
-    /// Wait for a line matching `a` (true) or `b` (false).
-    async fn wait_either(&mut self, a: &str, b: &str, limit: Duration) -> (bool, String) {
-        let matches = |l: &str, n: &str| n.split(" && ").all(|p| l.contains(p));
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-                Ok(Some(l)) => {
-                    self.log.push(l.clone());
-                    if matches(&l, a) {
-                        return (true, l);
-                    }
-                    if matches(&l, b) {
-                        return (false, l);
-                    }
-                }
-                Ok(None) => panic!("ribbridge exited; log:\n{}", self.log.join("\n")),
-                Err(_) => panic!(
-                    "no log line with {a:?} or {b:?} within {limit:?}; log:\n{}",
-                    self.log.join("\n")
-                ),
-            }
-        }
-    }
-
-    /// Collect every line logged so far without waiting.
-    fn drain(&mut self) -> &[String] {
-        while let Ok(l) = self.lines.try_recv() {
-            self.log.push(l);
-        }
-        &self.log
-    }
-
-    /// `ribbridge status --json` against the daemon; (document, exit code).
-    async fn status(&self) -> (StatusDoc, i32) {
-        let out = Command::new("ip")
-            .args(["netns", "exec", self.ns])
-            .arg(env!("CARGO_BIN_EXE_ribbridge"))
-            .args([
-                "status",
-                "--json",
-                "--endpoint",
-                &format!("http://127.0.0.1:{}", self.port),
-            ])
-            .output()
-            .await
-            .expect("ribbridge status");
-        let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "status --json is not a document ({e}): {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        (doc, out.status.code().unwrap_or(-1))
-    }
-
-    async fn metrics(&self) -> String {
-        let out = Command::new("ip")
-            .args(["netns", "exec", self.ns, "bash", "-c"])
-            .arg(format!(
-                "exec 3<>/dev/tcp/127.0.0.1/{}; printf 'GET /metrics HTTP/1.1\\r\\n\\r\\n' >&3; cat <&3",
-                self.port
-            ))
-            .output()
-            .await
-            .expect("metrics");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// SIGTERM; returns how long the daemon took to exit.
-    async fn stop(mut self) -> (Duration, PathBuf, Vec<String>) {
-        let pid = self.child.id().expect("pid");
-        let t = Instant::now();
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
-            nix::sys::signal::Signal::SIGTERM,
-        )
-        .expect("SIGTERM");
-        let status = tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-            .await
-            .expect("ribbridge did not stop within 5 s of SIGTERM")
-            .expect("wait");
-        let took = t.elapsed();
-        assert!(status.success(), "ribbridge exited with {status}");
-        self.drain();
-        (took, self.record, self.log)
-    }
-}
 
 fn vip_addr() -> IpAddr {
     VIP_ADDR.parse().expect("addr")

@@ -5,7 +5,9 @@
 mod support;
 
 mod bridge;
+mod faults;
 mod frr_clients;
 mod kernel_mirror;
 mod lab_ecmp;
+mod privilege;
 mod render;

@@ -13,6 +13,8 @@
 #   lab.sh vip-add NODE PREFIX [--with-address]    kube-vip's add (address first, then route)
 #   lab.sh vip-del NODE PREFIX [--with-address]    kube-vip's delete (route first, then address)
 #   lab.sh vip-reassert NODE PREFIX                kube-vip's heartbeat: replace, realm 1<->2
+#   lab.sh kill NAMESPACE zebra|bgpd|mgmtd [SIGNAL]  signal one daemon (default KILL, a crash; waits for exit)
+#   lab.sh start NAMESPACE zebra|bgpd|mgmtd          start it again with the lab's configuration
 #
 # Topology (node i = 1..N, router AS 64513, nodes AS 64512):
 #   rb-router:rb-n<i> 198.18.<i>.1/24 fdbb:0:0:<i>::1/64  <-veth->  rb-node<i>:eth0 198.18.<i>.2/24 fdbb:0:0:<i>::2/64
@@ -394,30 +396,65 @@ cmd_node_config() { # NODE FILE
     log "$node restarted with $file"
 }
 
-# --- zebra restarts (ZAPI reconnect tests) ------------------------------------------
+# --- faults: kill and start one FRR daemon -----------------------------------------
 
-cmd_zebra() { # NODE stop|start: stop = SIGKILL (a crash), waits until it is gone
-    [[ $# -eq 2 ]] || die "usage: lab.sh zebra NODE stop|start"
-    load_state
-    local ns=$1 run pid deadline
+# The namespace a NODE argument names: rb-router, rb-nodeN, or nodeN / N.
+fault_ns() { # NODE CMD
+    local ns=$1
     [[ $ns =~ ^rb-(router|node[0-9]+)$ ]] || ns=rb-node${ns#node}
-    ip netns list | grep -qE "^$ns\b" || die "zebra: no namespace $ns"
-    run=/run/frr/$ns
-    case $2 in
-        stop)
-            pid=$(cat "${FRR_ROOT:-}$run/zebra.pid" 2>/dev/null) || die "zebra: no pid file for $ns (is zebra running?)"
-            kill -KILL "$pid" 2>/dev/null || die "zebra: pid $pid of $ns is not running"
+    ip netns list | grep -qE "^$ns\b" || die "$2: no namespace $ns"
+    echo "$ns"
+}
+
+fault_daemon() { # DAEMON CMD
+    case $1 in
+        zebra | bgpd | mgmtd) ;;
+        *) die "$2: '$1' is not zebra, bgpd or mgmtd" ;;
+    esac
+}
+
+# Send SIGNAL (default KILL: a crash) to DAEMON of NAMESPACE by its pid file;
+# for KILL and TERM, wait until it is gone.
+cmd_kill() { # NAMESPACE DAEMON [SIGNAL]
+    [[ $# -ge 2 && $# -le 3 ]] || die "usage: lab.sh kill NAMESPACE zebra|bgpd|mgmtd [SIGNAL]"
+    load_state
+    local ns d=$2 sig=${3:-KILL} pid deadline
+    ns=$(fault_ns "$1" kill)
+    fault_daemon "$d" kill
+    pid=$(cat "${FRR_ROOT:-}/run/frr/$ns/$d.pid" 2>/dev/null) || die "kill: no pid file for $d in $ns (is it running?)"
+    kill -s "${sig#SIG}" "$pid" 2>/dev/null || die "kill: $d (pid $pid) of $ns is not running"
+    case ${sig#SIG} in
+        KILL | TERM | 9 | 15)
             deadline=$((SECONDS + 5))
             while kill -0 "$pid" 2>/dev/null; do
-                ((SECONDS < deadline)) || die "zebra: pid $pid of $ns survived SIGKILL for 5 s"
+                ((SECONDS < deadline)) || die "kill: $d (pid $pid) of $ns survived SIG${sig#SIG} for 5 s"
                 sleep 0.05
             done
             ;;
-        start)
-            in_ns "$ns" /usr/lib/frr/zebra -d -N "$ns" -f "/run/ribbridge-lab/$ns/frr.conf" -i "$run/zebra.pid" \
-                </dev/null >/dev/null 2>>"${FRR_ROOT:-}/run/ribbridge-lab/$ns/stderr.log" \
-                || die "zebra failed to start in $ns; see $LAB_DIR/$ns/frr.log"
-            ;;
+    esac
+}
+
+# Start DAEMON of NAMESPACE again with the lab's configuration.
+cmd_start() { # NAMESPACE DAEMON
+    [[ $# -eq 2 ]] || die "usage: lab.sh start NAMESPACE zebra|bgpd|mgmtd"
+    load_state
+    local ns d=$2 run cf
+    ns=$(fault_ns "$1" start)
+    fault_daemon "$d" start
+    run=/run/frr/$ns
+    cf=(-f "/run/ribbridge-lab/$ns/frr.conf")
+    [[ $d == mgmtd ]] && cf=()
+    in_ns "$ns" /usr/lib/frr/$d -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" \
+        </dev/null >/dev/null 2>>"${FRR_ROOT:-}/run/ribbridge-lab/$ns/stderr.log" \
+        || die "$d failed to start in $ns; see $LAB_DIR/$ns/frr.log"
+}
+
+# The older spelling: zebra NODE stop|start.
+cmd_zebra() { # NODE stop|start
+    [[ $# -eq 2 ]] || die "usage: lab.sh zebra NODE stop|start"
+    case $2 in
+        stop) cmd_kill "$1" zebra KILL ;;
+        start) cmd_start "$1" zebra ;;
         *) die "zebra: '$2' is not stop or start" ;;
     esac
 }
@@ -447,5 +484,7 @@ case $sub in
     vip-reassert) need_root; cmd_vip reassert "$@" ;;
     node-config) need_root; cmd_node_config "$@" ;;
     zebra) need_root; cmd_zebra "$@" ;;
-    *) die "unknown command '$sub' (up, down, status, sockdir, exec, vtysh, vip-add, vip-del, vip-reassert, node-config, zebra)" ;;
+    kill) need_root; cmd_kill "$@" ;;
+    start) need_root; cmd_start "$@" ;;
+    *) die "unknown command '$sub' (up, down, status, sockdir, exec, vtysh, vip-add, vip-del, vip-reassert, node-config, zebra, kill, start)" ;;
 esac

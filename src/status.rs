@@ -365,6 +365,7 @@ mod tests {
                     peer: "198.18.1.1".into(),
                     established: true,
                     advertised: [vip].into(),
+                    up_ms: None,
                 }],
             },
             100,

@@ -8,6 +8,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part of the support
 
+pub mod daemon;
+
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -154,7 +154,11 @@ impl Poller {
                     peer: name,
                     established: false,
                     advertised: BTreeSet::new(),
+                    up_ms: None,
                 });
+                if established {
+                    e.up_ms = e.up_ms.max(p.peer_uptime_msec);
+                }
                 e.established |= established;
                 e.advertised.extend(advertised);
             }

@@ -254,7 +254,7 @@ impl Owner {
             self.zebra_reason.clone()
         };
         telemetry::ready(ready);
-        self.ready.send_if_modified(|cur| {
+        let changed = self.ready.send_if_modified(|cur| {
             let next = (ready, if ready { String::new() } else { reason });
             if *cur != next {
                 *cur = next;
@@ -263,6 +263,15 @@ impl Owner {
                 false
             }
         });
+        // /readyz's answer changes rarely and an operator wants the why.
+        if changed {
+            let why = self.ready.borrow().1.clone();
+            if ready {
+                tracing::info!(ready, "readiness changed");
+            } else {
+                tracing::warn!(ready, %why, "readiness changed");
+            }
+        }
     }
 
     fn act(&mut self, a: Action, now: Millis) {

@@ -25,6 +25,7 @@ fn peer(sent: bool) -> PeerView {
         } else {
             BTreeSet::new()
         },
+        up_ms: None,
     }
 }
 
@@ -641,4 +642,79 @@ fn events_round_trip_as_json_lines_and_replay_identically() {
     assert_eq!(a1, a2);
     assert_eq!(c1, Class::KernelOnly);
     assert_eq!(c2, c1);
+}
+
+/// bgpd restarted: its sessions are Established again but have not sent
+/// the table yet (~4 s on 10.7). Not a drift, no action, until the startup
+/// grace has passed since the sessions came up; after it, a VIP still not
+/// sent is `not_redistributed` and healed.
+#[test]
+fn sessions_just_up_get_the_startup_grace() {
+    let mut s = ready(
+        Config::default(),
+        release(10, 7),
+        Redistribution::TableDirect,
+    );
+    converge(&mut s, 0);
+    let fresh = |up_ms| PeerView {
+        up_ms: Some(up_ms),
+        ..peer(false)
+    };
+    let mut actions = Vec::new();
+    // Polled every second from 1 s to 9 s: sessions up since 1 s.
+    for t in (1_000..=9_000).step_by(1_000) {
+        actions.extend(step(
+            &mut s,
+            Event::BgpView {
+                peers: vec![fresh(t - 1_000)],
+            },
+            t,
+        ));
+        actions.extend(step(&mut s, Event::Tick, t + 500));
+    }
+    assert_eq!(state_of(&s), Class::Advertised, "{actions:?}");
+    assert!(
+        heals(&actions).is_empty(),
+        "acted on a fresh bgpd: {actions:?}"
+    );
+    // Still not sent 10 s after the sessions came up: a drift.
+    step(&mut s, Event::Tick, 11_000);
+    let a = step(
+        &mut s,
+        Event::BgpView {
+            peers: vec![fresh(10_100)],
+        },
+        11_100,
+    );
+    assert_eq!(state_of(&s), Class::NotRedistributed, "{a:?}");
+    assert_eq!(heals(&a), vec![HealAction::RealmToggle]);
+
+    // Sessions of unknown age, or older than the VIP's state (8.4's
+    // heartbeat drops an import under sessions up for long): the plain 2 s.
+    for up in [None, Some(5_000)] {
+        let mut s = ready(
+            Config::default(),
+            release(10, 7),
+            Redistribution::TableDirect,
+        );
+        converge(&mut s, 3_000);
+        let old = PeerView {
+            up_ms: up.map(|u| u + 1_000),
+            ..peer(false)
+        };
+        step(
+            &mut s,
+            Event::BgpView {
+                peers: vec![old.clone()],
+            },
+            4_000,
+        );
+        step(&mut s, Event::Tick, 6_000);
+        let old = PeerView {
+            up_ms: up.map(|u| u + 3_010),
+            ..old
+        };
+        step(&mut s, Event::BgpView { peers: vec![old] }, 6_010);
+        assert_eq!(state_of(&s), Class::NotRedistributed, "uptime {up:?}");
+    }
 }

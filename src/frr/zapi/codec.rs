@@ -169,6 +169,29 @@ impl Decoder for FrameCodec {
             body: frame.freeze(),
         }))
     }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, ZapiError> {
+        match self.decode(src)? {
+            Some(f) => Ok(Some(f)),
+            None if src.is_empty() => Ok(None),
+            None => Err(FrameCodec::cut_short(src)),
+        }
+    }
+}
+
+impl FrameCodec {
+    /// What a stream that ends inside a frame means, in words.
+    fn cut_short(buf: &BytesMut) -> ZapiError {
+        let want = if buf.len() >= 2 {
+            format!(" of {}", u16::from_be_bytes([buf[0], buf[1]]))
+        } else {
+            String::new()
+        };
+        ZapiError::Io(format!(
+            "zebra closed the connection in the middle of a frame ({} bytes{want} received)",
+            buf.len()
+        ))
+    }
 }
 
 impl Encoder<Frame> for FrameCodec {

@@ -1,0 +1,19 @@
+//! The typed JSON of vty replies (`show ... json`) on arbitrary text,
+//! without the vty framing: route tables, BGP summaries, advertised
+//! routes, the running configuration's table mode, `show version`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use ribbridge::frr::release::Release;
+use ribbridge::frr::vty::json;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = json::parse_route_table(text);
+    let _ = json::parse_summary(text);
+    let _ = json::parse_advertised(text);
+    let _ = json::table_mode_from_config(text, 198);
+    let _ = Release::from_show_version(text).map(|r| r.dialect());
+});

@@ -1,0 +1,219 @@
+//! Least privilege (issue 8): ribbridge runs unchanged as a non-root user
+//! in FRR's groups when it does not heal kernel routes; healing kernel
+//! routes needs CAP_NET_ADMIN and nothing else; its HTTP endpoint refuses
+//! every method but GET and HEAD.
+//!
+//! The user is FRR's own `frr` user with FRR's groups (`frr`, `frrvty`) as
+//! the FRR root numbers them, started with `setpriv`: no capabilities, no
+//! way to gain any (`--no-new-privs`). Group membership alone is not
+//! enough: zebra creates zserv.api as `srwx------ frr:frr` (measured on
+//! 8.4, 10.3, 10.7), so only the frr user (or root) can connect; the vty
+//! sockets are `srwxrwx--- frr:frrvty`.
+
+use std::time::Duration;
+
+use ribbridge::reconcile::Class;
+
+use crate::support::daemon::Daemon;
+use crate::support::{Lab, lab};
+
+const VIP: &str = "192.0.2.10/32";
+const NODE: &str = "rb-node1";
+/// Route and address in one netlink batch: lost in zebra on 10.7, healed
+/// by a realm-toggling replace of the kernel route (a kernel write).
+const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 198 proto 248 scope global\n\
+    address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0\n' | ip -batch -";
+
+/// The id of `name` in `/etc/{file}` of the FRR root of `frr` (the
+/// sockets' owner and group).
+fn frr_id(frr: &str, file: &str, name: &str) -> u32 {
+    let group = match frr {
+        "8.4" => format!("/etc/{file}"),
+        v => format!("/var/cache/ribbridge/frr-{v}/etc/{file}"),
+    };
+    let text = std::fs::read_to_string(&group).unwrap_or_else(|e| panic!("{group}: {e}"));
+    text.lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.first() == Some(&name)).then(|| f.get(2).and_then(|g| g.parse().ok()))?
+        })
+        .unwrap_or_else(|| panic!("no {name} in {group}: is FRR installed?"))
+}
+
+/// `setpriv` arguments: the frr user, FRR's groups, `caps` (e.g.
+/// "+net_admin") kept as ambient capabilities, nothing else.
+fn as_frr(frr: &str, caps: &str) -> Vec<String> {
+    let (uid, gid) = (frr_id(frr, "passwd", "frr"), frr_id(frr, "group", "frr"));
+    let groups = format!("--groups={gid},{}", frr_id(frr, "group", "frrvty"));
+    let mut v = vec![
+        "setpriv".to_string(),
+        format!("--reuid={uid}"),
+        format!("--regid={gid}"),
+        groups,
+        "--no-new-privs".into(),
+    ];
+    if caps.is_empty() {
+        v.extend(["--inh-caps=-all".into(), "--bounding-set=-all".into()]);
+    } else {
+        v.extend([
+            "--securebits=+keep_caps".into(),
+            format!("--inh-caps=-all,{caps}"),
+            format!("--ambient-caps=-all,{caps}"),
+            format!("--bounding-set=-all,{caps}"),
+        ]);
+    }
+    v
+}
+
+/// (uid, effective capabilities) of a process, from /proc.
+fn creds(d: &Daemon) -> (String, String) {
+    let text = std::fs::read_to_string(format!("/proc/{}/status", d.pid())).expect("status");
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    (field("Uid:"), field("CapEff:"))
+}
+
+/// Observe mode as the frr user in FRR's groups, with no capability at all: it
+/// subscribes to zebra, reads bgpd, mirrors the kernel, classifies a
+/// drift. The HTTP endpoint refuses POST, PUT and DELETE with 405.
+async fn observe_as_frr(frr: &'static str) {
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    let wrapper = as_frr(frr, "");
+    let wrapper: Vec<&str> = wrapper.iter().map(String::as_str).collect();
+    let mut d = Daemon::spawn_wrapped(
+        NODE,
+        &lab_guard.sockdir(NODE),
+        &["--mode", "observe"],
+        &wrapper,
+    );
+    d.wait_log("zebra: subscribed", Duration::from_secs(15))
+        .await;
+    let (uid, cap) = creds(&d);
+    assert!(
+        uid == frr_id(frr, "passwd", "frr").to_string() && cap == "0000000000000000",
+        "uid {uid}, CapEff {cap}"
+    );
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
+        .await;
+    // A drift this release produces, classified without privilege.
+    let class = if frr == "8.4" {
+        lab(&["vip-reassert", "node1", VIP]);
+        Class::NotRedistributed
+    } else {
+        lab(&["vip-del", "node1", VIP]);
+        d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
+            .await;
+        lab(&["exec", NODE, "sh", "-c", ROUTE_THEN_ADDRESS]);
+        Class::KernelOnly
+    };
+    d.wait_log(
+        &format!("VIP drift && to={}", class.name()),
+        Duration::from_secs(10),
+    )
+    .await;
+    let (doc, code) = d.status().await;
+    let v = doc
+        .vips
+        .iter()
+        .find(|v| v.prefix.to_string() == VIP)
+        .expect("vip");
+    assert_eq!((v.state, code), (class, 1));
+    assert_eq!(v.heal.last_result.as_deref(), Some("observe_only"));
+    let m = d.metrics().await;
+    assert!(m.contains("ribbridge_zapi_connected 1"), "{m}");
+    for method in ["POST", "PUT", "DELETE"] {
+        let r = d
+            .http(&format!(
+                "{method} /status HTTP/1.1\\r\\nContent-Length: 0\\r\\n\\r\\n"
+            ))
+            .await;
+        assert!(r.starts_with("HTTP/1.1 405"), "{method}: {r}");
+        assert!(
+            r.contains("Allow: GET, HEAD") || r.contains("allow: GET, HEAD"),
+            "{method}: {r}"
+        );
+    }
+    let (_, _, log) = d.stop().await;
+    assert!(
+        !log.iter().any(|l| l.contains("healing")),
+        "observe mode acted"
+    );
+    eprintln!(
+        "FRR {frr}: observe mode as user frr in groups frr+frrvty with no capability: subscribed, classified {class}; POST/PUT/DELETE -> 405"
+    );
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn privilege_observe_as_frr_user_frr_8_4() {
+    observe_as_frr("8.4").await;
+}
+
+#[tokio::test]
+async fn privilege_observe_as_frr_user_frr_10_7() {
+    observe_as_frr("10.7").await;
+}
+
+/// Repair mode's kernel write (10.7's realm-toggling replace) as frr:
+/// without CAP_NET_ADMIN it fails with EPERM, logged and counted, and the
+/// VIP stays a drift; with CAP_NET_ADMIN alone it heals.
+#[tokio::test]
+async fn privilege_kernel_heal_needs_cap_net_admin_and_nothing_else() {
+    let frr = "10.7";
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    let none = as_frr(frr, "");
+    let none: Vec<&str> = none.iter().map(String::as_str).collect();
+    let mut d = Daemon::spawn_wrapped(NODE, &lab_guard.sockdir(NODE), &[], &none);
+    d.wait_log("zebra: subscribed", Duration::from_secs(15))
+        .await;
+    lab(&["exec", NODE, "sh", "-c", ROUTE_THEN_ADDRESS]);
+    let line = d
+        .wait_log("heal action failed", Duration::from_secs(10))
+        .await;
+    assert!(
+        line.contains("Operation not permitted")
+            || line.contains("EPERM")
+            || line.contains("permission"),
+        "{line}"
+    );
+    let (doc, _) = d.status().await;
+    let v = doc
+        .vips
+        .iter()
+        .find(|v| v.prefix.to_string() == VIP)
+        .expect("vip");
+    assert_eq!(v.state, Class::KernelOnly);
+    eprintln!("without CAP_NET_ADMIN: {line}");
+    d.stop().await;
+
+    let admin = as_frr(frr, "+net_admin");
+    let admin: Vec<&str> = admin.iter().map(String::as_str).collect();
+    let mut d = Daemon::spawn_wrapped(NODE, &lab_guard.sockdir(NODE), &[], &admin);
+    d.wait_log("zebra: subscribed", Duration::from_secs(15))
+        .await;
+    let (uid, cap) = creds(&d);
+    assert_eq!(
+        (uid.as_str(), cap.as_str()),
+        (
+            frr_id(frr, "passwd", "frr").to_string().as_str(),
+            "0000000000001000"
+        ),
+        "the frr user with CAP_NET_ADMIN (bit 12) only"
+    );
+    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
+        .await;
+    let (_, _, log) = d.stop().await;
+    assert!(
+        !log.iter().any(|l| l.contains("heal action failed")),
+        "{log:?}"
+    );
+    eprintln!("as user frr with CAP_NET_ADMIN only: kernel_only healed");
+    drop(lab_guard);
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Bounded fuzz runs of every cargo-fuzz target in fuzz/ (the ZAPI and vty
+# decoders, the vty JSON types, the kernel's netlink and nexthop-object
+# decoders, the configuration file, the peer mapping).
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]     default 20 (FUZZ_SECS overrides)
+#
+# cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain
+# accept them. Installs cargo-fuzz when missing. Seeds come from the captured
+# FRR and kernel data under tests/; the corpus grows in fuzz/corpus (ignored
+# by git). A crash fails the script and leaves its input in fuzz/artifacts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+secs=${1:-${FUZZ_SECS:-20}}
+export RUSTC_BOOTSTRAP=1
+command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+
+seed() { # TARGET FILES...
+    local t=$1; shift
+    mkdir -p "fuzz/corpus/$t"
+    for f in "$@"; do [[ -f $f ]] && cp -n "$f" "fuzz/corpus/$t/seed-$(basename "$(dirname "$f")")-$(basename "$f")"; done
+    return 0
+}
+seed zapi_decode
+seed vty_decode tests/data/frr/*/vty-*.bin
+seed vty_json tests/data/frr/*/vty-*.bin
+seed netlink_decode tests/data/kernel/*.bin
+seed config_parse fuzz/seeds/config_parse/*
+seed peer_mapping tests/render/*.json
+
+targets=$(cd fuzz && cargo fuzz list)
+(cd fuzz && cargo fuzz build -O)
+summary=()
+for t in $targets; do
+    log=$(mktemp)
+    if ! (cd fuzz && cargo fuzz run -O "$t" "corpus/$t" -- -max_total_time="$secs" -print_final_stats=1 -max_len=65536) >"$log" 2>&1; then
+        tail -40 "$log" >&2
+        echo "fuzz.sh: $t crashed; the input is in fuzz/artifacts/$t" >&2
+        exit 1
+    fi
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
+    summary+=("$t: ${execs:-?} executions in ${secs} s, coverage ${cov:-?} edges, no crash")
+    rm -f "$log"
+done
+printf 'fuzz.sh: %s\n' "${summary[@]}"

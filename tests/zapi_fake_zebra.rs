@@ -1,0 +1,376 @@
+//! Malformed ZAPI from a fake zebra over a unix socket: the edge cases a
+//! real zebra cannot be made to produce. A wrong marker, a wrong version, a
+//! length below the header and a frame cut short by the peer each end the
+//! session with a logged reason and a reconnect; an unknown command is
+//! skipped by its length; a route with 300 nexthops is decoded whole; a
+//! route whose body is truncated is reported as undecodable. Nothing
+//! panics and the view after the last good dump is exactly that dump.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{BufMut, BytesMut};
+use ribbridge::frr::TableMode;
+use ribbridge::frr::release::Release;
+use ribbridge::frr::zapi::client::{self, ZapiConfig, ZapiEvent};
+use ribbridge::frr::zapi::codec::{
+    Command, Dialect, Frame, FrameCodec, Gateway, Nexthop, ZapiRoute,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::mpsc;
+use tokio_util::codec::{Decoder, Encoder};
+
+const SHOW_VERSION: &[u8] = include_bytes!("data/frr/frr-10.7.1/vty-show-version.bin");
+
+/// The captures of one release's vty answers.
+struct Captured {
+    show_version: &'static [u8],
+    running_config: &'static [u8],
+}
+
+const FRR_10_7: Captured = Captured {
+    show_version: SHOW_VERSION,
+    running_config: include_bytes!("data/frr/frr-10.7.1/vty-bgpd-running-config.bin"),
+};
+const FRR_8_4: Captured = Captured {
+    show_version: include_bytes!("data/frr/frr-8.4.4/vty-show-version.bin"),
+    running_config: include_bytes!("data/frr/frr-8.4.4/vty-bgpd-running-config.bin"),
+};
+
+/// zebra.vty / bgpd.vty: `enable` succeeds, `show version` and `show
+/// running-config` answer as the release `which` currently holds.
+async fn fake_vty(l: UnixListener, which: Arc<Mutex<&'static Captured>>) {
+    loop {
+        let Ok((mut s, _)) = l.accept().await else {
+            return;
+        };
+        let which = which.clone();
+        tokio::spawn(async move {
+            let mut buf = Vec::new();
+            let mut b = [0u8; 512];
+            loop {
+                let Ok(n) = s.read(&mut b).await else { return };
+                if n == 0 {
+                    return;
+                }
+                buf.extend_from_slice(&b[..n]);
+                while let Some(end) = buf.iter().position(|c| *c == 0) {
+                    let cmd: Vec<u8> = buf.drain(..=end).collect();
+                    let rel: &Captured = *which.lock().expect("lock");
+                    let reply: &[u8] = if cmd.starts_with(b"show version") {
+                        rel.show_version
+                    } else if cmd.starts_with(b"show running-config") {
+                        rel.running_config
+                    } else {
+                        b"\0\0\0\0"
+                    };
+                    if s.write_all(reply).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn nexthop(i: u32) -> Nexthop {
+    Nexthop {
+        vrf_id: 0,
+        gateway: Gateway::Ipv4 {
+            gate: std::net::Ipv4Addr::from(0xc612_0000 + i),
+            ifindex: 2,
+            with_ifindex: true,
+        },
+        flags: 0,
+        labels: vec![],
+        label_type: None,
+        weight: None,
+        rmac: None,
+        srte_color: None,
+        backup_idx: vec![],
+    }
+}
+
+fn route(d: Dialect, prefix: &str, nexthops: u32) -> ZapiRoute {
+    route_of(
+        d.route_table_direct().expect("10.7 has table-direct"),
+        prefix,
+        nexthops,
+    )
+}
+
+fn route_of(route_type: u8, prefix: &str, nexthops: u32) -> ZapiRoute {
+    ZapiRoute {
+        vrf_id: 0,
+        route_type,
+        instance: 198,
+        flags: 8,
+        message: 0x17,
+        safi: 1,
+        prefix: prefix.parse().expect("prefix"),
+        src_prefix: None,
+        nhg_id: None,
+        nexthops: (0..nexthops).map(nexthop).collect(),
+        backup_nexthops: vec![],
+        distance: Some(14),
+        metric: Some(0),
+        tag: None,
+        mtu: Some(0),
+        table_id: None,
+    }
+}
+
+fn bytes(f: Frame) -> Vec<u8> {
+    let mut b = BytesMut::new();
+    FrameCodec.encode(f, &mut b).expect("encode");
+    b.to_vec()
+}
+
+/// A raw header: length, marker, version, vrf, command.
+fn header(len: u16, marker: u8, version: u8, command: u16) -> Vec<u8> {
+    let mut b = BytesMut::new();
+    b.put_u16(len);
+    b.put_u8(marker);
+    b.put_u8(version);
+    b.put_u32(0);
+    b.put_u16(command);
+    b.to_vec()
+}
+
+/// The client's end-of-dump marker: a ROUTER_ID_UPDATE (IPv4 0.0.0.0/0).
+fn marker(d: Dialect) -> Vec<u8> {
+    let mut body = BytesMut::new();
+    body.put_u8(2);
+    body.put_u32(0);
+    body.put_u8(0);
+    bytes(Frame {
+        vrf_id: 0,
+        command: d.command(Command::RouterIdUpdate),
+        body: body.freeze(),
+    })
+}
+
+fn add(d: Dialect, r: &ZapiRoute) -> Vec<u8> {
+    bytes(d.encode_route(true, r).expect("encode route"))
+}
+
+/// Accept the next session, send `out`, then either hold it open until the
+/// client hangs up (`hold`) or close it.
+async fn session(l: &UnixListener, out: Vec<u8>, hold: bool) -> UnixStream {
+    let (mut s, _) = tokio::time::timeout(Duration::from_secs(5), l.accept())
+        .await
+        .expect("the client reconnects")
+        .expect("accept");
+    // The client's HELLO, two REDISTRIBUTE_ADDs and its ROUTER_ID_ADD
+    // first: zebra answers only after them.
+    let mut got = BytesMut::new();
+    let mut frames = 0;
+    while frames < 4 {
+        let n = s.read_buf(&mut got).await.expect("read the subscription");
+        assert!(n > 0, "the client hung up before subscribing");
+        while let Some(_f) = FrameCodec.decode(&mut got).expect("the client's frames") {
+            frames += 1;
+        }
+    }
+    s.write_all(&out).await.expect("write");
+    if hold {
+        // Drain what the client says until it hangs up (it must, after a
+        // bad frame): reading to EOF is the wait.
+        let mut sink = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut sink)).await;
+    }
+    s
+}
+
+async fn next(rx: &mut mpsc::Receiver<ZapiEvent>) -> ZapiEvent {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("an event within 5 s")
+        .expect("the client task is alive")
+}
+
+async fn until_disconnected(rx: &mut mpsc::Receiver<ZapiEvent>) -> (String, Vec<ZapiEvent>) {
+    let mut seen = Vec::new();
+    loop {
+        match next(rx).await {
+            ZapiEvent::Disconnected { reason, .. } => return (reason, seen),
+            e => seen.push(e),
+        }
+    }
+}
+
+#[tokio::test]
+async fn malformed_frames_end_the_session_and_the_client_reconnects() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vty = UnixListener::bind(dir.path().join("zebra.vty")).expect("bind vty");
+    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(&FRR_10_7))));
+    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
+    let d = Release::from_show_version(&String::from_utf8_lossy(SHOW_VERSION))
+        .expect("release")
+        .dialect()
+        .expect("dialect");
+    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
+    cfg.mode = Some(TableMode::TableDirect);
+    cfg.backoff_min = Duration::from_millis(10);
+    cfg.backoff_max = Duration::from_millis(50);
+    let (tx, mut rx) = mpsc::channel(1024);
+    let task = tokio::spawn(client::run(cfg, tx));
+    let vip = route(d, "192.0.2.10/32", 1);
+    let cmd_add = d.command(Command::RedistributeRouteAdd);
+
+    // 1. A good dump, then a frame with a wrong marker.
+    let mut out = add(d, &vip);
+    out.extend(marker(d));
+    out.extend(header(12, 0xfd, 6, cmd_add));
+    out.extend([0, 0]);
+    session(&zserv, out, true).await;
+    let (reason, seen) = until_disconnected(&mut rx).await;
+    assert!(reason.contains("marker"), "{reason}");
+    assert!(matches!(seen[0], ZapiEvent::Connected { .. }), "{seen:?}");
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, ZapiEvent::Synced { routes: 1, .. })),
+        "{seen:?}"
+    );
+
+    // 2. A wrong version; 3. a length below the header.
+    for (bad, want) in [
+        (header(10, 0xfe, 5, cmd_add), "version"),
+        (header(5, 0xfe, 6, cmd_add), "below the 10-byte header"),
+    ] {
+        let mut out = marker(d);
+        out.extend(bad);
+        session(&zserv, out, true).await;
+        let (reason, _) = until_disconnected(&mut rx).await;
+        assert!(reason.contains(want), "{want}: {reason}");
+    }
+
+    // 4. An unknown command (skipped by its length), a route with 300
+    // nexthops (decoded whole), a truncated route body (undecodable), the
+    // marker; then a header announcing 65535 bytes of which 100 arrive
+    // before zebra hangs up.
+    let mut out = header(30, 0xfe, 6, 0x7777);
+    out.extend([0xab; 20]);
+    let wide = route(d, "192.0.2.11/32", 300);
+    let wide_frame = add(d, &wide);
+    assert!(wide_frame.len() > 300 * 10, "300 nexthops on the wire");
+    out.extend(wide_frame);
+    out.extend(header(13, 0xfe, 6, cmd_add));
+    out.extend([1, 2, 3]);
+    out.extend(add(d, &vip));
+    out.extend(marker(d));
+    out.extend(header(u16::MAX, 0xfe, 6, cmd_add));
+    out.extend([0u8; 100]);
+    drop(session(&zserv, out, false).await);
+    let (reason, seen) = until_disconnected(&mut rx).await;
+    assert!(
+        reason.contains("closed the connection in the middle of a frame (110 bytes of 65535"),
+        "{reason}"
+    );
+    let wide_seen = seen.iter().find_map(|e| match e {
+        ZapiEvent::RouteAdd { route } if route.prefix == wide.prefix => Some(route.nexthops.len()),
+        _ => None,
+    });
+    assert_eq!(wide_seen, Some(300), "{seen:?}");
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, ZapiEvent::Undecodable { command, .. } if *command == cmd_add)),
+        "the truncated route is reported: {seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, ZapiEvent::Synced { routes: 2, .. })),
+        "the VIP and the wide route, nothing else: {seen:?}"
+    );
+
+    // 5. A good dump of the VIP alone: the wide route is dropped as stale,
+    // the view is exactly zebra's.
+    let mut out = add(d, &vip);
+    out.extend(marker(d));
+    let s = session(&zserv, out, false).await;
+    let mut seen = Vec::new();
+    loop {
+        let e = next(&mut rx).await;
+        let done = matches!(e, ZapiEvent::Synced { .. });
+        seen.push(e);
+        if done {
+            break;
+        }
+    }
+    assert!(
+        seen.iter().any(|e| matches!(e, ZapiEvent::RouteDel { route, stale: true } if route.prefix == wide.prefix)),
+        "{seen:?}"
+    );
+    assert!(
+        matches!(
+            seen.last(),
+            Some(ZapiEvent::Synced {
+                routes: 1,
+                dropped_stale: 1
+            })
+        ),
+        "{seen:?}"
+    );
+    assert!(!task.is_finished(), "the client task is still running");
+    drop(s);
+    task.abort();
+}
+
+/// zebra replaced by another release between two sessions (10.7 -> 8.4 ->
+/// 10.7, the lab's table modes): each session reads the release and the
+/// table mode again, subscribes with that release's numbering, and decodes
+/// that release's frames; the view stays exactly zebra's.
+#[tokio::test]
+async fn a_release_switch_between_sessions_switches_numbering() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let which = Arc::new(Mutex::new(&FRR_10_7));
+    for sock in ["zebra.vty", "bgpd.vty"] {
+        let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
+        tokio::spawn(fake_vty(l, which.clone()));
+    }
+    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
+    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
+    cfg.backoff_min = Duration::from_millis(10);
+    cfg.backoff_max = Duration::from_millis(50);
+    let (tx, mut rx) = mpsc::channel(1024);
+    let task = tokio::spawn(client::run(cfg, tx));
+    for (rel, version, mode) in [
+        (&FRR_10_7, "10.7.1", TableMode::TableDirect),
+        (&FRR_8_4, "8.4.4", TableMode::ImportTable),
+        (&FRR_10_7, "10.7.1", TableMode::TableDirect),
+    ] {
+        *which.lock().expect("lock") = rel;
+        let d = Release::from_show_version(&String::from_utf8_lossy(rel.show_version))
+            .expect("release")
+            .dialect()
+            .expect("dialect");
+        let rtype = client::route_type(d, mode).expect("route type");
+        let mut out = add(d, &route_of(rtype, "192.0.2.10/32", 1));
+        out.extend(marker(d));
+        // zebra goes away after the dump (the release is replaced).
+        drop(session(&zserv, out, false).await);
+        let (reason, seen) = until_disconnected(&mut rx).await;
+        match &seen[0] {
+            ZapiEvent::Connected {
+                release, mode: m, ..
+            } => {
+                assert!(release.text.starts_with(version), "{release:?}");
+                assert_eq!(*m, mode);
+            }
+            e => panic!("first event {e:?}"),
+        }
+        assert!(
+            seen.iter()
+                .any(|e| matches!(e, ZapiEvent::RouteAdd { route } if route.route_type == rtype)),
+            "FRR {version}: the VIP decoded with its numbering: {seen:?}"
+        );
+        assert!(
+            matches!(seen.last(), Some(ZapiEvent::Synced { routes: 1, .. })),
+            "FRR {version}: {seen:?}"
+        );
+        assert!(reason.contains("closed"), "{reason}");
+    }
+    task.abort();
+}
