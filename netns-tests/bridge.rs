@@ -188,6 +188,8 @@ struct Case {
     repair_flags: &'static [&'static str],
     /// Healed in repair mode (else: reported, no action).
     heals: bool,
+    /// Advertise the VIP on node1 first; `setup` then breaks it.
+    advertise_first: bool,
 }
 
 async fn drift_case(c: Case) {
@@ -201,6 +203,11 @@ async fn drift_case(c: Case) {
 
     // Observe: classified within 1 s of the grace, reported, no action.
     let mut d = Daemon::start(&lab_guard, "rb-node1", &["--mode", "observe"]).await;
+    if c.advertise_first {
+        lab(&["vip-add", "node1", VIP]);
+        d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
+            .await;
+    }
     // The FRR bugs are races inside zebra: a setup that zebra happens to
     // process in time is undone and tried again (counted, at most 5 times).
     let drift = format!("VIP drift && to={}", c.class.name());
@@ -322,6 +329,24 @@ fn c_grace(class: Class) -> u64 {
     }
 }
 
+/// kube-vip's re-assertion (a realm-only replace) on FRR 8.4 drops the
+/// import: zebra's table keeps the route, bgpd withdraws it.
+const REALM_REPLACE: &str =
+    "ip route replace 192.0.2.10/32 dev lo table 198 proto 248 scope global realm 2";
+
+#[tokio::test]
+async fn drift_8_4_realm_replace_drops_the_import() {
+    drift_case(Case {
+        frr: "8.4",
+        setup: REALM_REPLACE,
+        class: Class::NotRedistributed,
+        repair_flags: &[],
+        heals: true,
+        advertise_first: true,
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn drift_8_4_address_shadows_the_import() {
     drift_case(Case {
@@ -330,6 +355,7 @@ async fn drift_8_4_address_shadows_the_import() {
         class: Class::Shadowed,
         repair_flags: &[],
         heals: false,
+        advertise_first: false,
     })
     .await;
 }
@@ -342,6 +368,7 @@ async fn drift_10_3_address_then_route_is_lost_in_zebra() {
         class: Class::KernelOnly,
         repair_flags: &["--heal-addresses"],
         heals: true,
+        advertise_first: false,
     })
     .await;
 }
@@ -354,6 +381,7 @@ async fn drift_10_7_route_then_address_is_lost_in_zebra() {
         class: Class::KernelOnly,
         repair_flags: &[],
         heals: true,
+        advertise_first: false,
     })
     .await;
 }
