@@ -56,7 +56,6 @@ fn as_frr(frr: &str, caps: &str) -> Vec<String> {
         v.extend(["--inh-caps=-all".into(), "--bounding-set=-all".into()]);
     } else {
         v.extend([
-            "--securebits=+keep_caps".into(),
             format!("--inh-caps=-all,{caps}"),
             format!("--ambient-caps=-all,{caps}"),
             format!("--bounding-set=-all,{caps}"),
@@ -99,24 +98,30 @@ async fn observe_as_frr(frr: &'static str) {
     );
     lab(&["vip-add", "node1", VIP]);
     lab(&["vip-add", "node2", VIP]);
-    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
-        .await;
+    // 8.4 sometimes loses a fresh import by itself (seen in this test):
+    // that is already the drift to classify.
+    let first = d.wait_log("table=198 from=", Duration::from_secs(15)).await;
     // A drift this release produces, classified without privilege.
     let class = if frr == "8.4" {
-        lab(&["vip-reassert", "node1", VIP]);
+        if first.contains("to=advertised") {
+            lab(&["vip-reassert", "node1", VIP]);
+        }
         Class::NotRedistributed
     } else {
+        assert!(first.contains("to=advertised"), "{first}");
         lab(&["vip-del", "node1", VIP]);
         d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
             .await;
         lab(&["exec", NODE, "sh", "-c", ROUTE_THEN_ADDRESS]);
         Class::KernelOnly
     };
-    d.wait_log(
-        &format!("VIP drift && to={}", class.name()),
-        Duration::from_secs(10),
-    )
-    .await;
+    if !first.contains(&format!("to={}", class.name())) {
+        d.wait_log(
+            &format!("VIP drift && to={}", class.name()),
+            Duration::from_secs(10),
+        )
+        .await;
+    }
     let (doc, code) = d.status().await;
     let v = doc
         .vips

@@ -19,7 +19,12 @@ command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
 seed() { # TARGET FILES...
     local t=$1; shift
     mkdir -p "fuzz/corpus/$t"
-    for f in "$@"; do [[ -f $f ]] && cp -n "$f" "fuzz/corpus/$t/seed-$(basename "$(dirname "$f")")-$(basename "$f")"; done
+    local f dest
+    for f in "$@"; do
+        dest=fuzz/corpus/$t/seed-$(basename "$(dirname "$f")")-$(basename "$f")
+        [[ -f $f && ! -e $dest ]] || continue
+        cp "$f" "$dest"
+    done
     return 0
 }
 seed zapi_decode
