@@ -15,16 +15,10 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use crate::support::{Lab, RouteWatch, lab};
+use crate::support::{ADDRESS_THEN_ROUTE, Lab, ROUTE_THEN_ADDRESS, RouteWatch, lab};
 
 const VIP: &str = "192.0.2.10/32";
 const VIP_ADDR: &str = "192.0.2.10";
-/// kube-vip's order: the address, then the route.
-const ADDRESS_THEN_ROUTE: &str = "ip address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0 && \
-    ip route add 192.0.2.10/32 dev lo table 198 proto 248 scope global";
-/// FRRouting/frr#22654's trigger: route and address in one netlink batch.
-const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 198 proto 248 scope global\n\
-    address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0\n' | ip -batch -";
 
 /// `ribbridge run` in a namespace, its log lines as a stream.
 struct Daemon {

@@ -5,7 +5,7 @@
 mod support;
 
 mod bridge;
-mod kernel_mirror;
 mod frr_clients;
+mod kernel_mirror;
 mod lab_ecmp;
 mod render;

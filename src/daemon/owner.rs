@@ -256,6 +256,10 @@ impl Owner {
             self.zebra_reason.clone()
         };
         telemetry::ready(ready);
+        if ready != self.ready.borrow().0 {
+            // One line per flip: the bench times "first complete state" by it.
+            tracing::info!(ready, "readiness changed");
+        }
         self.ready.send_if_modified(|cur| {
             let next = (ready, if ready { String::new() } else { reason });
             if *cur != next {
