@@ -13,17 +13,13 @@ use crate::support::{Lab, RouteWatch, lab};
 use ribbridge::reconcile::{self, Action, Class, Event, Millis};
 use ribbridge::status::StatusDoc;
 
+use crate::support::{ADDRESS_THEN_ROUTE, ROUTE_THEN_ADDRESS};
+
 const VIP: &str = "192.0.2.10/32";
 const VIP_ADDR: &str = "192.0.2.10";
-/// kube-vip's order: the address, then the route.
-const ADDRESS_THEN_ROUTE: &str = "ip address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0 && \
-    ip route add 192.0.2.10/32 dev lo table 198 proto 248 scope global";
 /// Undo either setup.
 const UNDO: &str =
     "ip route del 192.0.2.10/32 dev lo table 198; ip address del 192.0.2.10/32 dev lo; true";
-/// FRRouting/frr#22654's trigger: route and address in one netlink batch.
-const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 198 proto 248 scope global\n\
-    address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0\n' | ip -batch -";
 
 fn vip_addr() -> IpAddr {
     VIP_ADDR.parse().expect("addr")

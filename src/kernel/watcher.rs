@@ -329,6 +329,8 @@ impl Watcher {
     /// `Resynced`). `run` calls this; the one-shot command calls it once.
     pub async fn resync(&mut self, reason: ResyncReason) -> Result<Vec<KernelEvent>, KernelError> {
         self.view.counters.resync(reason);
+        // Timed for docs/PERFORMANCE.md (the full-resync figure); debug level.
+        let started = std::time::Instant::now();
         let mut attempt = 0;
         let next = loop {
             attempt += 1;
@@ -358,6 +360,13 @@ impl Watcher {
             }
         };
         let ev = self.mirror.replace(next, reason);
+        tracing::debug!(
+            reason = reason.label(),
+            attempts = attempt,
+            routes = self.mirror.routes().count(),
+            took_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            "kernel resync done"
+        );
         self.view
             .counters
             .reassertions

@@ -1,0 +1,726 @@
+//! The end-to-end bench on the lab (real kernel, real FRR), run by
+//! `scripts/bench-e2e.sh` (a `harness = false` target, never part of
+//! `cargo test` or `scripts/test.sh`). Per FRR release, one lab of two nodes:
+//!
+//! 1. observation latency: a route of table 198 on rb-node1 added or
+//!    deleted through a resident `ip -batch -` (no process start in the
+//!    timed path); the time to `ip monitor route` printing it and to
+//!    ribbridge logging the VIP's new ECMP count (the `VIP ECMP legs` line,
+//!    emitted as the owner applies the kernel event, just before the core
+//!    steps). Both are timed when their line arrives on a pipe.
+//! 2. idle cost: `ribbridge run` with 2 VIPs and a 1 Hz realm-toggling
+//!    heartbeat on both, CPU time (utime+stime) and peak RSS (VmHWM) from
+//!    /proc over the window.
+//! 3. time to heal, the release's drift case (netns-tests/bridge.rs): from
+//!    the change that causes the drift to the router's ECMP count being 2
+//!    again; with ribbridge (repair), with kube-vip's 5 s re-assertion alone
+//!    (`lab.sh vip-reassert` 5 s after the change, then every 5 s), and with
+//!    nothing; bounded.
+//! 4. scale: N routes in table 198 (`ip -batch`), then ribbridge started
+//!    (observe mode): time to the first complete kernel view, to ready, peak
+//!    RSS, and the time of a timer resync (the watcher's `kernel resync done`
+//!    debug line).
+//!
+//! Settings come from the environment (the script sets them): BENCH_FRR,
+//! BENCH_RUNS, BENCH_FAIL_STOP, BENCH_BOUND_S, BENCH_OBS, BENCH_IDLE_S,
+//! BENCH_SCALE, BENCH_OUT.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure ends the run
+
+#[path = "support/mod.rs"]
+#[allow(dead_code)]
+mod support;
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{ADDRESS_THEN_ROUTE, Lab, ROUTE_THEN_ADDRESS, RouteWatch, lab};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+const VIP: &str = "192.0.2.10/32";
+const VIP2: &str = "192.0.2.11/32";
+const ROUTE: &str = "192.0.2.10/32 dev lo table 198 proto 248 scope global";
+const RESET_10X: &str =
+    "ip route del 192.0.2.10/32 table 198; ip address del 192.0.2.10/32 dev lo; true";
+
+fn env_or<T: std::str::FromStr>(k: &str, d: T) -> T {
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
+}
+
+fn vip_addr() -> IpAddr {
+    "192.0.2.10".parse().unwrap()
+}
+
+/// Lines of a child's pipe, each with the instant it arrived. Unbounded:
+/// the reader must never push back on the daemon's stderr.
+type Lines = mpsc::UnboundedReceiver<(Instant, String)>;
+
+fn read_lines(r: impl tokio::io::AsyncRead + Unpin + Send + 'static) -> Lines {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut r = BufReader::new(r).lines();
+        while let Ok(Some(l)) = r.next_line().await {
+            if tx.send((Instant::now(), l)).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Wait for a line containing every needle; its arrival instant.
+async fn wait_line(lines: &mut Lines, needles: &[&str], limit: Duration) -> Option<Instant> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, lines.recv()).await {
+            Ok(Some((t, l))) if needles.iter().all(|n| l.contains(n)) => return Some(t),
+            Ok(Some(_)) => {}
+            _ => return None,
+        }
+    }
+}
+
+fn drain(lines: &mut Lines) -> Vec<String> {
+    let mut v = Vec::new();
+    while let Ok((_, l)) = lines.try_recv() {
+        v.push(l);
+    }
+    v
+}
+
+struct Daemon {
+    child: Child,
+    lines: Lines,
+    started: Instant,
+}
+
+impl Daemon {
+    async fn start(lab: &Lab, args: &[&str], log: &str) -> Daemon {
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", "rb-node1"])
+            .arg(env!("CARGO_BIN_EXE_ribbridge"))
+            .args(["run", "--frr-dir"])
+            .arg(lab.sockdir("rb-node1"))
+            .args(["--listen", "127.0.0.1:9774"])
+            .args(args)
+            .env("RUST_LOG", log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let started = Instant::now();
+        let mut child = cmd.spawn().expect("spawn ribbridge");
+        let lines = read_lines(child.stderr.take().expect("stderr"));
+        Daemon {
+            child,
+            lines,
+            started,
+        }
+    }
+
+    async fn wait(&mut self, needles: &[&str], limit: Duration) -> Instant {
+        match wait_line(&mut self.lines, needles, limit).await {
+            Some(t) => t,
+            None => panic!(
+                "ribbridge: no line with {needles:?} within {limit:?}; its log:\n{}",
+                drain(&mut self.lines).join("\n")
+            ),
+        }
+    }
+
+    /// `ip netns exec` execs ribbridge: the child's pid is ribbridge's.
+    fn pid(&self) -> u32 {
+        self.child.id().expect("pid")
+    }
+
+    async fn stop(mut self) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.pid()).unwrap());
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+}
+
+/// (utime + stime in seconds, VmHWM in KiB, VmRSS in KiB) of a process.
+fn proc_usage(pid: u32) -> (f64, u64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    // Fields after the command's closing parenthesis; utime, stime are 14, 15.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let kib = |k: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(k))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (ticks as f64 / hz, kib("VmHWM:"), kib("VmRSS:"))
+}
+
+/// A resident `ip -n NS -batch -`: a change costs a pipe write, no fork.
+struct Batch {
+    stdin: ChildStdin,
+    _child: Child,
+}
+
+impl Batch {
+    fn open(ns: &str) -> Batch {
+        let mut child = Command::new("ip")
+            .args(["-n", ns, "-force", "-batch", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("ip -batch");
+        let stdin = child.stdin.take().expect("stdin");
+        Batch {
+            stdin,
+            _child: child,
+        }
+    }
+
+    /// Send one command; the instant just before it left.
+    async fn send(&mut self, cmd: &str) -> Instant {
+        let t = Instant::now();
+        self.stdin
+            .write_all(format!("{cmd}\n").as_bytes())
+            .await
+            .expect("ip -batch stdin");
+        self.stdin.flush().await.expect("flush");
+        t
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+fn summary(v: &[f64]) -> Value {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    if s.is_empty() {
+        return json!({"n": 0});
+    }
+    json!({"n": s.len(), "median_ms": s[s.len() / 2], "worst_ms": s[s.len() - 1], "best_ms": s[0]})
+}
+
+/// 1. Observation latency, ip monitor against ribbridge, on the same changes.
+async fn observation(lab_guard: &Lab, changes: usize) -> Value {
+    let mut d = Daemon::start(lab_guard, &[], "info").await;
+    d.wait(
+        &["readiness changed", "ready=true"],
+        Duration::from_secs(20),
+    )
+    .await;
+    let mut mon = Command::new("ip")
+        .args(["-n", "rb-node1", "monitor", "route"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("ip monitor");
+    let mut mon_lines = read_lines(mon.stdout.take().expect("stdout"));
+    let mut batch = Batch::open("rb-node1");
+    // ip monitor subscribes asynchronously: a first change proves it listens.
+    batch.send(&format!("route add {ROUTE}")).await;
+    wait_line(
+        &mut mon_lines,
+        &["192.0.2.10", "table 198"],
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("ip monitor sees table 198");
+    d.wait(
+        &["VIP ECMP legs", VIP, "nexthops=1"],
+        Duration::from_secs(5),
+    )
+    .await;
+    let (mut ipmon, mut rb) = (Vec::new(), Vec::new());
+    for i in 0..changes {
+        tokio::time::sleep(Duration::from_millis(300)).await; // pacing: FRR settles
+        drain(&mut mon_lines);
+        drain(&mut d.lines);
+        let del = i % 2 == 0;
+        let t0 = batch
+            .send(&format!(
+                "route {} {ROUTE}",
+                if del { "del" } else { "add" }
+            ))
+            .await;
+        let mut needles = vec!["192.0.2.10", "table 198"];
+        if del {
+            needles.push("Deleted");
+        }
+        let m = wait_line(&mut mon_lines, &needles, Duration::from_secs(5))
+            .await
+            .expect("ip monitor line");
+        let legs = if del { "nexthops=0" } else { "nexthops=1" };
+        let r = d
+            .wait(&["VIP ECMP legs", VIP, legs], Duration::from_secs(5))
+            .await;
+        ipmon.push(ms(m - t0));
+        rb.push(ms(r - t0));
+    }
+    d.stop().await;
+    let med = |v: &[f64]| {
+        let mut s = v.to_vec();
+        s.sort_by(f64::total_cmp);
+        s[s.len() / 2]
+    };
+    let ratio = med(&rb) / med(&ipmon);
+    json!({"changes": changes, "ip_monitor": summary(&ipmon), "ribbridge": summary(&rb),
+           "ratio_of_medians": (ratio * 100.0).round() / 100.0})
+}
+
+/// 2. Idle cost: 2 VIPs, 1 Hz heartbeat on both.
+async fn idle(lab_guard: &Lab, secs: u64) -> Value {
+    for v in [VIP, VIP2] {
+        lab(&["vip-add", "node1", v]);
+        lab(&["vip-add", "node2", v]);
+    }
+    let mut d = Daemon::start(lab_guard, &[], "info").await;
+    d.wait(
+        &["readiness changed", "ready=true"],
+        Duration::from_secs(20),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await; // past start-up and the first polls
+    let pid = d.pid();
+    let (cpu0, _, _) = proc_usage(pid);
+    let t0 = Instant::now();
+    let mut batch = Batch::open("rb-node1");
+    let mut realm = 1;
+    let mut beats = 0;
+    while t0.elapsed() < Duration::from_secs(secs) {
+        realm = 3 - realm;
+        for p in ["192.0.2.10/32", "192.0.2.11/32"] {
+            batch
+                .send(&format!(
+                    "route replace {p} dev lo table 198 proto 248 scope global realm {realm}"
+                ))
+                .await;
+        }
+        beats += 1;
+        tokio::time::sleep(Duration::from_secs(1)).await; // the heartbeat's pace
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let (cpu1, hwm, rss) = proc_usage(pid);
+    let log = drain(&mut d.lines);
+    let heals = log.iter().filter(|l| l.contains("healing")).count();
+    d.stop().await;
+    for v in [VIP, VIP2] {
+        lab(&["vip-del", "node1", v]);
+        lab(&["vip-del", "node2", v]);
+    }
+    let cpu = cpu1 - cpu0;
+    json!({"window_s": (wall * 10.0).round() / 10.0, "beats": beats, "cpu_s": cpu,
+           "cpu_percent_of_core": (cpu / wall * 100.0 * 1000.0).round() / 1000.0,
+           "peak_rss_kib": hwm, "rss_kib": rss, "heals_in_window": heals})
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Ribbridge,
+    Reassert,
+    Nothing,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Ribbridge => "ribbridge",
+            Mode::Reassert => "kube-vip 5s re-assertion",
+            Mode::Nothing => "nothing",
+        }
+    }
+}
+
+/// The release's drift case: (name, cause as a shell command on rb-node1,
+/// ribbridge flags). 8.4's cause is kube-vip's realm flip itself.
+fn case_of(frr: &str) -> (&'static str, &'static str, &'static [&'static str]) {
+    match frr {
+        "8.4" => ("realm replace drops the import", "", &[]),
+        "10.3" => (
+            "address, then route",
+            ADDRESS_THEN_ROUTE,
+            &["--heal-addresses"],
+        ),
+        _ => ("route, then address (one batch)", ROUTE_THEN_ADDRESS, &[]),
+    }
+}
+
+fn reassert() {
+    lab(&["vip-reassert", "node1", VIP]);
+}
+
+/// Put node1 back before a run: on 8.4 advertised (a delete and add
+/// re-imports), on 10.x without route or address.
+async fn reset(frr: &str, router: &mut RouteWatch) {
+    if frr == "8.4" {
+        if router.nexthops(vip_addr(), 32).await != 2 {
+            lab(&["vip-del", "node1", VIP]);
+            lab(&["vip-add", "node1", VIP]);
+        }
+        router
+            .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
+            .await
+            .expect("8.4 reset: router back to 2 paths");
+    } else {
+        lab(&["exec", "rb-node1", "sh", "-c", RESET_10X]);
+        router
+            .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(15))
+            .await
+            .expect("10.x reset: router back to node2's path only");
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await; // FRR settles
+}
+
+/// 3. One cell: runs of the release's case under one mode.
+async fn heal_cell(
+    lab_guard: &Lab,
+    frr: &str,
+    mode: Mode,
+    runs: usize,
+    fail_stop: usize,
+    bound: Duration,
+) -> Value {
+    let (_, cause, flags) = case_of(frr);
+    let mut router = RouteWatch::open("rb-router");
+    let mut d = None;
+    if mode == Mode::Ribbridge {
+        let mut args = flags.to_vec();
+        args.extend(["--mode", "repair"]);
+        let mut dm = Daemon::start(lab_guard, &args, "info").await;
+        dm.wait(
+            &["readiness changed", "ready=true"],
+            Duration::from_secs(20),
+        )
+        .await;
+        d = Some(dm);
+    }
+    let (mut healed, mut not_healed, mut no_drift) = (Vec::new(), 0usize, 0usize);
+    let mut consecutive_fail = 0;
+    let mut done = 0;
+    while done < runs {
+        reset(frr, &mut router).await;
+        let t0 = Instant::now();
+        if frr == "8.4" {
+            reassert();
+            if router
+                .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(3))
+                .await
+                .is_err()
+            {
+                no_drift += 1;
+                done += 1;
+                continue;
+            }
+        } else {
+            lab(&["exec", "rb-node1", "sh", "-c", cause]);
+        }
+        let mut next_beat = t0 + Duration::from_secs(5);
+        let end = t0 + bound;
+        let result = loop {
+            let until = if mode == Mode::Reassert {
+                next_beat.min(end)
+            } else {
+                end
+            };
+            let left = until.saturating_duration_since(Instant::now());
+            if router.wait_nexthops(vip_addr(), 32, 2, left).await.is_ok() {
+                break Some(t0.elapsed());
+            }
+            if Instant::now() >= end {
+                break None;
+            }
+            reassert();
+            next_beat += Duration::from_secs(5);
+        };
+        done += 1;
+        match result {
+            Some(t) => {
+                consecutive_fail = 0;
+                healed.push(ms(t));
+            }
+            None => {
+                not_healed += 1;
+                consecutive_fail += 1;
+                if consecutive_fail >= fail_stop && healed.is_empty() {
+                    break;
+                }
+            }
+        }
+    }
+    let heals = match d {
+        Some(mut dm) => {
+            let n = drain(&mut dm.lines)
+                .iter()
+                .filter(|l| l.contains("healing"))
+                .count();
+            dm.stop().await;
+            Some(n)
+        }
+        None => None,
+    };
+    reset(frr, &mut router).await;
+    json!({"mode": mode.name(), "runs": done, "healed": summary(&healed),
+           "not_healed_within_s": if not_healed > 0 { Some(bound.as_secs()) } else { None },
+           "not_healed": not_healed, "no_drift": no_drift, "heal_actions": heals})
+}
+
+/// 4. Scale: `n` routes in table 198, then ribbridge starts.
+async fn scale(lab_guard: &Lab, n: usize) -> Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("routes.batch");
+    let mut text = String::with_capacity(n * 64);
+    for i in 0..n {
+        let a = std::net::Ipv4Addr::from(0x0a00_0000u32 + u32::try_from(i).unwrap());
+        text.push_str(&format!(
+            "route add {a}/32 dev lo table 198 proto 248 scope global\n"
+        ));
+    }
+    std::fs::write(&file, text).expect("batch file");
+    let t = Instant::now();
+    let st = std::process::Command::new("ip")
+        .args(["-n", "rb-node1", "-batch"])
+        .arg(&file)
+        .status()
+        .expect("ip -batch");
+    assert!(st.success(), "ip -batch of {n} routes failed");
+    let insert = t.elapsed();
+    let cfg = dir.path().join("ribbridge.toml");
+    std::fs::write(&cfg, "resync_secs = 10\nmode = \"observe\"\n").expect("config");
+    let cfg_s = cfg.to_string_lossy().into_owned();
+    let mut d = Daemon::start(
+        lab_guard,
+        &["--config", &cfg_s],
+        "info,ribbridge::kernel::watcher=debug",
+    )
+    .await;
+    let long = Duration::from_secs(120);
+    let kernel = d
+        .wait(&["kernel resync done", "reason=startup"], long)
+        .await;
+    // Ready (kernel and zebra's view complete) may never come: bounded.
+    let ready_limit = Duration::from_secs(env_or("BENCH_SCALE_READY_S", 120));
+    let ready_deadline = Instant::now() + ready_limit;
+    let (mut ready, mut took_us, mut disconnects) = (None, f64::NAN, 0usize);
+    let timer_deadline = kernel + Duration::from_secs(30);
+    while Instant::now() < ready_deadline.max(timer_deadline) {
+        let left = ready_deadline
+            .max(timer_deadline)
+            .saturating_duration_since(Instant::now());
+        let Ok(Some((t, l))) = tokio::time::timeout(left, d.lines.recv()).await else {
+            break;
+        };
+        if l.contains("readiness changed") && l.contains("ready=true") && ready.is_none() {
+            ready = Some(t);
+        }
+        if l.contains("zebra: disconnected") {
+            disconnects += 1;
+        }
+        // The timer resync: its line carries the dump + diff time.
+        if l.contains("kernel resync done") && l.contains("reason=timer") && took_us.is_nan() {
+            took_us = l
+                .split("took_us=")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(f64::NAN);
+        }
+        if ready.is_some() && !took_us.is_nan() {
+            break;
+        }
+    }
+    let (_, hwm, rss) = proc_usage(d.pid());
+    let started = d.started;
+    d.stop().await;
+    json!({"routes": n, "ip_batch_insert_ms": ms(insert),
+           "first_kernel_view_ms": ms(kernel - started),
+           "ready_ms": ready.map(|r| ms(r - started)),
+           "not_ready_within_s": if ready.is_none() { Some(ready_limit.as_secs()) } else { None },
+           "zebra_disconnects": disconnects,
+           "full_resync_ms": if took_us.is_nan() { None } else { Some(took_us / 1000.0) },
+           "peak_rss_kib": hwm, "rss_kib": rss})
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    support::require_root();
+    let releases: Vec<String> = env_or("BENCH_FRR", "8.4 10.3 10.7".to_string())
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let runs: usize = env_or("BENCH_RUNS", 20);
+    let fail_stop: usize = env_or("BENCH_FAIL_STOP", 3);
+    let bound = Duration::from_secs(env_or("BENCH_BOUND_S", 12));
+    let obs: usize = env_or("BENCH_OBS", 40);
+    let idle_s: u64 = env_or("BENCH_IDLE_S", 60);
+    let scale_n: usize = env_or("BENCH_SCALE", 100_000);
+    let out = PathBuf::from(env_or("BENCH_OUT", "bench-e2e.json".to_string()));
+    let began = Instant::now();
+    let mut results = Vec::new();
+    for frr in &releases {
+        let frr: &'static str = Box::leak(frr.clone().into_boxed_str());
+        let t = Instant::now();
+        eprintln!("== FRR {frr}: lab up");
+        let lab_guard = Lab::up(frr, 2, &[VIP, VIP2]);
+        eprintln!("== FRR {frr}: observation latency ({obs} changes)");
+        let o = observation(&lab_guard, obs).await;
+        eprintln!("{o}");
+        lab(&["exec", "rb-node1", "sh", "-c", RESET_10X]);
+        eprintln!("== FRR {frr}: idle cost ({idle_s} s)");
+        let i = idle(&lab_guard, idle_s).await;
+        eprintln!("{i}");
+        let (case, _, _) = case_of(frr);
+        lab(&["vip-add", "node2", VIP]);
+        if frr == "8.4" {
+            lab(&["vip-add", "node1", VIP]);
+        }
+        let mut cells = Vec::new();
+        for mode in [Mode::Ribbridge, Mode::Reassert, Mode::Nothing] {
+            eprintln!("== FRR {frr}: heal '{case}' with {}", mode.name());
+            let c = heal_cell(&lab_guard, frr, mode, runs, fail_stop, bound).await;
+            eprintln!("{c}");
+            cells.push(c);
+        }
+        let s = if scale_n > 0 {
+            eprintln!("== FRR {frr}: scale ({scale_n} routes)");
+            let s = scale(&lab_guard, scale_n).await;
+            eprintln!("{s}");
+            s
+        } else {
+            Value::Null
+        };
+        drop(lab_guard);
+        results.push(json!({"frr": frr, "observation": o, "idle": i,
+            "heal": {"case": case, "cells": cells}, "scale": s,
+            "took_s": t.elapsed().as_secs()}));
+    }
+    let doc = json!({
+        "settings": {"runs": runs, "fail_stop": fail_stop, "bound_s": bound.as_secs(),
+                     "observation_changes": obs, "idle_s": idle_s, "scale_routes": scale_n},
+        "machine": machine(),
+        "took_s": began.elapsed().as_secs(),
+        "releases": results,
+    });
+    std::fs::write(&out, serde_json::to_string_pretty(&doc).unwrap()).expect("write json");
+    print_table(&doc);
+    println!("JSON: {}", out.display());
+}
+
+fn machine() -> Value {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let cpu = read("/proc/cpuinfo")
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    json!({"cpu": cpu,
+           "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+           "kernel": read("/proc/sys/kernel/osrelease").trim(),
+           "loadavg_at_end": read("/proc/loadavg").trim()})
+}
+
+fn print_table(doc: &Value) {
+    let f = |v: &Value| match v.as_f64() {
+        Some(x) => format!("{x:.1}"),
+        None => "-".to_string(),
+    };
+    println!(
+        "\n{:<6} {:<22} {:>10} {:>10} {:>6}",
+        "FRR", "observation (ms)", "median", "worst", "n"
+    );
+    for r in doc["releases"].as_array().unwrap() {
+        let o = &r["observation"];
+        for k in ["ip_monitor", "ribbridge"] {
+            println!(
+                "{:<6} {:<22} {:>10} {:>10} {:>6}",
+                r["frr"].as_str().unwrap(),
+                k,
+                f(&o[k]["median_ms"]),
+                f(&o[k]["worst_ms"]),
+                o[k]["n"]
+            );
+        }
+        println!(
+            "{:<6} {:<22} {:>10}",
+            "",
+            "ratio (medians)",
+            f(&o["ratio_of_medians"])
+        );
+    }
+    println!(
+        "\n{:<6} {:<34} {:<26} {:>9} {:>9} {:>5} {:>11}",
+        "FRR", "drift case", "healed by", "median", "worst", "runs", "not healed"
+    );
+    for r in doc["releases"].as_array().unwrap() {
+        for c in r["heal"]["cells"].as_array().unwrap() {
+            let nh = match c["not_healed_within_s"].as_u64() {
+                Some(b) => format!("{} (>{b} s)", c["not_healed"]),
+                None => "0".to_string(),
+            };
+            println!(
+                "{:<6} {:<34} {:<26} {:>9} {:>9} {:>5} {:>11}",
+                r["frr"].as_str().unwrap(),
+                r["heal"]["case"].as_str().unwrap(),
+                c["mode"].as_str().unwrap(),
+                f(&c["healed"]["median_ms"]),
+                f(&c["healed"]["worst_ms"]),
+                c["runs"],
+                nh
+            );
+        }
+    }
+    println!(
+        "\n{:<6} {:>10} {:>12} {:>14} {:>8}",
+        "FRR", "idle CPU %", "peak RSS MiB", "heals in idle", "beats"
+    );
+    for r in doc["releases"].as_array().unwrap() {
+        let i = &r["idle"];
+        println!(
+            "{:<6} {:>10} {:>12.1} {:>14} {:>8}",
+            r["frr"].as_str().unwrap(),
+            f(&i["cpu_percent_of_core"]),
+            i["peak_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0,
+            i["heals_in_window"],
+            i["beats"]
+        );
+    }
+    println!(
+        "\n{:<6} {:>8} {:>14} {:>10} {:>14} {:>12}",
+        "FRR", "routes", "kernel view ms", "ready ms", "full resync ms", "peak RSS MiB"
+    );
+    for r in doc["releases"].as_array().unwrap() {
+        let s = &r["scale"];
+        if s.is_null() {
+            continue;
+        }
+        println!(
+            "{:<6} {:>8} {:>14} {:>10} {:>14} {:>12.1}",
+            r["frr"].as_str().unwrap(),
+            s["routes"],
+            f(&s["first_kernel_view_ms"]),
+            match s["ready_ms"].as_f64() {
+                Some(x) => format!("{x:.1}"),
+                None => format!("not ready in {} s", s["not_ready_within_s"]),
+            },
+            f(&s["full_resync_ms"]),
+            s["peak_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0
+        );
+    }
+}
