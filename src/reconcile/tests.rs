@@ -53,19 +53,51 @@ fn ready(config: Config, rel: Release, red: Redistribution) -> State {
         },
         0,
     );
-    step(
-        &mut s,
-        Event::BgpView {
-            peers: vec![peer(false)],
-        },
-        0,
-    );
+    bgp(&mut s, 0, false);
     assert!(s.ready());
     s
 }
 
 fn state_of(s: &State) -> Class {
     s.vips[&(T, vip())].state
+}
+
+/// The VIP's kernel route appears (`true`) or goes, at `at`.
+fn kernel(s: &mut State, at: Millis, present: bool) -> Vec<Action> {
+    let route = if present { facts() } else { None };
+    step(
+        s,
+        Event::KernelRoute {
+            table: T,
+            prefix: vip(),
+            route,
+        },
+        at,
+    )
+}
+
+/// zebra redistributes (`true`) or withdraws the VIP, at `at`.
+fn zebra(s: &mut State, at: Millis, present: bool) -> Vec<Action> {
+    step(
+        s,
+        Event::ZebraRoute {
+            table: T,
+            prefix: vip(),
+            present,
+        },
+        at,
+    )
+}
+
+/// A bgpd view with the one peer, sent the VIP or not, at `at`.
+fn bgp(s: &mut State, at: Millis, sent: bool) -> Vec<Action> {
+    step(
+        s,
+        Event::BgpView {
+            peers: vec![peer(sent)],
+        },
+        at,
+    )
 }
 
 fn heals(actions: &[Action]) -> Vec<HealAction> {
@@ -80,31 +112,9 @@ fn heals(actions: &[Action]) -> Vec<HealAction> {
 
 /// Kernel add, zebra 10 ms later, bgpd view 120 ms later: advertised, no drift.
 fn converge(s: &mut State, at: Millis) -> Vec<Action> {
-    let mut all = step(
-        s,
-        Event::KernelRoute {
-            table: T,
-            prefix: vip(),
-            route: facts(),
-        },
-        at,
-    );
-    all.extend(step(
-        s,
-        Event::ZebraRoute {
-            table: T,
-            prefix: vip(),
-            present: true,
-        },
-        at + 10,
-    ));
-    all.extend(step(
-        s,
-        Event::BgpView {
-            peers: vec![peer(true)],
-        },
-        at + 120,
-    ));
+    let mut all = kernel(s, at, true);
+    all.extend(zebra(s, at + 10, true));
+    all.extend(bgp(s, at + 120, true));
     all
 }
 
@@ -139,15 +149,7 @@ fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() 
     );
     converge(&mut s, 0);
     // kube-vip's realm flip: the kernel keeps the route, zebra drops the import.
-    let a = step(
-        &mut s,
-        Event::ZebraRoute {
-            table: T,
-            prefix: vip(),
-            present: false,
-        },
-        1_000,
-    );
+    let a = zebra(&mut s, 1_000, false);
     assert_eq!(
         state_of(&s),
         Class::Advertised,
@@ -155,13 +157,7 @@ fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() 
     );
     assert!(a.contains(&Action::WakeAt { at: 1_500 }), "{a:?}");
     assert!(a.contains(&Action::RefreshBgp), "{a:?}");
-    step(
-        &mut s,
-        Event::BgpView {
-            peers: vec![peer(false)],
-        },
-        1_100,
-    );
+    bgp(&mut s, 1_100, false);
     let a = step(&mut s, Event::Tick, 1_500);
     assert!(
         a.contains(&Action::RefreshBgp),
@@ -172,13 +168,7 @@ fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() 
         Class::Advertised,
         "not before a poll newer than the grace"
     );
-    let a = step(
-        &mut s,
-        Event::BgpView {
-            peers: vec![peer(false)],
-        },
-        1_500,
-    );
+    let a = bgp(&mut s, 1_500, false);
     assert_eq!(state_of(&s), Class::KernelOnly);
     assert_eq!(heals(&a), vec![HealAction::DeleteAdd]);
     // Executed; zebra re-imports; bgpd sends again.
@@ -193,22 +183,8 @@ fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() 
         },
         1_510,
     );
-    step(
-        &mut s,
-        Event::ZebraRoute {
-            table: T,
-            prefix: vip(),
-            present: true,
-        },
-        1_520,
-    );
-    let a = step(
-        &mut s,
-        Event::BgpView {
-            peers: vec![peer(true)],
-        },
-        1_640,
-    );
+    zebra(&mut s, 1_520, true);
+    let a = bgp(&mut s, 1_640, true);
     assert_eq!(state_of(&s), Class::Advertised);
     assert!(a.contains(&Action::StateChanged {
         table: T,
@@ -230,24 +206,8 @@ fn a_difference_shorter_than_the_grace_never_counts() {
         Redistribution::TableDirect,
     );
     converge(&mut s, 0);
-    let mut all = step(
-        &mut s,
-        Event::ZebraRoute {
-            table: T,
-            prefix: vip(),
-            present: false,
-        },
-        1_000,
-    );
-    all.extend(step(
-        &mut s,
-        Event::ZebraRoute {
-            table: T,
-            prefix: vip(),
-            present: true,
-        },
-        1_300,
-    ));
+    let mut all = zebra(&mut s, 1_000, false);
+    all.extend(zebra(&mut s, 1_300, true));
     all.extend(step(&mut s, Event::Tick, 1_500));
     assert_eq!(state_of(&s), Class::Advertised);
     assert!(
@@ -265,23 +225,9 @@ fn observe_mode_decides_but_never_acts() {
     };
     let mut s = ready(config, release(8, 4), Redistribution::ImportTable);
     converge(&mut s, 0);
-    step(
-        &mut s,
-        Event::ZebraRoute {
-            table: T,
-            prefix: vip(),
-            present: false,
-        },
-        1_000,
-    );
+    zebra(&mut s, 1_000, false);
     step(&mut s, Event::Tick, 1_500);
-    let a = step(
-        &mut s,
-        Event::BgpView {
-            peers: vec![peer(false)],
-        },
-        1_510,
-    );
+    let a = bgp(&mut s, 1_510, false);
     assert_eq!(state_of(&s), Class::KernelOnly);
     assert!(heals(&a).is_empty());
     let h = &s.vips[&(T, vip())].heal;
@@ -297,15 +243,7 @@ fn failed_heals_back_off_then_give_up_visibly() {
         Redistribution::TableDirect,
     );
     converge(&mut s, 0);
-    step(
-        &mut s,
-        Event::ZebraRoute {
-            table: T,
-            prefix: vip(),
-            present: false,
-        },
-        1_000,
-    );
+    zebra(&mut s, 1_000, false);
     let mut now = 1_500;
     let mut a = step(&mut s, Event::Tick, now);
     let mut attempts = 0;
@@ -390,13 +328,7 @@ fn zebra_away_raises_no_drift_and_takes_no_action() {
         },
         6_700,
     ));
-    all.extend(step(
-        &mut s,
-        Event::BgpView {
-            peers: vec![peer(true)],
-        },
-        6_800,
-    ));
+    all.extend(bgp(&mut s, 6_800, true));
     assert_eq!(state_of(&s), Class::Advertised);
     assert!(
         !all.iter()
@@ -413,31 +345,9 @@ fn withdrawal_everywhere_is_withdrawn_and_no_action() {
         Redistribution::TableDirect,
     );
     converge(&mut s, 0);
-    let mut all = step(
-        &mut s,
-        Event::KernelRoute {
-            table: T,
-            prefix: vip(),
-            route: None,
-        },
-        1_000,
-    );
-    all.extend(step(
-        &mut s,
-        Event::ZebraRoute {
-            table: T,
-            prefix: vip(),
-            present: false,
-        },
-        1_010,
-    ));
-    all.extend(step(
-        &mut s,
-        Event::BgpView {
-            peers: vec![peer(false)],
-        },
-        1_100,
-    ));
+    let mut all = kernel(&mut s, 1_000, false);
+    all.extend(zebra(&mut s, 1_010, false));
+    all.extend(bgp(&mut s, 1_100, false));
     assert_eq!(state_of(&s), Class::Withdrawn);
     assert!(heals(&all).is_empty());
 }
@@ -450,26 +360,12 @@ fn stale_zebra_route_is_reported_without_action() {
         Redistribution::TableDirect,
     );
     converge(&mut s, 0);
-    step(
-        &mut s,
-        Event::KernelRoute {
-            table: T,
-            prefix: vip(),
-            route: None,
-        },
-        1_000,
-    );
+    kernel(&mut s, 1_000, false);
     let a = step(&mut s, Event::Tick, 1_500);
     // Due: waits for a bgpd view newer than the grace before deciding.
     assert!(a.contains(&Action::RefreshBgp), "{a:?}");
     assert_eq!(state_of(&s), Class::Advertised);
-    let a = step(
-        &mut s,
-        Event::BgpView {
-            peers: vec![peer(true)],
-        },
-        1_520,
-    );
+    let a = bgp(&mut s, 1_520, true);
     assert_eq!(state_of(&s), Class::ZebraStale);
     assert!(heals(&a).is_empty());
     assert_eq!(
@@ -493,15 +389,7 @@ fn shadowed_and_no_peer_are_named() {
         },
         0,
     );
-    step(
-        &mut s,
-        Event::KernelRoute {
-            table: T,
-            prefix: vip(),
-            route: facts(),
-        },
-        0,
-    );
+    kernel(&mut s, 0, true);
     // zebra's table holds the route; its redistribution does not.
     step(
         &mut s,
@@ -512,13 +400,7 @@ fn shadowed_and_no_peer_are_named() {
         0,
     );
     step(&mut s, Event::Tick, 2_000);
-    step(
-        &mut s,
-        Event::BgpView {
-            peers: vec![peer(false)],
-        },
-        2_010,
-    );
+    bgp(&mut s, 2_010, false);
     assert_eq!(state_of(&s), Class::Shadowed);
 
     let mut s = ready(
