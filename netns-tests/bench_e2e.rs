@@ -512,7 +512,7 @@ async fn scale(lab_guard: &Lab, n: usize) -> Value {
     .await;
     let long = Duration::from_secs(120);
     let kernel = d
-        .wait(&["kernel resync done", "reason=startup"], long)
+        .wait(&["kernel resync done", "reason=\"startup\""], long)
         .await;
     // Ready (kernel and zebra's view complete) may never come: bounded.
     let ready_limit = Duration::from_secs(env_or("BENCH_SCALE_READY_S", 120));
@@ -533,7 +533,7 @@ async fn scale(lab_guard: &Lab, n: usize) -> Value {
             disconnects += 1;
         }
         // The timer resync: its line carries the dump + diff time.
-        if l.contains("kernel resync done") && l.contains("reason=timer") && took_us.is_nan() {
+        if l.contains("kernel resync done") && l.contains("reason=\"timer\"") && took_us.is_nan() {
             took_us = l
                 .split("took_us=")
                 .nth(1)
