@@ -195,16 +195,25 @@ async fn killed_during_drift(frr: &'static str) {
         lab(&["vip-add", "node1", VIP]);
     }
     let mut d = Daemon::start(&lab_guard, NODE, &["--mode", "observe"]).await;
-    if frr == "8.4" {
-        d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
-            .await;
-    }
-    let drift = make_drift(frr);
-    d.wait_log(
-        &format!("VIP drift && to={}", drift.class.name()),
-        Duration::from_secs(10),
-    )
-    .await;
+    // 8.4 sometimes loses a fresh import by itself: that is the drift then.
+    let lost = frr == "8.4"
+        && d.wait_log("table=198 from=", Duration::from_secs(15))
+            .await
+            .contains("to=not_redistributed");
+    let drift = if lost {
+        Drift {
+            class: Class::NotRedistributed,
+            flags: &[],
+        }
+    } else {
+        let drift = make_drift(frr);
+        d.wait_log(
+            &format!("VIP drift && to={}", drift.class.name()),
+            Duration::from_secs(10),
+        )
+        .await;
+        drift
+    };
     let log = d.kill9().await;
     assert_eq!(count(&log, "healing"), 0, "observe mode acted");
 
