@@ -195,16 +195,25 @@ async fn killed_during_drift(frr: &'static str) {
         lab(&["vip-add", "node1", VIP]);
     }
     let mut d = Daemon::start(&lab_guard, NODE, &["--mode", "observe"]).await;
-    if frr == "8.4" {
-        d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
-            .await;
-    }
-    let drift = make_drift(frr);
-    d.wait_log(
-        &format!("VIP drift && to={}", drift.class.name()),
-        Duration::from_secs(10),
-    )
-    .await;
+    // 8.4 sometimes loses a fresh import by itself: that is the drift then.
+    let lost = frr == "8.4"
+        && d.wait_log("table=198 from=", Duration::from_secs(15))
+            .await
+            .contains("to=not_redistributed");
+    let drift = if lost {
+        Drift {
+            class: Class::NotRedistributed,
+            flags: &[],
+        }
+    } else {
+        let drift = make_drift(frr);
+        d.wait_log(
+            &format!("VIP drift && to={}", drift.class.name()),
+            Duration::from_secs(10),
+        )
+        .await;
+        drift
+    };
     let log = d.kill9().await;
     assert_eq!(count(&log, "healing"), 0, "observe mode acted");
 
@@ -304,23 +313,30 @@ async fn faults_frr_dir_absent_then_created() {
 /// memory stays bounded.
 #[tokio::test]
 async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
-    let frr = "10.7";
+    // 8.4: a realm-changing replace drops the import every time
+    // (lab-findings.md; 10 of 10 beats in bridge.rs), so the drift in the
+    // middle of the flood is certain. 10.7's route+address trigger was not:
+    // with zebra busy on the flood it did not always lose the VIP.
+    let frr = "8.4";
     let lab_guard = Lab::up(frr, 2, &[VIP]);
-    lab(&["vip-add", "node2", VIP]);
     let mut d = Daemon::start(&lab_guard, NODE, &[]).await;
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
+        .await;
     let rss_before = d.peak_rss_kib();
     let dir = tempfile::tempdir().expect("tempdir");
     let batch = dir.path().join("flood.batch");
     {
         use std::io::Write;
         let mut f = std::io::BufWriter::new(std::fs::File::create(&batch).expect("batch"));
-        // 500 000 adds, FRRouting/frr#22654's trigger for the VIP (route and
-        // address in one batch: lost in zebra on 10.7), 500 000 deletes.
+        // 500 000 adds, kube-vip's heartbeat on the VIP (a realm-changing
+        // replace), 500 000 deletes.
         for op in ["add", "vip", "del"] {
             if op == "vip" {
                 writeln!(
                     f,
-                    "route add {VIP} dev lo table 198 proto 248 scope global\naddress add {VIP} dev lo valid_lft forever preferred_lft 0"
+                    "route replace {VIP} dev lo table 198 proto 248 scope global realm 1"
                 )
                 .expect("write");
                 continue;
@@ -344,8 +360,11 @@ async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
             .arg(&batch)
             .status(),
     );
-    d.wait_log("VIP drift && to=kernel_only", Duration::from_secs(120))
-        .await;
+    d.wait_log(
+        "VIP drift && to=not_redistributed",
+        Duration::from_secs(120),
+    )
+    .await;
     let classified = t.elapsed();
     d.wait_log("VIP consistent && to=advertised", Duration::from_secs(120))
         .await;

@@ -779,7 +779,8 @@ fn evaluate(
 }
 
 /// When the oldest established session came up, if bgpd said so for every
-/// established session (an unknown uptime counts as old: no delay).
+/// established session (an unknown uptime counts as old: no delay; so does
+/// a session that came up before this process started).
 fn sessions_since(peers: &[PeerView], view_at: Option<Millis>) -> Option<Millis> {
     let at = view_at?;
     let mut oldest: Option<Millis> = None;
@@ -787,7 +788,8 @@ fn sessions_since(peers: &[PeerView], view_at: Option<Millis>) -> Option<Millis>
         let up = p.up_ms?;
         oldest = Some(oldest.map_or(up, |o| o.max(up)));
     }
-    oldest.map(|up| at.saturating_sub(up))
+    // A session older than our clock's zero predates this process: old.
+    oldest.and_then(|up| at.checked_sub(up))
 }
 
 /// The grace of a class: what waits on bgpd (a session, or sending a route

@@ -571,6 +571,18 @@ fn sessions_just_up_get_the_startup_grace() {
     assert_eq!(state_of(&s), Class::NotRedistributed, "{a:?}");
     assert_eq!(heals(&a), vec![HealAction::RealmToggle]);
 
+    // Sessions up since before this process started (clock zero): old.
+    let old = PeerView {
+        up_ms: Some(60_000),
+        ..peer(false)
+    };
+    assert_eq!(sessions_since(&[old], Some(1_000)), None);
+    assert_eq!(
+        sessions_since(&[fresh(500)], Some(1_000)),
+        Some(500),
+        "up 500 ms at 1 s"
+    );
+
     // Sessions of unknown age, or older than the VIP's state (8.4's
     // heartbeat drops an import under sessions up for long): the plain 2 s.
     for up in [None, Some(5_000)] {
