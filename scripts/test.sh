@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test of ribbridge, on a fresh Debian 12 machine, as root:
 #   formatting, clippy (warnings are errors), unit and integration tests, a
-#   bounded fuzz run of every decoder (FUZZ_SECS per target, default 20), and
+#   bounded fuzz run of every decoder (FUZZ_SECS per target, default 15), and
 #   the netns tests against the real kernel and FRR 8.4, 10.3 and 10.7.
 # Installs what is missing first (FRR releases, iproute2). A netns test that
 # cannot run (no root, no FRR) fails; nothing is skipped silently.
@@ -26,8 +26,8 @@ cargo clippy --all-targets --locked -- -D warnings
 step "unit and integration tests"
 cargo test --locked
 
-step "fuzz: every cargo-fuzz target for ${FUZZ_SECS:-20} s (scripts/fuzz.sh)"
-scripts/fuzz.sh "${FUZZ_SECS:-20}"
+step "fuzz: every cargo-fuzz target for ${FUZZ_SECS:-15} s (scripts/fuzz.sh)"
+scripts/fuzz.sh "${FUZZ_SECS:-15}"
 
 step "netns tests (real kernel, real FRR; one at a time)"
 # Each lab owns the rb-* namespaces: the tests must not run concurrently.

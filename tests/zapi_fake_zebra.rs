@@ -374,3 +374,51 @@ async fn a_release_switch_between_sessions_switches_numbering() {
     }
     task.abort();
 }
+
+/// A dump larger than the event channel (5 000 routes, 16 slots, the
+/// reader slower than zebra): the client waits for room instead of ending
+/// the session, so the dump completes in one session. (Ending it
+/// made a 100 000-route table re-dump and overflow forever: the bench's
+/// scale run never became ready.)
+#[tokio::test]
+async fn a_dump_larger_than_the_channel_completes_in_one_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vty = UnixListener::bind(dir.path().join("zebra.vty")).expect("bind vty");
+    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(&FRR_10_7))));
+    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
+    let d = Release::from_show_version(&String::from_utf8_lossy(SHOW_VERSION))
+        .expect("release")
+        .dialect()
+        .expect("dialect");
+    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
+    cfg.mode = Some(TableMode::TableDirect);
+    let (tx, mut rx) = mpsc::channel(16);
+    let task = tokio::spawn(client::run(cfg, tx));
+    let n: u32 = 5_000;
+    let mut out = Vec::new();
+    for i in 0..n {
+        let p = format!("10.{}.{}.{}/32", i >> 16, (i >> 8) & 0xff, i & 0xff);
+        out.extend(add(d, &route(d, &p, 1)));
+    }
+    out.extend(marker(d));
+    // zebra writes the dump while the channel is full most of the time.
+    let zebra = tokio::spawn(async move { session(&zserv, out, true).await });
+    let mut adds = 0u32;
+    loop {
+        if adds % 1000 == 0 {
+            tokio::task::yield_now().await;
+        }
+        match next(&mut rx).await {
+            ZapiEvent::RouteAdd { .. } => adds += 1,
+            ZapiEvent::Synced { routes, .. } => {
+                assert_eq!(routes, n as usize);
+                break;
+            }
+            ZapiEvent::Disconnected { reason, .. } => panic!("session ended: {reason}"),
+            _ => {}
+        }
+    }
+    assert_eq!(adds, n);
+    task.abort();
+    let _ = zebra.await;
+}

@@ -230,13 +230,12 @@ pub async fn run(cfg: ZapiConfig, tx: mpsc::Sender<ZapiEvent>) {
     }
 }
 
-fn emit(tx: &mpsc::Sender<ZapiEvent>, ev: ZapiEvent) -> Result<(), End> {
-    tx.try_send(ev).map_err(|e| match e {
-        mpsc::error::TrySendError::Closed(_) => End::Closed,
-        mpsc::error::TrySendError::Full(_) => {
-            End::Retry("the event channel is full: resyncing from a fresh dump".into())
-        }
-    })
+/// Hand an event to the daemon. A full channel makes the session wait:
+/// zebra's socket buffers meanwhile, and nothing is lost. (Dropping the
+/// session instead would make a large table re-dump, overflow again, and
+/// never finish.)
+async fn emit(tx: &mpsc::Sender<ZapiEvent>, ev: ZapiEvent) -> Result<(), End> {
+    tx.send(ev).await.map_err(|_| End::Closed)
 }
 
 async fn session(
@@ -291,7 +290,9 @@ async fn session(
             mode,
             table: cfg.table,
         },
-    ) {
+    )
+    .await
+    {
         return e;
     }
     let add = dialect.command(Command::RedistributeRouteAdd);
@@ -330,7 +331,9 @@ async fn session(
                             command: c,
                             reason: e.to_string(),
                         },
-                    ) {
+                    )
+                    .await
+                    {
                         return e;
                     }
                     continue;
@@ -357,7 +360,7 @@ async fn session(
                     stale: false,
                 }
             };
-            if let Err(e) = emit(tx, ev) {
+            if let Err(e) = emit(tx, ev).await {
                 return e;
             }
         } else if c == marker && !*synced {
@@ -374,7 +377,9 @@ async fn session(
                             route: k.route,
                             stale: true,
                         },
-                    ) {
+                    )
+                    .await
+                    {
                         return e;
                     }
                 }
@@ -384,7 +389,7 @@ async fn session(
                 routes: view.len(),
                 dropped_stale: stale.len(),
             };
-            if let Err(e) = emit(tx, ev) {
+            if let Err(e) = emit(tx, ev).await {
                 return e;
             }
         } else if c == error {
