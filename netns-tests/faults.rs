@@ -233,14 +233,19 @@ async fn killed_during_drift(frr: &'static str) {
     let (doc, code) = d.status().await;
     assert_eq!((state_of(&doc), code), (Class::Advertised, 0));
     let (_, _, log) = d.stop().await;
-    assert_eq!(
-        count(&log, "healing"),
-        1,
-        "FRR {frr}: healed once, not twice:\n{}",
+    // One action heals 8.4 and 10.7 every time. 10.3's address cycle is
+    // itself a race inside zebra (the route can be lost again, ~1 run in 5,
+    // lab-findings.md and README): there the core's bounded retries may
+    // take more than one, never more than its limit of 3.
+    let heals = count(&log, "healing");
+    let limit = if frr == "10.3" { 3 } else { 1 };
+    assert!(
+        (1..=limit).contains(&heals),
+        "FRR {frr}: {heals} heal actions, expected 1..={limit}:\n{}",
         log.join("\n")
     );
     eprintln!(
-        "FRR {frr}: restarted after SIGKILL during a {} drift: found again {found:?} after start, healed with one action at {healed:?}",
+        "FRR {frr}: restarted after SIGKILL during a {} drift: found again {found:?} after start, healed with {heals} action(s) at {healed:?}",
         drift.class
     );
     drop(lab_guard);

@@ -170,6 +170,21 @@ EOF
 
 # --- up / down -------------------------------------------------------------------
 
+# Start daemon D of namespace NS with the lab's configuration.
+run_daemon() { # NS D
+    local ns=$1 d=$2 conf=/run/ribbridge-lab/$1 run=/run/frr/$1
+    # mgmtd takes no -f: it starts empty and the daemons push their own.
+    local cf=(-f "$conf/frr.conf")
+    [[ $d == mgmtd ]] && cf=()
+    # zebra exits on a netlink receive overrun: give it the 90 MB buffer
+    # OpenShift's daemons file gives it (-s 90000000), or a flood of route
+    # changes kills it.
+    [[ $d == zebra ]] && cf+=(-s 90000000)
+    in_ns "$ns" /usr/lib/frr/$d -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" \
+        </dev/null >/dev/null 2>>"${FRR_ROOT:-}$conf/stderr.log" \
+        || die "$d failed to start in $ns; see $LAB_DIR/$ns/frr.log"
+}
+
 start_frr() { # NS
     local ns=$1 conf=/run/ribbridge-lab/$1 run=/run/frr/$1 d
     mkdir -p "${FRR_ROOT:-}$conf" "${FRR_ROOT:-}$run" "${FRR_ROOT:-}/etc/frr/$ns"
@@ -179,13 +194,7 @@ start_frr() { # NS
     # FRR 10 moved part of the configuration into mgmtd, which must start first.
     local daemons=(zebra bgpd)
     [[ $FRR != 8.4 ]] && daemons=(mgmtd zebra bgpd)
-    for d in "${daemons[@]}"; do
-        # mgmtd takes no -f: it starts empty and the daemons push their own.
-        local cf=(-f "$conf/frr.conf")
-        [[ $d == mgmtd ]] && cf=()
-        in_ns "$ns" /usr/lib/frr/$d -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" </dev/null >/dev/null 2>>"${FRR_ROOT:-}$conf/stderr.log" \
-            || die "$d failed to start in $ns; see ${FRR_ROOT:-}$conf/frr.log"
-    done
+    for d in "${daemons[@]}"; do run_daemon "$ns" "$d"; done
 }
 
 wait_established() {
@@ -438,15 +447,10 @@ cmd_kill() { # NAMESPACE DAEMON [SIGNAL]
 cmd_start() { # NAMESPACE DAEMON
     [[ $# -eq 2 ]] || die "usage: lab.sh start NAMESPACE zebra|bgpd|mgmtd"
     load_state
-    local ns d=$2 run cf
+    local ns d=$2
     ns=$(fault_ns "$1" start)
     fault_daemon "$d" start
-    run=/run/frr/$ns
-    cf=(-f "/run/ribbridge-lab/$ns/frr.conf")
-    [[ $d == mgmtd ]] && cf=()
-    in_ns "$ns" /usr/lib/frr/$d -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" \
-        </dev/null >/dev/null 2>>"${FRR_ROOT:-}/run/ribbridge-lab/$ns/stderr.log" \
-        || die "$d failed to start in $ns; see $LAB_DIR/$ns/frr.log"
+    run_daemon "$ns" "$d"
 }
 
 # The older spelling: zebra NODE stop|start.
