@@ -154,15 +154,21 @@ impl Owner {
                     routes = routes.len(),
                     "kernel mirror resynced"
                 );
-                let gone: Vec<(TableId, Prefix)> = self.routes.keys().copied().collect();
-                for (t, p) in gone {
-                    self.ecmp(t, p, 0);
-                }
-                self.routes = routes
+                let fresh: HashMap<(TableId, Prefix), Route> = routes
                     .iter()
                     .filter(|r| self.is_vip(r))
                     .map(|r| ((r.table, r.prefix), r.clone()))
                     .collect();
+                // Only what the resync changed moves: a VIP present before
+                // and after must not flicker to 0 legs in between.
+                let old = std::mem::replace(&mut self.routes, fresh);
+                let gone: Vec<(TableId, Prefix)> = old
+                    .into_keys()
+                    .filter(|k| !self.routes.contains_key(k))
+                    .collect();
+                for (t, p) in gone {
+                    self.ecmp(t, p, 0);
+                }
                 let legs: Vec<_> = self
                     .routes
                     .values()

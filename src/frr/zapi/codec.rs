@@ -267,6 +267,23 @@ pub enum Command {
     Error,
 }
 
+impl Command {
+    /// Every command this client knows, for reverse lookups and tests.
+    pub const ALL: [Command; 11] = [
+        Command::Hello,
+        Command::Capabilities,
+        Command::RedistributeAdd,
+        Command::RedistributeDelete,
+        Command::RedistributeRouteAdd,
+        Command::RedistributeRouteDel,
+        Command::RouterIdAdd,
+        Command::RouterIdDelete,
+        Command::RouterIdUpdate,
+        Command::VrfAdd,
+        Command::Error,
+    ];
+}
+
 /// Route type ZEBRA_ROUTE_SYSTEM: what a read-only client says HELLO as.
 pub const ROUTE_SYSTEM: u8 = 0;
 
@@ -324,22 +341,7 @@ impl Dialect {
 
     /// The command a wire number stands for, if this client knows it.
     pub fn command_of(self, n: u16) -> Option<Command> {
-        use Command::*;
-        [
-            Hello,
-            Capabilities,
-            RedistributeAdd,
-            RedistributeDelete,
-            RedistributeRouteAdd,
-            RedistributeRouteDel,
-            RouterIdAdd,
-            RouterIdDelete,
-            RouterIdUpdate,
-            VrfAdd,
-            Error,
-        ]
-        .into_iter()
-        .find(|c| self.command(*c) == n)
+        Command::ALL.into_iter().find(|c| self.command(*c) == n)
     }
 
     /// ZEBRA_ROUTE_TABLE (what `ip import-table N` creates).
