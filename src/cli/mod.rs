@@ -9,8 +9,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Exit code for a failure (bad input, unreachable FRR, not built yet).
+/// Exit code: `status` found a VIP in drift.
+pub const EXIT_DRIFT: u8 = 1;
+/// Exit code for a failure (bad input, unreachable FRR, a view it cannot see).
 pub const EXIT_ERROR: u8 = 2;
+/// Exit code: `render --out` found the file already holding the text.
+pub const EXIT_UNCHANGED: u8 = 3;
 
 #[derive(Debug, Parser)]
 #[command(
