@@ -141,6 +141,7 @@ fn step(c: &mut Criterion) {
 
 fn route(i: usize, realm: Option<u32>, gw: u8) -> Route {
     Route {
+        prefsrc: None,
         table: VIP_TABLE,
         prefix: prefix(i),
         protocol: VIP_PROTOCOL,

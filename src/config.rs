@@ -1,11 +1,18 @@
-//! The daemon's settings: a TOML file, overridden by flags.
+//! The daemon's settings: a TOML file and the command line's flags, layered
+//! over safe defaults.
 //!
-//! Contract: unknown keys are rejected; every error names the file, the key
-//! and what is allowed. Defaults are safe: repair mode, loopback listener,
-//! table 198, no address-touching actions.
+//! Contract: the file and the flags have the same shape ([`Layer`]); a flag
+//! overrides the file key of the same name, and the merged result is
+//! validated as a whole ([`Settings::resolve`]), so a combination is judged
+//! once (a file's `tables = [254]` is fine when `--vantage router` is given).
+//! Unknown keys are rejected; every error names where the value came from
+//! (the file and key, or the flag), what is wrong and what is allowed.
+//! Defaults are safe: repair mode, loopback listener, table 198, no
+//! address-touching actions.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -16,20 +23,28 @@ use crate::reconcile::{Mode, Redistribution, Vantage};
 /// Where FRR's sockets are when nothing says otherwise.
 pub const DEFAULT_FRR_DIR: &str = "/var/run/frr";
 
-/// The settings as the file spells them (every key optional).
-#[derive(Debug, Default, Deserialize)]
+/// The HTTP endpoint's default address (loopback only).
+pub const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 9774);
+
+/// Allowed graces, milliseconds.
+pub const GRACE_MS: RangeInclusive<u64> = 10..=600_000;
+
+/// One layer of settings: the file, or the flags. Every key optional; the
+/// file spells the keys as here, the flags as `--kebab-case`.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FileConfig {
+pub struct Layer {
     /// Directory with zserv.api, zebra.vty, bgpd.vty.
     pub frr_dir: Option<PathBuf>,
     /// Watched kernel tables.
     pub tables: Option<Vec<TableId>>,
     /// Prefixes that are VIPs even when no table holds them.
-    pub vips: Option<Vec<String>>,
+    pub vips: Option<Vec<Prefix>>,
     /// HTTP listen address.
-    pub listen: Option<String>,
+    pub listen: Option<SocketAddr>,
     /// `observe` or `repair`.
-    pub mode: Option<String>,
+    pub mode: Option<Mode>,
     /// JSON-lines event log.
     pub record: Option<PathBuf>,
     /// Grace before a difference is a drift, milliseconds.
@@ -41,13 +56,14 @@ pub struct FileConfig {
     /// Allow address-touching heal actions.
     pub heal_addresses: Option<bool>,
     /// Force the table mode instead of reading bgpd's configuration.
-    pub table_mode: Option<String>,
+    #[serde(default, deserialize_with = "table_mode")]
+    pub table_mode: Option<Redistribution>,
     /// Slow refresh of bgpd's per-peer view, seconds.
     pub bgp_poll_secs: Option<u64>,
     /// Slow periodic kernel re-dump, seconds.
     pub resync_secs: Option<u64>,
     /// `node` (beside FRR) or `router` (ECMP only).
-    pub vantage: Option<String>,
+    pub vantage: Option<Vantage>,
 }
 
 /// The resolved settings.
@@ -89,7 +105,7 @@ impl Default for Settings {
             frr_dir: PathBuf::from(DEFAULT_FRR_DIR),
             tables: vec![VIP_TABLE],
             vips: BTreeSet::new(),
-            listen: SocketAddr::from(([127, 0, 0, 1], 9774)),
+            listen: DEFAULT_LISTEN,
             mode: Mode::Repair,
             record: None,
             grace_ms: 500,
@@ -104,111 +120,219 @@ impl Default for Settings {
     }
 }
 
-/// Read and validate a file.
-pub fn load(path: &Path) -> Result<FileConfig, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read the configuration: {e}", path.display()))?;
+/// Why the settings cannot be used. Each names where the value came from.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("{}: cannot read the configuration: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML of this shape (unknown key, wrong type).
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The line, when the parser knows it.
+        line: Option<usize>,
+        /// The parser's message.
+        message: String,
+    },
+    /// A value is out of range or a combination is refused.
+    #[error("{at}: {reason}")]
+    Value {
+        /// Where: `FILE: key 'name'` or `--flag`.
+        at: String,
+        /// What is wrong and what is allowed.
+        reason: String,
+    },
+}
+
+/// Where a key's value came from, for error messages.
+#[derive(Debug, Clone, Copy)]
+enum Origin<'a> {
+    Default,
+    File(&'a Path),
+    Flag,
+}
+
+impl Origin<'_> {
+    fn at(self, key: &str) -> String {
+        match self {
+            Origin::Default => format!("default '{key}'"),
+            Origin::File(p) => format!("{}: key '{key}'", p.display()),
+            Origin::Flag => format!("--{}", flag_name(key)),
+        }
+    }
+}
+
+/// The flag that sets a key (`tables` is `--table`, `vips` `--vip`).
+fn flag_name(key: &str) -> String {
+    match key {
+        "tables" => "table".to_string(),
+        "vips" => "vip".to_string(),
+        k => k.replace('_', "-"),
+    }
+}
+
+/// Read and parse a file.
+pub fn load(path: &Path) -> Result<Layer, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse(&text, path)
 }
 
 /// Parse file text; `path` only names the file in errors.
-pub fn parse(text: &str, path: &Path) -> Result<FileConfig, String> {
-    toml::from_str(text).map_err(|e| {
-        let msg = e.message().to_string();
-        match e.span() {
-            Some(span) => {
-                let line = text.as_bytes()[..span.start.min(text.len())]
-                    .iter()
-                    .filter(|b| **b == b'\n')
-                    .count()
-                    + 1;
-                format!("{}:{line}: {msg}", path.display())
-            }
-            None => format!("{}: {msg}", path.display()),
-        }
+pub fn parse(text: &str, path: &Path) -> Result<Layer, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        line: e.span().map(|span| {
+            text.as_bytes()[..span.start.min(text.len())]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1
+        }),
+        message: e.message().to_string(),
     })
 }
 
-/// Apply a file over the defaults; `path` names the file in errors.
-pub fn resolve(file: FileConfig, path: &Path) -> Result<Settings, String> {
-    let at = |key: &str, msg: String| format!("{}: key '{key}': {msg}", path.display());
-    let mut s = Settings::default();
-    if let Some(d) = file.frr_dir {
-        s.frr_dir = d;
+impl Settings {
+    /// The defaults, then the file (`file`: its path and layer), then the
+    /// flags; then the whole is checked.
+    pub fn resolve(file: Option<(&Path, Layer)>, flags: Layer) -> Result<Settings, ConfigError> {
+        let (path, file) = match file {
+            Some((p, l)) => (Some(p), l),
+            None => (None, Layer::default()),
+        };
+        // For each key: the flag's value, else the file's, with its origin.
+        macro_rules! pick {
+            ($key:ident) => {
+                match (flags.$key, file.$key) {
+                    (Some(v), _) => Some((v, Origin::Flag)),
+                    (None, Some(v)) => Some((v, path.map_or(Origin::Default, Origin::File))),
+                    (None, None) => None,
+                }
+            };
+        }
+        let mut s = Settings::default();
+        if let Some((v, _)) = pick!(vantage) {
+            s.vantage = v;
+        }
+        if let Some((v, _)) = pick!(frr_dir) {
+            s.frr_dir = v;
+        }
+        if let Some((t, o)) = pick!(tables) {
+            s.tables = check_tables(t, s.vantage, o)?;
+        }
+        if let Some((v, _)) = pick!(vips) {
+            s.vips = v.into_iter().collect();
+        }
+        if let Some((v, _)) = pick!(listen) {
+            s.listen = v;
+        }
+        if let Some((v, _)) = pick!(mode) {
+            s.mode = v;
+        }
+        s.record = pick!(record).map(|(v, _)| v);
+        if let Some((g, o)) = pick!(grace_ms) {
+            s.grace_ms = in_range(g, GRACE_MS, o, "grace_ms")?;
+        }
+        if let Some((g, o)) = pick!(bgp_grace_ms) {
+            s.bgp_grace_ms = in_range(g, GRACE_MS, o, "bgp_grace_ms")?;
+        }
+        if let Some((n, o)) = pick!(max_attempts) {
+            s.max_attempts = in_range(n, 1..=100, o, "max_attempts")?;
+        }
+        if let Some((v, _)) = pick!(heal_addresses) {
+            s.heal_addresses = v;
+        }
+        if let Some((v, _)) = pick!(table_mode) {
+            s.table_mode = Some(v);
+        }
+        if let Some((p, o)) = pick!(bgp_poll_secs) {
+            s.bgp_poll_secs = in_range(p, 1..=3600, o, "bgp_poll_secs")?;
+        }
+        if let Some((r, o)) = pick!(resync_secs) {
+            s.resync_secs = in_range(r, 1..=86_400, o, "resync_secs")?;
+        }
+        if s.vantage == Vantage::Router && s.vips.is_empty() {
+            return Err(ConfigError::Value {
+                at: "vantage router".to_string(),
+                reason: "the router vantage needs the VIPs to count: give --vip PREFIX (or `vips` in the file)"
+                    .to_string(),
+            });
+        }
+        Ok(s)
     }
-    if let Some(v) = file.vantage {
-        s.vantage = parse_vantage(&v).map_err(|m| at("vantage", m))?;
-    }
-    if let Some(t) = file.tables {
-        s.tables = check_tables(t, s.vantage).map_err(|m| at("tables", m))?;
-    }
-    if let Some(v) = file.vips {
-        s.vips = parse_vips(&v).map_err(|m| at("vips", m))?;
-    }
-    if let Some(l) = file.listen {
-        s.listen = parse_listen(&l).map_err(|m| at("listen", m))?;
-    }
-    if let Some(m) = file.mode {
-        s.mode = parse_mode(&m).map_err(|m| at("mode", m))?;
-    }
-    s.record = file.record;
-    if let Some(g) = file.grace_ms {
-        s.grace_ms = in_range(g, GRACE_MS).map_err(|m| at("grace_ms", m))?;
-    }
-    if let Some(g) = file.bgp_grace_ms {
-        s.bgp_grace_ms = in_range(g, GRACE_MS).map_err(|m| at("bgp_grace_ms", m))?;
-    }
-    if let Some(n) = file.max_attempts {
-        s.max_attempts = in_range(n, 1..=100).map_err(|m| at("max_attempts", m))?;
-    }
-    if let Some(h) = file.heal_addresses {
-        s.heal_addresses = h;
-    }
-    if let Some(t) = file.table_mode {
-        s.table_mode = Some(parse_table_mode(&t).map_err(|m| at("table_mode", m))?);
-    }
-    if let Some(p) = file.bgp_poll_secs {
-        s.bgp_poll_secs = in_range(p, 1..=3600).map_err(|m| at("bgp_poll_secs", m))?;
-    }
-    if let Some(r) = file.resync_secs {
-        s.resync_secs = in_range(r, 1..=86_400).map_err(|m| at("resync_secs", m))?;
-    }
-    Ok(s)
 }
 
-/// Allowed graces, milliseconds.
-pub const GRACE_MS: std::ops::RangeInclusive<u64> = 10..=600_000;
+fn value(o: Origin<'_>, key: &str, reason: String) -> ConfigError {
+    ConfigError::Value {
+        at: o.at(key),
+        reason,
+    }
+}
 
 /// `v` when inside `range`, else an error that names the range.
-pub fn in_range<T: PartialOrd + std::fmt::Display>(
+fn in_range<T: PartialOrd + std::fmt::Display>(
     v: T,
-    range: std::ops::RangeInclusive<T>,
-) -> Result<T, String> {
+    range: RangeInclusive<T>,
+    o: Origin<'_>,
+    key: &str,
+) -> Result<T, ConfigError> {
     if range.contains(&v) {
         Ok(v)
     } else {
-        Err(format!(
-            "{v} is outside {}..={}",
-            range.start(),
-            range.end()
+        Err(value(
+            o,
+            key,
+            format!("{v} is outside {}..={}", range.start(), range.end()),
         ))
     }
 }
 
 /// Tables must be real kernel tables: not 0 (unspec) nor 253-255 (default,
 /// main, local), which a node's ribbridge may heal and so must never touch.
-/// The router vantage only reads: it may watch main (254).
-pub fn check_tables(t: Vec<TableId>, vantage: Vantage) -> Result<Vec<TableId>, String> {
+/// The router vantage only reads: it may watch main (254). zebra names
+/// redistributed tables with 16 bits, so a table must fit them.
+fn check_tables(
+    t: Vec<TableId>,
+    vantage: Vantage,
+    o: Origin<'_>,
+) -> Result<Vec<TableId>, ConfigError> {
     if t.is_empty() {
-        return Err("at least one table is needed".to_string());
+        return Err(value(
+            o,
+            "tables",
+            "at least one table is needed".to_string(),
+        ));
     }
     for id in &t {
         if vantage == Vantage::Router && *id == 254 {
             continue;
         }
         if *id == 0 || (253..=255).contains(id) {
-            return Err(format!(
-                "table {id} is reserved (0 unspec, 253 default, 254 main, 255 local); watch the VIP table, e.g. 198"
+            return Err(value(
+                o,
+                "tables",
+                format!(
+                    "table {id} is reserved (0 unspec, 253 default, 254 main, 255 local); watch the VIP table, e.g. 198 (a router vantage may watch 254)"
+                ),
+            ));
+        }
+        if *id > u32::from(u16::MAX) {
+            return Err(value(
+                o,
+                "tables",
+                format!(
+                    "table {id}: zebra's redistribution names tables with 16 bits; watch a table up to 65535"
+                ),
             ));
         }
     }
@@ -218,45 +342,16 @@ pub fn check_tables(t: Vec<TableId>, vantage: Vantage) -> Result<Vec<TableId>, S
     Ok(t)
 }
 
-/// Parse VIP prefixes.
-pub fn parse_vips(v: &[String]) -> Result<BTreeSet<Prefix>, String> {
-    v.iter()
-        .map(|s| s.parse::<Prefix>().map_err(|e| e.to_string()))
-        .collect()
-}
-
-/// Parse a listen address.
-pub fn parse_listen(l: &str) -> Result<SocketAddr, String> {
-    l.parse()
-        .map_err(|_| format!("'{l}' is not ADDRESS:PORT, e.g. 127.0.0.1:9774 or [::1]:9774"))
-}
-
-/// Parse a mode.
-pub fn parse_mode(m: &str) -> Result<Mode, String> {
-    match m {
-        "observe" => Ok(Mode::Observe),
-        "repair" => Ok(Mode::Repair),
-        _ => Err(format!("'{m}' is not a mode: use observe or repair")),
-    }
-}
-
-/// Parse a vantage.
-pub fn parse_vantage(v: &str) -> Result<Vantage, String> {
-    match v {
-        "node" => Ok(Vantage::Node),
-        "router" => Ok(Vantage::Router),
-        _ => Err(format!("'{v}' is not a vantage: use node or router")),
-    }
-}
-
-/// Parse a table mode.
-pub fn parse_table_mode(m: &str) -> Result<Redistribution, String> {
-    match m {
-        "table_direct" | "table-direct" => Ok(Redistribution::TableDirect),
-        "import_table" | "import-table" => Ok(Redistribution::ImportTable),
-        _ => Err(format!(
-            "'{m}' is not a table mode: use table_direct or import_table"
-        )),
+/// A table mode as the file spells it (`table-direct` or `table_direct`,
+/// `import-table` or `import_table`).
+fn table_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Redistribution>, D::Error> {
+    let m = String::deserialize(d)?;
+    match m.as_str() {
+        "table_direct" | "table-direct" => Ok(Some(Redistribution::TableDirect)),
+        "import_table" | "import-table" => Ok(Some(Redistribution::ImportTable)),
+        _ => Err(serde::de::Error::custom(format!(
+            "'{m}' is not a table mode: use table-direct or import-table"
+        ))),
     }
 }
 
@@ -268,24 +363,29 @@ mod tests {
         Path::new("/etc/ribbridge.toml")
     }
 
+    fn file(text: &str) -> Result<Settings, ConfigError> {
+        Settings::resolve(Some((p(), parse(text, p())?)), Layer::default())
+    }
+
     #[test]
     fn full_file_resolves() {
-        let f = parse(
-            "frr_dir = \"/run/frr\"\ntables = [198, 199]\nvips = [\"192.0.2.10/32\"]\nlisten = \"127.0.0.1:9999\"\nmode = \"observe\"\ngrace_ms = 300\n",
-            p(),
+        let s = file(
+            "frr_dir = \"/run/frr\"\ntables = [198, 199]\nvips = [\"192.0.2.10/32\"]\nlisten = \"127.0.0.1:7999\"\nmode = \"observe\"\ngrace_ms = 300\ntable_mode = \"import-table\"\nvantage = \"node\"\n",
         )
-        .expect("parse");
-        let s = resolve(f, p()).expect("resolve");
+        .expect("resolve");
         assert_eq!(s.tables, vec![198, 199]);
         assert_eq!(s.mode, Mode::Observe);
         assert_eq!(s.grace_ms, 300);
-        assert_eq!(s.listen.port(), 9999);
+        assert_eq!(s.listen.port(), 7999);
         assert_eq!(s.vips.len(), 1);
+        assert_eq!(s.table_mode, Some(Redistribution::ImportTable));
     }
 
     #[test]
     fn unknown_key_names_key_file_and_line() {
-        let e = parse("mode = \"repair\"\nmaximum_paths = 3\n", p()).expect_err("unknown");
+        let e = parse("mode = \"repair\"\nmaximum_paths = 3\n", p())
+            .expect_err("unknown")
+            .to_string();
         assert!(
             e.starts_with("/etc/ribbridge.toml:2: unknown field `maximum_paths`"),
             "{e}"
@@ -293,37 +393,82 @@ mod tests {
     }
 
     #[test]
-    fn bad_values_name_the_key() {
+    fn bad_values_name_the_file_key_and_line() {
         let cases = [
             (
                 "mode = \"fix\"",
-                "key 'mode': 'fix' is not a mode: use observe or repair",
+                ":1: unknown variant `fix`, expected `observe` or `repair`",
             ),
-            ("tables = [254]", "key 'tables': table 254 is reserved"),
+            ("tables = [254]", ": key 'tables': table 254 is reserved"),
+            (
+                "tables = [70000]",
+                ": key 'tables': table 70000: zebra's redistribution",
+            ),
             (
                 "vips = [\"192.0.2.10/24\"]",
-                "key 'vips': '192.0.2.10/24' has bits set beyond its length",
+                ":1: '192.0.2.10/24' has bits set beyond its length",
             ),
             (
                 "listen = \"localhost\"",
-                "key 'listen': 'localhost' is not ADDRESS:PORT",
+                ":1: invalid socket address syntax",
             ),
-            ("grace_ms = 1", "key 'grace_ms': 1 is outside 10..=600000"),
+            ("grace_ms = 1", ": key 'grace_ms': 1 is outside 10..=600000"),
             (
                 "table_mode = \"kernel\"",
-                "key 'table_mode': 'kernel' is not a table mode",
+                ":1: 'kernel' is not a table mode",
+            ),
+            (
+                "\n\ngrace_ms = \"fast\"\n",
+                ":3: invalid type: string \"fast\"",
             ),
         ];
         for (text, want) in cases {
-            let e = resolve(parse(text, p()).expect("parse"), p()).expect_err(text);
-            assert!(e.starts_with("/etc/ribbridge.toml: "), "{e}");
+            let e = file(text).expect_err(text).to_string();
+            assert!(e.starts_with("/etc/ribbridge.toml"), "{e}");
             assert!(e.contains(want), "{text}: {e}");
         }
     }
 
     #[test]
-    fn type_errors_name_the_line() {
-        let e = parse("\n\ngrace_ms = \"fast\"\n", p()).expect_err("type");
-        assert!(e.starts_with("/etc/ribbridge.toml:3: "), "{e}");
+    fn flags_override_the_file_and_the_whole_is_checked() {
+        // The file's router table is fine once the flag makes it a router.
+        let f = parse("tables = [254]\nvips = [\"192.0.2.10/32\"]\n", p()).expect("parse");
+        let flags = Layer {
+            vantage: Some(Vantage::Router),
+            ..Layer::default()
+        };
+        let s = Settings::resolve(Some((p(), f)), flags).expect("router may watch 254");
+        assert_eq!((s.vantage, s.tables.clone()), (Vantage::Router, vec![254]));
+        // A flag's bad value names the flag, not the file.
+        let f = parse("grace_ms = 300\n", p()).expect("parse");
+        let flags = Layer {
+            grace_ms: Some(5),
+            ..Layer::default()
+        };
+        let e = Settings::resolve(Some((p(), f)), flags)
+            .expect_err("range")
+            .to_string();
+        assert_eq!(e, "--grace-ms: 5 is outside 10..=600000");
+        let e = Settings::resolve(
+            None,
+            Layer {
+                vantage: Some(Vantage::Router),
+                ..Layer::default()
+            },
+        )
+        .expect_err("router without vips")
+        .to_string();
+        assert!(e.contains("give --vip PREFIX"), "{e}");
+    }
+
+    #[test]
+    fn unreadable_file_names_the_file() {
+        let e = load(Path::new("/nonexistent/ribbridge.toml")).expect_err("missing");
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/ribbridge.toml: cannot read"),
+            "{e}"
+        );
+        assert!(std::error::Error::source(&e).is_some());
     }
 }

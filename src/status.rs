@@ -1,43 +1,16 @@
-//! The `/status` document and `ribbridge status`: the per-VIP join table.
+//! The `/status` document: the per-VIP join table.
 //!
 //! Contract: [`document`] is a pure function of the core's state (plus the
 //! wall-clock time of the daemon's monotonic zero, to print `since`); the
-//! HTTP endpoint serves it as JSON and the command prints it as a table a
-//! person reads at a glance. Exit codes of the command: 0 when every VIP is
-//! `advertised` or `withdrawn`, 1 when any drifts, 2 on error.
-
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::path::PathBuf;
-use std::process::ExitCode;
-use std::time::Duration;
+//! HTTP endpoint serves it as JSON and [`render_table`] makes the table a
+//! person reads at a glance. A node-vantage document shows the join
+//! (kernel, zebra, peers); a router-vantage one only what a router knows
+//! (the table, the paths and their next hops).
 
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Prefix, TableId};
-use crate::reconcile::{Class, Millis, State};
-
-/// Exit code when some VIP drifts.
-pub const EXIT_DRIFT: u8 = 1;
-
-#[derive(Debug, clap::Args)]
-pub struct StatusArgs {
-    /// URL of a running daemon's HTTP endpoint.
-    #[arg(long, default_value = crate::http::DEFAULT_ENDPOINT)]
-    pub endpoint: String,
-    /// Build the join once, without a daemon.
-    #[arg(long)]
-    pub oneshot: bool,
-    /// Directory holding zserv.api, zebra.vty and bgpd.vty (with --oneshot).
-    #[arg(long)]
-    pub frr_dir: Option<PathBuf>,
-    /// Kernel routing table (with --oneshot).
-    #[arg(long = "table")]
-    pub tables: Vec<u32>,
-    /// Print the /status JSON document instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
+use crate::reconcile::{Class, Millis, State, Vantage};
 
 /// The `/status` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +19,9 @@ pub struct StatusDoc {
     pub frr_release: Option<String>,
     /// `observe` or `repair`.
     pub mode: String,
+    /// `node` (the full join) or `router` (the kernel's paths only).
+    #[serde(default)]
+    pub vantage: Vantage,
     /// Kernel mirror synced and zebra's view complete.
     pub ready: bool,
     /// One entry per VIP, sorted by table then prefix.
@@ -69,6 +45,10 @@ pub struct VipStatus {
     pub peers: Vec<PeerStatus>,
     /// ECMP legs in the kernel (0 when absent).
     pub ecmp_nexthops: u32,
+    /// The legs' next hops (gateway, else the device), when the daemon
+    /// knows them (the router vantage's whole answer).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nexthops: Vec<String>,
     /// When the state began (RFC 3339, UTC).
     pub since: String,
     /// Healing bookkeeping.
@@ -104,8 +84,14 @@ impl StatusDoc {
     }
 }
 
-/// Build the document. `zero_unix_ms`: wall-clock time of monotonic zero.
-pub fn document(state: &State, frr_release: Option<String>, zero_unix_ms: u64) -> StatusDoc {
+/// Build the document. `zero_unix_ms`: wall-clock time of monotonic zero;
+/// `nexthops`: the next hops the kernel holds for a VIP (empty when unknown).
+pub fn document(
+    state: &State,
+    frr_release: Option<String>,
+    zero_unix_ms: u64,
+    nexthops: &dyn Fn(TableId, Prefix) -> Vec<String>,
+) -> StatusDoc {
     let vips = state
         .vips
         .iter()
@@ -125,6 +111,7 @@ pub fn document(state: &State, frr_release: Option<String>, zero_unix_ms: u64) -
                 })
                 .collect(),
             ecmp_nexthops: v.kernel.as_ref().map_or(0, |k| k.nexthops),
+            nexthops: nexthops(*table, *prefix),
             since: rfc3339(zero_unix_ms + v.since),
             heal: HealStatus {
                 attempts: v.heal.attempts,
@@ -140,6 +127,7 @@ pub fn document(state: &State, frr_release: Option<String>, zero_unix_ms: u64) -
             crate::reconcile::Mode::Repair => "repair",
         }
         .to_string(),
+        vantage: state.config.vantage,
         ready: state.ready(),
         vips,
     }
@@ -147,29 +135,15 @@ pub fn document(state: &State, frr_release: Option<String>, zero_unix_ms: u64) -
 
 /// RFC 3339 UTC with milliseconds, from Unix milliseconds.
 pub fn rfc3339(unix_ms: Millis) -> String {
-    let secs = unix_ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        unix_ms % 1000
-    )
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
+    humantime::format_rfc3339_millis(t).to_string()
 }
 
 /// The table a person reads: one line per VIP.
 pub fn render_table(doc: &StatusDoc) -> String {
+    if doc.vantage == Vantage::Router {
+        return render_router(doc);
+    }
     let mut out = format!(
         "FRR {}  mode {}  {}\n",
         doc.frr_release.as_deref().unwrap_or("unknown"),
@@ -208,8 +182,46 @@ pub fn render_table(doc: &StatusDoc) -> String {
         "ECMP",
         "HEAL",
     ];
+    out += &columns(&head, &rows);
+    if doc.vips.is_empty() {
+        out += "(no VIP in the watched tables and none configured)\n";
+    }
+    out
+}
+
+/// A router knows its kernel only: the table, the paths, their next hops.
+fn render_router(doc: &StatusDoc) -> String {
+    let mut out = format!(
+        "router vantage  {}\n",
+        if doc.ready { "ready" } else { "NOT READY" }
+    );
+    let rows: Vec<[String; 4]> = doc
+        .vips
+        .iter()
+        .map(|v| {
+            [
+                v.prefix.to_string(),
+                v.table.to_string(),
+                v.ecmp_nexthops.to_string(),
+                if v.nexthops.is_empty() {
+                    "-".to_string()
+                } else {
+                    v.nexthops.join(" ")
+                },
+            ]
+        })
+        .collect();
+    out += &columns(&["VIP", "TABLE", "PATHS", "NEXT HOPS"], &rows);
+    if doc.vips.is_empty() {
+        out += "(no VIP configured)\n";
+    }
+    out
+}
+
+/// Left-aligned columns, two spaces apart, no trailing blanks.
+fn columns<const N: usize>(head: &[&str; N], rows: &[[String; N]]) -> String {
     let mut width = head.map(str::len);
-    for r in &rows {
+    for r in rows {
         for (w, c) in width.iter_mut().zip(r) {
             *w = (*w).max(c.len());
         }
@@ -223,91 +235,15 @@ pub fn render_table(doc: &StatusDoc) -> String {
         l.truncate(l.trim_end().len());
         l + "\n"
     };
-    out += &line(&head);
-    for r in &rows {
+    let mut out = line(head);
+    for r in rows {
         out += &line(&r.each_ref().map(String::as_str));
-    }
-    if doc.vips.is_empty() {
-        out += "(no VIP in the watched tables and none configured)\n";
     }
     out
 }
 
 fn yes_no(b: bool) -> String {
     if b { "yes" } else { "no" }.to_string()
-}
-
-/// `ribbridge status`.
-pub fn command(args: StatusArgs) -> ExitCode {
-    let doc = if args.oneshot {
-        match crate::daemon::oneshot(args.frr_dir.clone(), args.tables.clone()) {
-            Ok(d) => d,
-            Err(e) => return fail(&e),
-        }
-    } else {
-        match fetch(&args.endpoint) {
-            Ok(d) => d,
-            Err(e) => return fail(&e),
-        }
-    };
-    if args.json {
-        match serde_json::to_string_pretty(&doc) {
-            Ok(j) => println!("{j}"),
-            Err(e) => return fail(&format!("cannot print the status as JSON: {e}")),
-        }
-    } else {
-        print!("{}", render_table(&doc));
-    }
-    if doc.drifting() {
-        ExitCode::from(EXIT_DRIFT)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-fn fail(msg: &str) -> ExitCode {
-    eprintln!("ribbridge status: {msg}");
-    ExitCode::from(crate::cli::EXIT_ERROR)
-}
-
-/// GET `/status` from a running daemon (plain HTTP on loopback).
-pub fn fetch(endpoint: &str) -> Result<StatusDoc, String> {
-    let hostport = endpoint
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("endpoint '{endpoint}' must start with http://"))?
-        .trim_end_matches('/');
-    let addr = hostport
-        .to_socket_addrs()
-        .map_err(|e| format!("endpoint '{endpoint}': {e}"))?
-        .next()
-        .ok_or_else(|| format!("endpoint '{endpoint}' resolves to no address"))?;
-    let timeout = Duration::from_secs(5);
-    let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| {
-        format!("cannot reach ribbridge at {endpoint}: {e} (is `ribbridge run` running? or use --oneshot)")
-    })?;
-    s.set_read_timeout(Some(timeout))
-        .map_err(|e| e.to_string())?;
-    write!(
-        s,
-        "GET /status HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| format!("{endpoint}: {e}"))?;
-    let mut body = Vec::new();
-    s.take(16 << 20)
-        .read_to_end(&mut body)
-        .map_err(|e| format!("reading from {endpoint}: {e}"))?;
-    let text = String::from_utf8_lossy(&body);
-    let (head, json) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| format!("{endpoint} answered something that is not HTTP"))?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(format!(
-            "{endpoint}/status answered '{}'",
-            head.lines().next().unwrap_or("")
-        ));
-    }
-    serde_json::from_str(json)
-        .map_err(|e| format!("{endpoint}/status is not a status document: {e}"))
 }
 
 #[cfg(test)]
@@ -370,7 +306,7 @@ mod tests {
             },
             100,
         );
-        let doc = document(&s, Some("10.7".into()), 1_795_996_800_000);
+        let doc = document(&s, Some("10.7".into()), 1_795_996_800_000, &|_, _| vec![]);
         assert!(doc.ready && !doc.drifting());
         let v = &doc.vips[0];
         assert_eq!(

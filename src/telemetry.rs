@@ -49,16 +49,25 @@ pub const DRIFT_BUCKETS: &[f64] = &[
     0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0,
 ];
 
+/// Why the metrics recorder cannot be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    /// The histogram bucket list was refused (a bug in this catalogue).
+    #[error("metrics: bad bucket list: {0}")]
+    Buckets(#[from] metrics_exporter_prometheus::BuildError),
+    /// Another recorder is installed in this process.
+    #[error("metrics: a recorder is already installed in this process")]
+    AlreadyInstalled,
+}
+
 /// Install the recorder and declare every metric. Returns the handle that
 /// renders `/metrics`.
-pub fn install() -> Result<PrometheusHandle, String> {
+pub fn install() -> Result<PrometheusHandle, TelemetryError> {
     let recorder = PrometheusBuilder::new()
-        .set_buckets_for_metric(Matcher::Full(DRIFT_DURATION.to_string()), DRIFT_BUCKETS)
-        .map_err(|e| format!("metrics: bad bucket list: {e}"))?
+        .set_buckets_for_metric(Matcher::Full(DRIFT_DURATION.to_string()), DRIFT_BUCKETS)?
         .build_recorder();
     let handle = recorder.handle();
-    metrics::set_global_recorder(recorder)
-        .map_err(|e| format!("metrics: a recorder is already installed: {e}"))?;
+    metrics::set_global_recorder(recorder).map_err(|_| TelemetryError::AlreadyInstalled)?;
     describe();
     Ok(handle)
 }

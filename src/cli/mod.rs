@@ -1,13 +1,22 @@
-//! The command line: one subcommand per job, each returning an exit code.
+//! The command line: the only place that parses arguments, sets up logging,
+//! builds a runtime, prints, and turns errors into exit codes.
 //!
-//! Contract: nothing here decides anything about routes; it parses flags,
-//! sets up logging and calls the module that does the work. A subcommand
-//! that is not built yet says so, names the issue that builds it, and exits 2
-//! so that no script mistakes it for success.
+//! Contract: one file per subcommand, each with its clap `Args` and a `run`
+//! that calls a library function with a plain input struct and maps the
+//! typed error it returns to an exit code. Nothing here decides anything
+//! about routes. Exit codes, for every subcommand: 0 success, 1 `status`
+//! found drift, 2 error (usage, input, a view that cannot be seen), 3
+//! `render --out` left an unchanged file alone.
+
+mod frr;
+mod kernel;
+mod render;
+mod run;
+mod status;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Exit code: `status` found a VIP in drift.
 pub const EXIT_DRIFT: u8 = 1;
@@ -24,59 +33,153 @@ pub const EXIT_UNCHANGED: u8 = 3;
     long_about = "ribbridge runs beside FRR on a node that advertises VIPs over BGP. It watches the \
 kernel's VIP table (198 by default) over rtnetlink, zebra over its ZAPI socket and bgpd over its vty \
 socket, joins the three views for every VIP, names each difference, heals the ones with a proven \
-safe action, counts ECMP paths, and exports everything to Prometheus and a status command."
+safe action, counts ECMP paths, and exports everything to Prometheus and a status command.",
+    after_help = "Exit status: 0 success, 1 drift found (status), 2 error, 3 unchanged (render --out)."
 )]
 struct Cli {
-    /// Log filter, in tracing's EnvFilter syntax (RUST_LOG overrides it).
+    /// Log filter, in tracing's EnvFilter syntax, e.g. `info` or
+    /// `ribbridge=debug,warn` (RUST_LOG overrides it).
     #[arg(long, global = true, default_value = "info")]
     log: String,
+    /// Log line format on standard error.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// One human-readable line per event.
+    Text,
+    /// One JSON object per line (for log collectors).
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the daemon: watch, join, classify, heal, export.
-    Run(crate::daemon::RunArgs),
+    Run(run::Args),
     /// Print the per-VIP join table, from a running daemon or in one shot.
-    Status(crate::status::StatusArgs),
+    Status(status::Args),
     /// Render this node's frr.conf from the cluster's BGP peer mapping.
-    Render(crate::render::RenderArgs),
-    /// Debug: print the kernel mirror of a watched table.
-    Kernel(crate::kernel::KernelArgs),
+    Render(render::Args),
+    /// Debug: print a watched kernel table the way `ip route` does.
+    Kernel(kernel::Args),
     /// Debug: print what the ZAPI and vty clients see of FRR.
-    Frr(crate::frr::FrrArgs),
+    Frr(frr::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of ribbridge and its subcommands.
+    Man,
 }
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(&cli.log);
+    // RUST_LOG wins when set and valid; an invalid filter is an error, not
+    // a silent `info`.
+    let filter = match log_filter(&cli.log) {
+        Ok(f) => f,
+        Err(e) => return fail("ribbridge", &e),
+    };
+    init_tracing(filter, cli.log_format);
     match cli.command {
-        Command::Run(a) => crate::daemon::command(a),
-        Command::Status(a) => crate::status::command(a),
-        Command::Render(a) => crate::render::command(a),
-        Command::Kernel(a) => crate::kernel::command(a),
-        Command::Frr(a) => crate::frr::command(a),
+        Command::Run(a) => run::run(a),
+        Command::Status(a) => status::run(a),
+        Command::Render(a) => render::run(a),
+        Command::Kernel(a) => kernel::run(a),
+        Command::Frr(a) => frr::run(a),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "ribbridge", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Command::Man => man(),
     }
 }
 
-/// What a subcommand that is not built yet answers: it says so, names the
-/// issue that builds it, and fails so no script mistakes it for success.
-pub fn not_built(name: &str, issue: u32) -> ExitCode {
-    eprintln!("ribbridge {name}: not built yet (issue {issue} builds it); nothing was done");
+/// The filter from RUST_LOG, else `--log`; names the bad one.
+fn log_filter(flag: &str) -> Result<tracing_subscriber::EnvFilter, String> {
+    use tracing_subscriber::EnvFilter;
+    if let Ok(env) = std::env::var("RUST_LOG") {
+        return EnvFilter::try_new(&env).map_err(|e| {
+            format!("RUST_LOG='{env}' is not a log filter: {e}; use e.g. info or ribbridge=debug")
+        });
+    }
+    EnvFilter::try_new(flag).map_err(|e| {
+        format!("--log '{flag}' is not a log filter: {e}; use e.g. info or ribbridge=debug,warn")
+    })
+}
+
+fn init_tracing(filter: tracing_subscriber::EnvFilter, format: LogFormat) {
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    // try_init: a second initialisation (in tests) is not an error worth dying for.
+    let _ = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .try_init(),
+        LogFormat::Json => builder.json().with_ansi(false).try_init(),
+    };
+}
+
+/// The man page of the command and of every subcommand, one after another.
+fn man() -> ExitCode {
+    let cmd = Cli::command();
+    let mut out = Vec::new();
+    let mut pages = vec![cmd.clone()];
+    pages.extend(cmd.get_subcommands().cloned().map(|s| {
+        let name = format!("ribbridge-{}", s.get_name());
+        s.name(name)
+    }));
+    for page in pages {
+        if let Err(e) = clap_mangen::Man::new(page).render(&mut out) {
+            return fail("ribbridge man", &format!("cannot render the man page: {e}"));
+        }
+    }
+    print_bytes("ribbridge man", &out)
+}
+
+/// Write bytes to standard output; a closed pipe is an error, not a panic.
+fn print_bytes(cmd: &str, bytes: &[u8]) -> ExitCode {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(cmd, &format!("cannot write to standard output: {e}")),
+    }
+}
+
+/// Print `cmd: error` (with its chain of causes) and return the error code.
+fn fail(cmd: &str, e: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("{cmd}: {e}");
     ExitCode::from(EXIT_ERROR)
 }
 
-fn init_tracing(default: &str) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env()
-        .or_else(|_| EnvFilter::try_new(default))
-        .unwrap_or_else(|_| EnvFilter::new("info"));
-    // try_init: a second initialisation (in tests) is not an error worth dying for.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
+/// Print an error value and its causes not already in its message.
+fn fail_err(cmd: &str, e: &(dyn std::error::Error + 'static)) -> ExitCode {
+    let mut msg = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !msg.contains(&text) {
+            msg = format!("{msg}: {text}");
+        }
+        cause = c.source();
+    }
+    fail(cmd, &msg)
+}
+
+/// A runtime for one subcommand (current-thread: nothing here needs more).
+fn runtime(cmd: &str) -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| fail(cmd, &format!("cannot start the async runtime: {e}")))
 }

@@ -174,7 +174,7 @@ pub async fn poll_once(s: &Settings) -> Vec<Event> {
 
 /// One ZAPI session until its first complete view: the release and the
 /// events up to and including `Synced`.
-pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), String> {
+pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), super::DaemonError> {
     let cfg = zapi_config(s);
     let (tx, mut rx) = mpsc::channel(FRR_SNAPSHOT_CHANNEL);
     let task = tokio::spawn(zapi::run(cfg, tx));
@@ -184,14 +184,10 @@ pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), Str
     tokio::pin!(deadline);
     let result = loop {
         tokio::select! {
-            () = &mut deadline => break Err(format!(
-                "zebra at {} gave no complete view within 10 s", s.frr_dir.display()
-            )),
+            () = &mut deadline => break Err("no complete view within 10 s".to_string()),
             ev = rx.recv() => match ev {
                 None => break Err("the ZAPI client stopped".to_string()),
-                Some(ZapiEvent::Disconnected { reason, .. }) => break Err(format!(
-                    "cannot read zebra at {}: {reason}", s.frr_dir.display()
-                )),
+                Some(ZapiEvent::Disconnected { reason, .. }) => break Err(reason),
                 Some(ev) => {
                     if let ZapiEvent::Connected { release: r, .. } = &ev {
                         release = Some(r.text.clone());
@@ -206,7 +202,13 @@ pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), Str
         }
     };
     task.abort();
-    result.map(|()| (release.unwrap_or_else(|| "unknown".to_string()), events))
+    match result {
+        Ok(()) => Ok((release.unwrap_or_else(|| "unknown".to_string()), events)),
+        Err(reason) => Err(super::DaemonError::Zebra {
+            dir: s.frr_dir.clone(),
+            reason,
+        }),
+    }
 }
 
 /// Capacity of the one-shot ZAPI channel (a dump of every VIP fits).

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use tokio::sync::mpsc;
 
 use super::owner::Input;
-use crate::frr::VtyClient;
-use crate::kernel::{KernelWriter, Route};
+use crate::frr::{VtyClient, VtyError};
+use crate::kernel::{KernelError, KernelWriter, Route};
 use crate::model::{Prefix, TableId};
 use crate::reconcile::{Event, HealAction};
 use crate::telemetry;
@@ -45,7 +45,7 @@ pub fn spawn(job: Job, results: mpsc::Sender<Input>) {
             Ok(()) => String::new(),
             Err(e) => {
                 tracing::warn!(%prefix, table, action = action.name(), error = %e, "heal action failed");
-                e
+                e.to_string()
             }
         };
         let ev = Event::HealDone {
@@ -59,31 +59,47 @@ pub fn spawn(job: Job, results: mpsc::Sender<Input>) {
     });
 }
 
-async fn execute(job: Job) -> Result<(), String> {
+/// Why a heal action failed; the core gets the text as the result detail.
+#[derive(Debug, thiserror::Error)]
+enum HealError {
+    /// zebra's vty refused or could not be reached.
+    #[error("zebra.vty: {0}")]
+    Vty(#[from] VtyError),
+    /// The kernel refused a write.
+    #[error(transparent)]
+    Kernel(#[from] KernelError),
+    /// The route went away before the action ran.
+    #[error("{prefix} is not in table {table} any more: nothing to heal there")]
+    Gone {
+        /// The VIP.
+        prefix: Prefix,
+        /// Its table.
+        table: TableId,
+    },
+    /// The blocking task running the kernel writes died.
+    #[error("heal task: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+async fn execute(job: Job) -> Result<(), HealError> {
     match job.action {
         HealAction::ReimportTable => {
             let n = job.table;
-            let zebra = VtyClient::connect(&job.zebra_vty)
-                .await
-                .map_err(|e| e.to_string())?;
+            let zebra = VtyClient::connect(&job.zebra_vty).await?;
             let off = format!("no ip import-table {n}");
             let on = format!("ip import-table {n}");
-            zebra
-                .configure(&[&off, &on])
-                .await
-                .map_err(|e| e.to_string())
+            Ok(zebra.configure(&[&off, &on]).await?)
         }
         kernel_action => {
-            let route = job.route.ok_or_else(|| {
-                format!(
-                    "{} is not in table {} any more: nothing to heal there",
-                    job.prefix, job.table
-                )
+            let route = job.route.ok_or(HealError::Gone {
+                prefix: job.prefix,
+                table: job.table,
             })?;
             let tables = job.tables;
-            tokio::task::spawn_blocking(move || kernel_heal(kernel_action, &route, tables))
-                .await
-                .map_err(|e| format!("heal task: {e}"))?
+            Ok(
+                tokio::task::spawn_blocking(move || kernel_heal(kernel_action, &route, tables))
+                    .await??,
+            )
         }
     }
 }
@@ -91,27 +107,24 @@ async fn execute(job: Job) -> Result<(), String> {
 /// Time between replacing the route and re-adding the address.
 const ADDRESS_SETTLE: std::time::Duration = std::time::Duration::from_millis(200);
 
-fn kernel_heal(action: HealAction, route: &Route, tables: Vec<TableId>) -> Result<(), String> {
-    let mut w = KernelWriter::new(tables).map_err(|e| e.to_string())?;
+fn kernel_heal(action: HealAction, route: &Route, tables: Vec<TableId>) -> Result<(), KernelError> {
+    let mut w = KernelWriter::new(tables)?;
     match action {
         HealAction::RealmToggle => w.replace_toggling_realm(route).map(|_| ()),
         HealAction::DeleteAdd => w.delete_then_add(route),
         HealAction::AddressCycle => {
             // 10.3: the address hides the route from zebra. Remove it, make
             // zebra learn the route, put the address back.
-            w.remove_address_on_lo(route.prefix)
-                .map_err(|e| e.to_string())?;
+            w.remove_address_on_lo(route.prefix)?;
             let r = w.replace_toggling_realm(route).map(|_| ());
             // zebra must have processed the route before the address comes
             // back (its meta-queue holds work ~10 ms): close together, the
             // address hides the route again (FRRouting/frr#22654). The core
             // verifies the result and retries if this was not enough.
             std::thread::sleep(ADDRESS_SETTLE);
-            w.add_address_on_lo(route.prefix)
-                .map_err(|e| e.to_string())?;
+            w.add_address_on_lo(route.prefix)?;
             r
         }
         HealAction::ReimportTable => Ok(()),
     }
-    .map_err(|e| e.to_string())
 }

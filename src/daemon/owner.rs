@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::DaemonError;
 use super::frr_tasks::PollTrigger;
 use super::heal;
 use super::translate::{self, ZapiView};
@@ -74,10 +75,13 @@ impl Owner {
         results: mpsc::Sender<Input>,
         poll: PollTrigger,
         ready: watch::Sender<(bool, String)>,
-    ) -> Result<Owner, String> {
+    ) -> Result<Owner, DaemonError> {
         let record = match &s.record {
-            Some(p) => Some(BufWriter::new(File::create(p).map_err(|e| {
-                format!("--record {}: cannot create the event log: {e}", p.display())
+            Some(p) => Some(BufWriter::new(File::create(p).map_err(|source| {
+                DaemonError::Record {
+                    path: p.clone(),
+                    source,
+                }
             })?)),
             None => None,
         };
@@ -117,7 +121,8 @@ impl Owner {
                 Some(ev) = inputs.frr.recv() => self.on_zapi(ev),
                 Some(Input::Core(ev, source)) = inputs.results.recv() => self.feed(ev, source),
                 Some(reply) = inputs.status.recv() => {
-                    let doc = crate::status::document(&self.state, self.frr_release.clone(), self.zero_unix_ms);
+                    let hops = |t, p| self.routes.get(&(t, p)).map(next_hops).unwrap_or_default();
+                    let doc = crate::status::document(&self.state, self.frr_release.clone(), self.zero_unix_ms, &hops);
                     let _ = reply.send(serde_json::to_string(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")));
                 }
                 () = sleep(sleep_until) => {
@@ -346,17 +351,13 @@ async fn sleep(until: Option<Instant>) {
 
 /// Build the join once: one kernel dump, one ZAPI session until its dump is
 /// complete, one bgpd view; then classify with no grace.
-pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, String> {
+pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonError> {
     use crate::kernel::{ResyncReason, Watcher, WatcherConfig};
     let mut w = Watcher::new(WatcherConfig {
         tables: s.tables.clone(),
         ..WatcherConfig::default()
-    })
-    .map_err(|e| e.to_string())?;
-    let kernel_events = w
-        .resync(ResyncReason::Startup)
-        .await
-        .map_err(|e| e.to_string())?;
+    })?;
+    let kernel_events = w.resync(ResyncReason::Startup).await?;
     let config = reconcile::Config {
         grace_ms: 0,
         mode: reconcile::Mode::Observe,
@@ -378,11 +379,34 @@ pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, String> {
     for e in super::frr_tasks::poll_once(s).await {
         reconcile::step(&mut state, e, 1);
     }
+    let routes: HashMap<(TableId, Prefix), Route> = kernel_events
+        .iter()
+        .filter_map(|ev| match ev {
+            KernelEvent::Resynced { routes, .. } => Some(routes),
+            _ => None,
+        })
+        .flatten()
+        .map(|r| ((r.table, r.prefix), r.clone()))
+        .collect();
+    let hops = |t, p| routes.get(&(t, p)).map(next_hops).unwrap_or_default();
     Ok(crate::status::document(
         &state,
         Some(release),
         now_unix_ms(),
+        &hops,
     ))
+}
+
+/// A route's legs as a person names them: the gateway, else the device index.
+fn next_hops(r: &Route) -> Vec<String> {
+    r.nexthops
+        .iter()
+        .map(|n| match (n.gateway, n.oif) {
+            (Some(g), _) => g.to_string(),
+            (None, Some(oif)) => format!("dev if{oif}"),
+            (None, None) => "-".to_string(),
+        })
+        .collect()
 }
 
 fn now_unix_ms() -> u64 {

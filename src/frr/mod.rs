@@ -23,7 +23,6 @@ pub mod zapi;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -87,105 +86,96 @@ pub async fn bgp_snapshot(bgpd: &VtyClient) -> Result<BgpView, VtyError> {
     Ok(out)
 }
 
-#[derive(Debug, clap::Args)]
-pub struct FrrArgs {
+/// What [`report`] reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportInput {
     /// Directory holding zserv.api, zebra.vty and bgpd.vty.
-    #[arg(long)]
     pub frr_dir: PathBuf,
     /// The kernel table FRR redistributes.
-    #[arg(long, default_value_t = 198)]
     pub table: u16,
-    /// The table mode; read from bgpd's running config when absent.
-    #[arg(long, value_parser = parse_mode)]
-    pub mode: Option<TableMode>,
-    /// How long to wait for zebra's ZAPI dump.
-    #[arg(long, default_value_t = 10)]
-    pub timeout_secs: u64,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// The table mode; read from bgpd's running config when `None`.
+    pub table_mode: Option<TableMode>,
+    /// How long zebra may take to send its ZAPI dump.
+    pub timeout: Duration,
 }
 
-fn parse_mode(s: &str) -> Result<TableMode, String> {
-    match s {
-        "table-direct" => Ok(TableMode::TableDirect),
-        "import-table" => Ok(TableMode::ImportTable),
-        _ => Err(format!(
-            "'{s}' is not a table mode: use table-direct or import-table"
-        )),
-    }
-}
-
-/// Everything `ribbridge frr` prints.
+/// Everything the clients see of FRR at one moment.
 #[derive(Debug, Serialize)]
-struct Report {
-    release: Release,
-    mode: TableMode,
-    table: u16,
-    zapi_routes: Vec<ZapiRoute>,
-    zebra_table: BTreeMap<Afi, vty::json::RouteTableView>,
-    bgp: BgpView,
+pub struct Report {
+    /// zebra's release.
+    pub release: Release,
+    /// How bgpd is fed the table.
+    pub mode: TableMode,
+    /// The table.
+    pub table: u16,
+    /// What zebra redistributes over ZAPI.
+    pub zapi_routes: Vec<ZapiRoute>,
+    /// zebra's own view of the table, per family.
+    pub zebra_table: BTreeMap<Afi, vty::json::RouteTableView>,
+    /// bgpd's sessions and what each is sent.
+    pub bgp: BgpView,
 }
 
-/// `ribbridge frr`: print what the clients see.
-pub fn command(args: FrrArgs) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("ribbridge frr: cannot start the async runtime: {e}");
-            return ExitCode::from(crate::cli::EXIT_ERROR);
+/// Why FRR could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FrrError {
+    /// zebra's ZAPI socket: connect, release, table mode, or the dump.
+    #[error("zebra's ZAPI socket in {}: {reason}", dir.display())]
+    Zapi {
+        /// The socket directory.
+        dir: PathBuf,
+        /// What went wrong and what to check.
+        reason: String,
+    },
+    /// A vty socket refused or answered something unreadable.
+    #[error("{}: {source}", path.display())]
+    Vty {
+        /// The socket.
+        path: PathBuf,
+        /// Why.
+        source: VtyError,
+    },
+}
+
+/// Read zebra's ZAPI dump, zebra's table and bgpd's sessions once.
+pub async fn report(input: &ReportInput) -> Result<Report, FrrError> {
+    let dir = &input.frr_dir;
+    let zapi_err = |reason: String| FrrError::Zapi {
+        dir: dir.clone(),
+        reason,
+    };
+    let mut cfg = ZapiConfig::in_dir(dir, input.table);
+    cfg.mode = input.table_mode;
+    let (release, _, mode) = zapi::client::discover(&cfg)
+        .await
+        .map_err(|e| zapi_err(e.to_string()))?;
+    let zapi_routes = zapi_dump(cfg, input.timeout).await?;
+    let vty = |name: &str| {
+        let path = dir.join(name);
+        move |source| FrrError::Vty {
+            path: path.clone(),
+            source,
         }
     };
-    match rt.block_on(report(&args)) {
-        Ok(r) => {
-            if args.json {
-                match serde_json::to_string_pretty(&r) {
-                    Ok(s) => println!("{s}"),
-                    Err(e) => {
-                        eprintln!("ribbridge frr: cannot print JSON: {e}");
-                        return ExitCode::from(crate::cli::EXIT_ERROR);
-                    }
-                }
-            } else {
-                print_text(&r);
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("ribbridge frr: {e}");
-            ExitCode::from(crate::cli::EXIT_ERROR)
-        }
-    }
-}
-
-async fn report(args: &FrrArgs) -> Result<Report, String> {
-    let dir = &args.frr_dir;
-    let mut cfg = ZapiConfig::in_dir(dir, args.table);
-    cfg.mode = args.mode;
-    let (release, _, mode) = zapi::client::discover(&cfg).await?;
-    let zapi_routes = zapi_dump(cfg, Duration::from_secs(args.timeout_secs)).await?;
     let zebra = VtyClient::connect(dir.join("zebra.vty"))
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(vty("zebra.vty"))?;
     let mut zebra_table = BTreeMap::new();
     for afi in [Afi::Ipv4, Afi::Ipv6] {
         let t = zebra
-            .route_table(afi, u32::from(args.table))
+            .route_table(afi, u32::from(input.table))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(vty("zebra.vty"))?;
         zebra_table.insert(afi, t);
     }
     let bgpd = VtyClient::connect(dir.join("bgpd.vty"))
         .await
-        .map_err(|e| e.to_string())?;
-    let bgp = bgp_snapshot(&bgpd).await.map_err(|e| e.to_string())?;
+        .map_err(vty("bgpd.vty"))?;
+    let bgp = bgp_snapshot(&bgpd).await.map_err(vty("bgpd.vty"))?;
     Ok(Report {
         release,
         mode,
-        table: args.table,
+        table: input.table,
         zapi_routes,
         zebra_table,
         bgp,
@@ -193,7 +183,11 @@ async fn report(args: &FrrArgs) -> Result<Report, String> {
 }
 
 /// Runs the ZAPI client until its first `Synced` and returns the routes.
-async fn zapi_dump(cfg: ZapiConfig, limit: Duration) -> Result<Vec<ZapiRoute>, String> {
+async fn zapi_dump(cfg: ZapiConfig, limit: Duration) -> Result<Vec<ZapiRoute>, FrrError> {
+    let dir = cfg
+        .zserv
+        .parent()
+        .map_or_else(PathBuf::new, std::path::Path::to_path_buf);
     let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
     let task = tokio::spawn(zapi::client::run(cfg, tx));
     let mut routes = BTreeMap::new();
@@ -215,68 +209,12 @@ async fn zapi_dump(cfg: ZapiConfig, limit: Duration) -> Result<Vec<ZapiRoute>, S
     };
     let r = tokio::time::timeout(limit, collect).await;
     task.abort();
-    match r {
-        Err(_) => Err(format!("zebra's dump did not complete within {limit:?}")),
-        Ok(Err(e)) => Err(e),
-        Ok(Ok(())) => Ok(routes.into_values().collect()),
-    }
-}
-
-fn print_text(r: &Report) {
-    println!("FRR {} ({:?}, table {})", r.release, r.mode, r.table);
-    println!("ZAPI routes ({}):", r.zapi_routes.len());
-    for z in &r.zapi_routes {
-        let nhs: Vec<String> = z
-            .nexthops
-            .iter()
-            .map(|n| {
-                let mut s = match n.gateway.addr() {
-                    Some(a) => format!("via {a}"),
-                    None => format!("{:?}", n.gateway),
-                };
-                if let Some(w) = n.weight {
-                    s.push_str(&format!(" weight {w}"));
-                }
-                s
-            })
-            .collect();
-        println!(
-            "  {} type {} inst {} distance {:?} metric {:?}: {}",
-            z.prefix,
-            z.route_type,
-            z.instance,
-            z.distance,
-            z.metric,
-            nhs.join(", ")
-        );
-    }
-    for (afi, t) in &r.zebra_table {
-        println!("zebra table {} {afi:?} ({} prefixes):", r.table, t.len());
-        for (p, entries) in t {
-            for e in entries {
-                println!(
-                    "  {p} {} selected={} installed={} nexthops={}",
-                    e.protocol,
-                    e.selected,
-                    e.installed,
-                    e.nexthops.len()
-                );
-            }
-        }
-    }
-    for (afi, peers) in &r.bgp {
-        println!("BGP {afi:?} sessions ({}):", peers.len());
-        for (name, p) in peers {
-            let adv = match (&p.advertised, &p.error) {
-                (Some(a), _) => a
-                    .iter()
-                    .map(|p| p.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                (None, Some(e)) => format!("(error: {e})"),
-                (None, None) => "-".into(),
-            };
-            println!("  {name} {}: advertised {adv}", p.state);
-        }
-    }
+    let reason = match r {
+        Ok(Ok(())) => return Ok(routes.into_values().collect()),
+        Err(_) => format!(
+            "the dump did not complete within {limit:?} (raise --timeout-secs for a large table)"
+        ),
+        Ok(Err(e)) => e,
+    };
+    Err(FrrError::Zapi { dir, reason })
 }

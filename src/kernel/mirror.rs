@@ -407,6 +407,7 @@ mod tests {
 
     fn route(p: &str, realm: Option<u32>, legs: &[(&str, u32)]) -> Route {
         Route {
+            prefsrc: None,
             table: 198,
             prefix: p.parse().unwrap(),
             protocol: 248,

@@ -1,5 +1,5 @@
 //! The kernel view: a lossless mirror of the watched routing tables over
-//! rtnetlink (issue 3).
+//! rtnetlink.
 //!
 //! Contract: at every moment the mirror equals what the kernel holds in the
 //! watched tables, both families, ECMP legs resolved (inline,
@@ -60,8 +60,6 @@
 //!   process that made the change, so dump replies are told apart by our
 //!   own port and sequence number, not by "non-zero".
 
-use std::process::ExitCode;
-
 pub mod heal;
 pub mod mirror;
 pub mod nexthop;
@@ -80,70 +78,58 @@ pub use watcher::{
     WatcherConfig,
 };
 
-/// `ribbridge kernel` flags.
-#[derive(Debug, clap::Args)]
-pub struct KernelArgs {
-    /// Routing table to print.
-    #[arg(long, default_value_t = 198)]
-    pub table: u32,
-    /// JSON in the shape of `ip -json route show table N`.
-    #[arg(long)]
+/// An address family, for printing one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// IPv4.
+    Ipv4,
+    /// IPv6.
+    Ipv6,
+}
+
+/// What [`show_table`] prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShowInput {
+    /// The routing table.
+    pub table: crate::model::TableId,
+    /// One family, or both (IPv4 first).
+    pub family: Option<Family>,
+    /// `ip -json route` shape instead of `ip route` text.
     pub json: bool,
-    /// Only one family: 4 or 6 (default: both, IPv4 first).
-    #[arg(long, value_parser = clap::value_parser!(u8).range(4..=6))]
-    pub family: Option<u8>,
 }
 
-/// `ribbridge kernel`: dump the table once through the watcher (the same
-/// code path the daemon uses) and print the mirror.
-pub fn command(args: KernelArgs) -> ExitCode {
-    match print_table(&args) {
-        Ok(out) => {
-            println!("{out}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("ribbridge kernel: {e}");
-            ExitCode::from(crate::cli::EXIT_ERROR)
-        }
-    }
-}
-
-fn print_table(args: &KernelArgs) -> Result<String, String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let _enter = rt.enter();
+/// Dump a table once through the watcher (the same code path the daemon
+/// uses) and print the mirror as `ip [-json] route show table N` does.
+pub async fn show_table(input: &ShowInput) -> Result<String, KernelError> {
     let config = WatcherConfig {
-        tables: vec![args.table],
+        tables: vec![input.table],
         ..WatcherConfig::default()
     };
-    let mut w = Watcher::new(config).map_err(|e| e.to_string())?;
-    rt.block_on(w.resync(ResyncReason::Startup))
-        .map_err(|e| e.to_string())?;
+    let mut w = Watcher::new(config)?;
+    w.resync(ResyncReason::Startup).await?;
     let snap = MirrorSnapshot::of(w.mirror());
-    if args.json {
+    let wanted = |v6: bool| match input.family {
+        None => true,
+        Some(Family::Ipv4) => !v6,
+        Some(Family::Ipv6) => v6,
+    };
+    if input.json {
         let mut all = Vec::new();
-        for v6 in [false, true] {
-            if args.family.is_none() || args.family == Some(if v6 { 6 } else { 4 }) {
-                if let serde_json::Value::Array(a) = show::ip_json(&snap, args.table, v6) {
-                    all.extend(a);
-                }
+        for v6 in [false, true].into_iter().filter(|v6| wanted(*v6)) {
+            if let serde_json::Value::Array(a) = show::ip_json(&snap, input.table, v6) {
+                all.extend(a);
             }
         }
-        serde_json::to_string(&all).map_err(|e| format!("cannot print JSON: {e}"))
+        Ok(serde_json::Value::Array(all).to_string())
     } else {
-        let keep: Vec<Route> = snap
+        let mut keep: Vec<Route> = snap
             .routes
             .into_iter()
-            .filter(|r| match args.family {
-                Some(4) => r.prefix.is_ipv4(),
-                Some(6) => !r.prefix.is_ipv4(),
-                _ => true,
-            })
+            .filter(|r| wanted(!r.prefix.is_ipv4()))
             .collect();
-        Ok(show::ip_text(&snap.links, &keep, args.table)
+        // IPv4 first, like the JSON form.
+        keep.sort_by_key(|r| !r.prefix.is_ipv4());
+        Ok(show::ip_text(&snap.links, &keep, input.table)
             .trim_end()
             .to_string())
     }

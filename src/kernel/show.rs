@@ -154,6 +154,9 @@ pub fn route_json(links: &BTreeMap<u32, Link>, r: &Route, multipath: bool) -> Va
     if r.metric != 0 {
         o.insert("metric".into(), json!(r.metric));
     }
+    if let Some(src) = r.prefsrc {
+        o.insert("prefsrc".into(), json!(src.to_string()));
+    }
     o.insert("flags".into(), flags(single.map_or(0, |n| n.flags)));
     if let Some(realm) = r.realm {
         let mut f = Map::new();
@@ -229,10 +232,13 @@ pub fn ip_text(links: &BTreeMap<u32, Link>, routes: &[Route], table: u32) -> Str
         if r.metric != 0 {
             s += &format!(" metric {}", r.metric);
         }
+        if let Some(src) = r.prefsrc {
+            s += &format!(" src {src}");
+        }
         if let Some(realm) = r.realm {
             s += &format!(" realm {}", realm & 0xffff);
         }
-        s += &format!(" ecmp {}\n", r.ecmp_legs());
+        s += "\n";
         if r.nexthops.len() > 1 {
             for n in &r.nexthops {
                 s += &format!(

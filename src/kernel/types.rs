@@ -62,6 +62,9 @@ pub struct Route {
     pub pref: Option<u8>,
     /// `RTA_NH_ID`: the nexthop object the route uses, if any.
     pub nhid: Option<u32>,
+    /// `RTA_PREFSRC`: the source address the route prefers (`src`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefsrc: Option<IpAddr>,
     /// The ECMP legs: inline, from `RTA_MULTIPATH`, or resolved from the
     /// nexthop object `nhid`. Empty for blackhole/unreachable routes.
     pub nexthops: Vec<Nexthop>,

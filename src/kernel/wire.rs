@@ -259,6 +259,7 @@ const RTA_DST: u16 = 1;
 const RTA_OIF: u16 = 4;
 const RTA_GATEWAY: u16 = 5;
 const RTA_PRIORITY: u16 = 6;
+const RTA_PREFSRC: u16 = 7;
 const RTA_MULTIPATH: u16 = 9;
 const RTA_FLOW: u16 = 11;
 const RTA_TABLE: u16 = 15;
@@ -292,6 +293,7 @@ pub fn decode_route(p: &[u8]) -> Result<Option<Route>, WireError> {
     let mut realm = None;
     let mut pref = None;
     let mut nhid = None;
+    let mut prefsrc = None;
     let mut multipath = None;
     for a in attrs(&p[12..], t) {
         let (ty, v) = a?;
@@ -301,6 +303,7 @@ pub fn decode_route(p: &[u8]) -> Result<Option<Route>, WireError> {
             RTA_VIA => gateway = Some(via(v, t)?),
             RTA_OIF => oif = Some(u32_attr(v, t, "RTA_OIF")?),
             RTA_PRIORITY => metric = u32_attr(v, t, "RTA_PRIORITY")?,
+            RTA_PREFSRC => prefsrc = Some(ip(family, v, t, "RTA_PREFSRC")?),
             RTA_FLOW => realm = Some(u32_attr(v, t, "RTA_FLOW")?),
             RTA_TABLE => table = u32_attr(v, t, "RTA_TABLE")?,
             RTA_PREF => pref = v.first().copied(),
@@ -337,6 +340,7 @@ pub fn decode_route(p: &[u8]) -> Result<Option<Route>, WireError> {
         realm,
         pref,
         nhid,
+        prefsrc,
         nexthops,
     }))
 }
@@ -475,6 +479,10 @@ pub fn encode_route(r: &Route) -> Vec<u8> {
     }
     if let Some(pref) = r.pref {
         put_attr(&mut b, RTA_PREF, &[pref]);
+    }
+    // A heal re-writes the route whole: a dropped `src` would change it.
+    if let Some(src) = r.prefsrc {
+        put_attr(&mut b, RTA_PREFSRC, &ip_bytes(src));
     }
     if let Some(id) = r.nhid {
         // The legs belong to the nexthop object; the kernel refuses both.

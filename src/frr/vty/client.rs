@@ -180,10 +180,7 @@ impl VtyClient {
     /// `show version`: the FRR release.
     pub async fn show_version(&self) -> Result<Release, VtyError> {
         let t = self.show_ok("show version").await?;
-        Release::from_show_version(&t).map_err(|e| VtyError::Json {
-            command: "show version".into(),
-            error: e.to_string(),
-        })
+        Release::from_show_version(&t).map_err(VtyError::Release)
     }
 
     /// zebra's view of kernel table `table` (`show ip|ipv6 route table N json`).

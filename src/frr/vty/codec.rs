@@ -149,9 +149,11 @@ pub enum VtyError {
     Json {
         /// The command.
         command: String,
-        /// The parser's message.
-        error: String,
+        /// Why it could not be read.
+        error: super::json::JsonError,
     },
+    /// `show version` does not name a supported FRR release.
+    Release(crate::frr::release::ReleaseError),
 }
 
 impl fmt::Display for VtyError {
@@ -186,11 +188,20 @@ impl fmt::Display for VtyError {
             VtyError::Json { command, error } => {
                 write!(f, "vty command '{command}': unexpected JSON: {error}")
             }
+            VtyError::Release(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for VtyError {}
+impl std::error::Error for VtyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            VtyError::Json { error, .. } => Some(error),
+            VtyError::Release(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<std::io::Error> for VtyError {
     fn from(e: std::io::Error) -> VtyError {

@@ -168,8 +168,8 @@ struct RawAdvertised {
 
 /// Parses advertised-routes JSON. Keys are prefixes (`192.0.2.10/32`); a key
 /// without a length is completed from the entry's `prefixLen`.
-pub fn parse_advertised(text: &str) -> Result<AdvertisedRoutes, String> {
-    let raw: RawAdvertised = serde_json::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse_advertised(text: &str) -> Result<AdvertisedRoutes, JsonError> {
+    let raw: RawAdvertised = serde_json::from_str(text)?;
     let mut prefixes = BTreeSet::new();
     for (k, v) in raw.advertised_routes {
         let p = if k.contains('/') {
@@ -178,7 +178,7 @@ pub fn parse_advertised(text: &str) -> Result<AdvertisedRoutes, String> {
             let len = v.get("prefixLen").and_then(|l| l.as_u64()).unwrap_or(0);
             format!("{k}/{len}").parse::<Prefix>()
         };
-        prefixes.insert(p.map_err(|e| format!("advertised route key '{k}': {e}"))?);
+        prefixes.insert(p.map_err(|source| JsonError::Prefix { key: k, source })?);
     }
     Ok(AdvertisedRoutes {
         prefixes,
@@ -187,13 +187,36 @@ pub fn parse_advertised(text: &str) -> Result<AdvertisedRoutes, String> {
 }
 
 /// Parses a route table view.
-pub fn parse_route_table(text: &str) -> Result<RouteTableView, String> {
-    serde_json::from_str(text).map_err(|e| e.to_string())
+pub fn parse_route_table(text: &str) -> Result<RouteTableView, JsonError> {
+    Ok(serde_json::from_str(text)?)
 }
 
 /// Parses a per-AFI BGP summary. bgpd prints `{}` when the AFI has no peers.
-pub fn parse_summary(text: &str) -> Result<BgpSummary, String> {
-    serde_json::from_str(text).map_err(|e| e.to_string())
+pub fn parse_summary(text: &str) -> Result<BgpSummary, JsonError> {
+    Ok(serde_json::from_str(text)?)
+}
+
+/// Why a vty JSON answer cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+    /// Not JSON of the expected shape (the parser's message, with line and column).
+    #[error("{0}")]
+    Shape(String),
+    /// An advertised-routes key is not a prefix.
+    #[error("advertised route key '{key}': {source}")]
+    Prefix {
+        /// The key as bgpd printed it.
+        key: String,
+        /// Why it is not a prefix.
+        source: crate::model::PrefixError,
+    },
+}
+
+impl From<serde_json::Error> for JsonError {
+    fn from(e: serde_json::Error) -> JsonError {
+        // Kept as text: the error type stays Clone + Eq like VtyError.
+        JsonError::Shape(e.to_string())
+    }
 }
 
 /// The table mode bgpd uses for a kernel table, from its running config.

@@ -1,0 +1,112 @@
+//! `ribbridge run`: the daemon.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::config::{self, Layer, Settings};
+use crate::model::{Prefix, TableId};
+use crate::reconcile::{Mode, Vantage};
+
+/// `ribbridge run` flags. Each overrides the configuration file's key of
+/// the same name (`--table` is `tables`, `--vip` is `vips`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = "Exit status: 0 stopped by SIGTERM or SIGINT, 2 error (nothing started).")]
+pub struct Args {
+    /// TOML configuration file; flags override it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Directory holding zserv.api, zebra.vty and bgpd.vty [default: /var/run/frr].
+    #[arg(long, value_name = "DIR")]
+    frr_dir: Option<PathBuf>,
+    /// Kernel routing table to watch (repeatable) [default: 198].
+    #[arg(long = "table", value_name = "ID")]
+    tables: Vec<TableId>,
+    /// A prefix to treat as a VIP even when no table holds it (repeatable).
+    #[arg(long = "vip", value_name = "PREFIX")]
+    vips: Vec<Prefix>,
+    /// Address of the HTTP endpoint (/metrics, /healthz, /readyz, /status) [default: 127.0.0.1:9774].
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Option<SocketAddr>,
+    /// What to do with a drift [default: repair].
+    #[arg(long, value_parser = mode)]
+    mode: Option<Mode>,
+    /// Write every event the core sees to FILE as JSON lines.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Grace before a difference counts as drift, in milliseconds [default: 500].
+    #[arg(long, value_name = "MS")]
+    grace_ms: Option<u64>,
+    /// Allow heal actions that remove and re-add the VIP's local address.
+    #[arg(long)]
+    heal_addresses: bool,
+    /// Where ribbridge runs: `node` (beside FRR: the full join) or `router`
+    /// (only the kernel's ECMP legs of the configured VIPs; may watch the
+    /// main table, 254).
+    #[arg(long, value_parser = vantage)]
+    vantage: Option<Vantage>,
+}
+
+fn mode(s: &str) -> Result<Mode, String> {
+    match s {
+        "observe" => Ok(Mode::Observe),
+        "repair" => Ok(Mode::Repair),
+        _ => Err("use observe (decide and report, never act) or repair (heal)".to_string()),
+    }
+}
+
+fn vantage(s: &str) -> Result<Vantage, String> {
+    match s {
+        "node" => Ok(Vantage::Node),
+        "router" => Ok(Vantage::Router),
+        _ => Err("use node or router".to_string()),
+    }
+}
+
+impl Args {
+    /// The flags as a settings layer.
+    fn layer(&self) -> Layer {
+        Layer {
+            frr_dir: self.frr_dir.clone(),
+            tables: (!self.tables.is_empty()).then(|| self.tables.clone()),
+            vips: (!self.vips.is_empty()).then(|| self.vips.clone()),
+            listen: self.listen,
+            mode: self.mode,
+            record: self.record.clone(),
+            grace_ms: self.grace_ms,
+            heal_addresses: self.heal_addresses.then_some(true),
+            vantage: self.vantage,
+            ..Layer::default()
+        }
+    }
+}
+
+/// The file (when given), then the flags, checked as a whole.
+fn settings(args: &Args) -> Result<Settings, config::ConfigError> {
+    let file = match &args.config {
+        Some(p) => Some((p.as_path(), config::load(p)?)),
+        None => None,
+    };
+    Settings::resolve(file, args.layer())
+}
+
+/// `ribbridge run`.
+pub fn run(args: Args) -> ExitCode {
+    const CMD: &str = "ribbridge run";
+    let settings = match settings(&args) {
+        Ok(s) => s,
+        Err(e) => return super::fail_err(CMD, &e),
+    };
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return super::fail(CMD, &format!("cannot start the runtime: {e}")),
+    };
+    match rt.block_on(crate::daemon::run(settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => super::fail_err(CMD, &e),
+    }
+}
