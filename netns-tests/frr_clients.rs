@@ -247,7 +247,7 @@ async fn frr_clients(frr: &'static str) {
         .expect("route add");
     s.until(BOUND, "RouteAdd before the crash", |e| is_add(e, vip))
         .await;
-    lab(&["zebra", NODE, "stop"]);
+    lab(&["kill", NODE, "zebra"]);
     let t_stop = Instant::now();
     s.until(SETTLE, "Disconnected", |e| {
         matches!(e, ZapiEvent::Disconnected { .. })
@@ -267,7 +267,7 @@ async fn frr_clients(frr: &'static str) {
         .execute()
         .await
         .expect("route add");
-    lab(&["zebra", NODE, "start"]);
+    lab(&["start", NODE, "zebra"]);
     let t_start = Instant::now();
     s.until(SETTLE, "Connected after restart", |e| {
         matches!(e, ZapiEvent::Connected { .. })
