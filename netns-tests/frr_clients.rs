@@ -391,8 +391,8 @@ enum Order {
     RouteThenAddress,
 }
 
-/// A case of docs/FRR-BEHAVIOUR.md that zebra mishandles: the VIP is in kernel table 198
-/// but zebra never redistributes it. Absence is proven, not timed out: a
+/// A case of docs/FRR-BEHAVIOUR.md that zebra mishandles: the VIP is in
+/// kernel table 198 but zebra never redistributes it. Absence is proven, not timed out: a
 /// sentinel route added to table 198 afterwards is processed by zebra after
 /// the VIP's netlink messages, so when the sentinel's RouteAdd arrives every
 /// event the VIP could have caused has arrived too.
