@@ -173,8 +173,8 @@ async fn bridge_consistent_and_heartbeat_frr_10_7() {
     consistent_then_heartbeat("10.7", 60).await;
 }
 
-/// A drift case of lab-findings.md: observed, then healed (or, where no
-/// safe action exists, reported and left alone).
+/// A drift case of docs/FRR-BEHAVIOUR.md: observed, then healed (or, where
+/// no safe action exists, reported and left alone).
 struct Case {
     frr: &'static str,
     /// How the VIP is written on node1: a shell command run there.

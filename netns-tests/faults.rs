@@ -1,4 +1,4 @@
-//! The fault suite (issue 8): FRR's daemons killed and restarted under a
+//! The fault suite: FRR's daemons killed and restarted under a
 //! running ribbridge, ribbridge itself killed during a drift, FRR's socket
 //! directory missing at start, a million-route flood in an unwatched table
 //! while a VIP drifts. Each fault asserts what ribbridge must do and prints
@@ -161,7 +161,7 @@ struct Drift {
 /// ribbridge must see.
 fn make_drift(frr: &str) -> Drift {
     match frr {
-        // A kube-vip heartbeat drops the import (lab-findings.md).
+        // A kube-vip heartbeat drops the import (docs/FRR-BEHAVIOUR.md).
         "8.4" => {
             lab(&["vip-reassert", "node1", VIP]);
             Drift {
@@ -235,7 +235,7 @@ async fn killed_during_drift(frr: &'static str) {
     let (_, _, log) = d.stop().await;
     // One action heals 8.4 and 10.7 every time. 10.3's address cycle is
     // itself a race inside zebra (the route can be lost again, ~1 run in 5,
-    // lab-findings.md and README): there the core's bounded retries may
+    // docs/FRR-BEHAVIOUR.md): there the core's bounded retries may
     // take more than one, never more than its limit of 3.
     let heals = count(&log, "healing");
     let limit = if frr == "10.3" { 3 } else { 1 };
@@ -319,7 +319,7 @@ async fn faults_frr_dir_absent_then_created() {
 #[tokio::test]
 async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
     // 8.4: a realm-changing replace drops the import every time
-    // (lab-findings.md; 10 of 10 beats in bridge.rs), so the drift in the
+    // (docs/FRR-BEHAVIOUR.md; 10 of 10 beats in bridge.rs), so the drift in the
     // middle of the flood is certain. 10.7's route+address trigger was not:
     // with zebra busy on the flood it did not always lose the VIP.
     let frr = "8.4";

@@ -1,6 +1,6 @@
 //! The FRR clients against the real zebra and bgpd of 8.4, 10.3 and 10.7:
 //! - a VIP added to / removed from a node's kernel table 198 reaches the ZAPI
-//!   stream within 1 s (issue 4's bound; the measured latency is printed);
+//!   stream within 1 s (the bound; the measured latency is printed);
 //! - the vty client sees the session to the router Established and the VIP
 //!   in that peer's advertised routes;
 //! - zebra killed and started again: the client reconnects, and the rebuilt
@@ -8,7 +8,7 @@
 //!   meanwhile (dropped as stale at the end-of-dump marker).
 //!
 //! Every wait is on an event (ZAPI events, kernel route events); the only
-//! bounds are the issue's 1 s and generous limits for daemon start-up.
+//! bounds are that 1 s and generous limits for daemon start-up.
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -31,7 +31,8 @@ use crate::support::{Lab, RouteWatch, in_netns, lab};
 const NODE: &str = "rb-node1";
 const VIP: &str = "192.0.2.10/32";
 const VIP_B: &str = "192.0.2.11/32";
-/// Issue 4's bound from a kernel change to the ZAPI event.
+/// The bound from a kernel change to the ZAPI event (zebra takes tens of
+/// milliseconds: docs/FRR-BEHAVIOUR.md).
 const BOUND: Duration = Duration::from_secs(1);
 /// Daemon start-up and BGP convergence: a limit, not a measurement.
 const SETTLE: Duration = Duration::from_secs(30);
@@ -246,7 +247,7 @@ async fn frr_clients(frr: &'static str) {
         .expect("route add");
     s.until(BOUND, "RouteAdd before the crash", |e| is_add(e, vip))
         .await;
-    lab(&["zebra", NODE, "stop"]);
+    lab(&["kill", NODE, "zebra"]);
     let t_stop = Instant::now();
     s.until(SETTLE, "Disconnected", |e| {
         matches!(e, ZapiEvent::Disconnected { .. })
@@ -266,7 +267,7 @@ async fn frr_clients(frr: &'static str) {
         .execute()
         .await
         .expect("route add");
-    lab(&["zebra", NODE, "start"]);
+    lab(&["start", NODE, "zebra"]);
     let t_start = Instant::now();
     s.until(SETTLE, "Connected after restart", |e| {
         matches!(e, ZapiEvent::Connected { .. })
@@ -390,8 +391,8 @@ enum Order {
     RouteThenAddress,
 }
 
-/// A lab-findings case that zebra mishandles: the VIP is in kernel table 198
-/// but zebra never redistributes it. Absence is proven, not timed out: a
+/// A case of docs/FRR-BEHAVIOUR.md that zebra mishandles: the VIP is in
+/// kernel table 198 but zebra never redistributes it. Absence is proven, not timed out: a
 /// sentinel route added to table 198 afterwards is processed by zebra after
 /// the VIP's netlink messages, so when the sentinel's RouteAdd arrives every
 /// event the VIP could have caused has arrived too.
@@ -433,7 +434,7 @@ async fn mishandled_vip_never_reaches_zapi(frr: &'static str, order: Order) {
     }
     // The sentinel may be lost too (10.3 loses a route written right after
     // the mishandled one): then it is withdrawn and written again, and each
-    // attempt is awaited as an event with the issue's 1 s bound.
+    // attempt is awaited as an event with the 1 s bound.
     let mut lost_sentinels = 0;
     loop {
         k.route()
@@ -467,7 +468,7 @@ async fn mishandled_vip_never_reaches_zapi(frr: &'static str, order: Order) {
     );
     assert!(
         !s.view.contains_key(&vip),
-        "FRR {frr} {order:?}: zebra redistributes the VIP after all; lab-findings.md is out of date: {:#?}",
+        "FRR {frr} {order:?}: zebra redistributes the VIP after all; docs/FRR-BEHAVIOUR.md is out of date: {:#?}",
         s.log
     );
     // zebra's own views agree: on 10.x table 198 lost the route; on 8.4 the

@@ -1,4 +1,4 @@
-//! The kernel mirror against the real kernel (issue 3). Each test builds its
+//! The kernel mirror against the real kernel. Each test builds its
 //! own namespace `rbk-*` (no FRR, not the shared lab) with a veth pair, runs
 //! the `Watcher` inside it, changes routes with `ip`, and then requires the
 //! mirror to equal `ip -json route show table 198` and `ip -6 -json ...`

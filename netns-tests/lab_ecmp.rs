@@ -1,7 +1,7 @@
 //! The lab itself: two nodes advertise the VIP and the router installs it
 //! with two ECMP nexthops; withdrawing it on one node drops the router to one
 //! nexthop, re-adding it brings the second back. Measured, then asserted
-//! against the 5 s bound of issue 2 (the bound is a correctness limit, the
+//! against a 5 s bound (the bound is a correctness limit, the
 //! measured time is printed for the record, not asserted).
 
 use std::net::IpAddr;

@@ -1,4 +1,4 @@
-//! Least privilege (issue 8): ribbridge runs unchanged as a non-root user
+//! Least privilege: ribbridge runs unchanged as a non-root user
 //! in FRR's groups when it does not heal kernel routes; healing kernel
 //! routes needs CAP_NET_ADMIN and nothing else; its HTTP endpoint refuses
 //! every method but GET and HEAD.

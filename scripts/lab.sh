@@ -4,17 +4,7 @@
 # 198 to the router over eBGP. The one builder of the test topology: the demo,
 # the netns tests and the benchmarks all use it.
 #
-#   lab.sh up --frr 8.4|10.3|10.7 --nodes N [--vip PREFIX]... [--no-wait]
-#   lab.sh down
-#   lab.sh status
-#   lab.sh sockdir NAMESPACE        directory holding zserv.api, zebra.vty, bgpd.vty
-#   lab.sh exec NAMESPACE CMD...    run CMD in NAMESPACE (inside the FRR root on 10.x)
-#   lab.sh vtysh NAMESPACE CMD...   run vtysh -c CMD... against that namespace's daemons
-#   lab.sh vip-add NODE PREFIX [--with-address]    kube-vip's add (address first, then route)
-#   lab.sh vip-del NODE PREFIX [--with-address]    kube-vip's delete (route first, then address)
-#   lab.sh vip-reassert NODE PREFIX                kube-vip's heartbeat: replace, realm 1<->2
-#   lab.sh kill NAMESPACE zebra|bgpd|mgmtd [SIGNAL]  signal one daemon (default KILL, a crash; waits for exit)
-#   lab.sh start NAMESPACE zebra|bgpd|mgmtd          start it again with the lab's configuration
+# Usage: `lab.sh -h` (the text is usage() below, the only copy).
 #
 # Topology (node i = 1..N, router AS 64513, nodes AS 64512):
 #   rb-router:rb-n<i> 198.18.<i>.1/24 fdbb:0:0:<i>::1/64  <-veth->  rb-node<i>:eth0 198.18.<i>.2/24 fdbb:0:0:<i>::2/64
@@ -42,6 +32,60 @@ WAIT_SECS=${RIBBRIDGE_LAB_WAIT:-60}
 
 die() { echo "lab.sh: $*" >&2; exit 1; }
 log() { echo "lab.sh: $*" >&2; }
+
+# The one usage text: `lab.sh -h` prints it, and every usage error quotes
+# the lines of its command from it.
+usage() {
+    cat <<'EOF'
+usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
+
+  lab.sh up --frr 8.4|10.3|10.7 [--nodes N] [--vip PREFIX]... [--no-wait]
+        router + N nodes (default 2; VIP default 192.0.2.10/32); waits for
+        every BGP session to be Established unless --no-wait
+  lab.sh down
+        removes every namespace, daemon and file the lab made
+  lab.sh status
+        the release, the VIPs, and each namespace's sockets and pids
+  lab.sh sockdir NAMESPACE
+        the directory holding NAMESPACE's zserv.api, zebra.vty, bgpd.vty
+  lab.sh exec NAMESPACE CMD...
+        run CMD in NAMESPACE (inside the FRR root on 10.x)
+  lab.sh vtysh NAMESPACE COMMAND...
+        vtysh -c COMMAND... against NAMESPACE's daemons
+  lab.sh vip-add NODE PREFIX [--with-address]
+        kube-vip's add: the address on lo (if asked), then the route
+        (dev lo table 198 proto 248)
+  lab.sh vip-del NODE PREFIX [--with-address]
+        kube-vip's delete: the route, then the address (if asked)
+  lab.sh vip-reassert NODE PREFIX
+        kube-vip's heartbeat: a replace of the route, realm 1 <-> 2
+  lab.sh node-config NODE FILE
+        restart NODE's FRR daemons with FILE as their frr.conf
+  lab.sh kill NAMESPACE zebra|bgpd|mgmtd [SIGNAL]
+        signal one daemon (default KILL, a crash); waits until it is gone
+  lab.sh start NAMESPACE zebra|bgpd|mgmtd
+        start it again with the lab's configuration
+  lab.sh -h | --help
+        this text
+
+NAMESPACE: rb-router or rb-node<i>; NODE: rb-node<i>, node<i> or <i>
+(kill and start also take a NODE).
+Environment: RIBBRIDGE_BIN (the ribbridge that renders the nodes' frr.conf;
+default: the newer of target/{release,debug}/ribbridge), RIBBRIDGE_CACHE
+(FRR roots, default /var/cache/ribbridge), RIBBRIDGE_LAB_WAIT (seconds
+`up` waits for the sessions, default 60).
+EOF
+}
+
+# A usage error: MESSAGE, then COMMAND's lines of the usage text; exit 2.
+usage_error() { # COMMAND MESSAGE
+    echo "lab.sh: $2" >&2
+    if [[ -n $1 ]]; then
+        usage | grep -E "^  lab\.sh $1( |\$)" | sed 's/^  /usage: /' >&2 || true
+    fi
+    echo "(lab.sh -h for all commands)" >&2
+    exit 2
+}
 
 need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (it creates network namespaces)"; }
 
@@ -180,7 +224,7 @@ run_daemon() { # NS D
     # OpenShift's daemons file gives it (-s 90000000), or a flood of route
     # changes kills it.
     [[ $d == zebra ]] && cf+=(-s 90000000)
-    in_ns "$ns" /usr/lib/frr/$d -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" \
+    in_ns "$ns" "/usr/lib/frr/$d" -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" \
         </dev/null >/dev/null 2>>"${FRR_ROOT:-}$conf/stderr.log" \
         || die "$d failed to start in $ns; see $LAB_DIR/$ns/frr.log"
 }
@@ -218,11 +262,13 @@ cmd_up() {
             --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
             --vip) vips+=("${2:?--vip needs a prefix}"); shift 2 ;;
             --no-wait) wait=0; shift ;;
-            *) die "up: unknown argument '$1' (usage: up --frr 8.4|10.3|10.7 --nodes N [--vip PREFIX]... [--no-wait])" ;;
+            *) usage_error up "up: unknown argument '$1'" ;;
         esac
     done
-    [[ -n $frr ]] || die "up: --frr VERSION is required (8.4, 10.3 or 10.7)"
-    [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 200)) || die "up: --nodes must be 1..200, got '$nodes'"
+    [[ -n $frr ]] || usage_error up "up: --frr VERSION is required (8.4, 10.3 or 10.7)"
+    if ! [[ $nodes =~ ^[0-9]+$ ]] || ((nodes < 1 || nodes > 200)); then
+        usage_error up "up: --nodes must be 1..200, got '$nodes'"
+    fi
     [[ ${#vips[@]} -gt 0 ]] || vips=(192.0.2.10/32)
     local p
     for p in "${vips[@]}"; do
@@ -297,7 +343,7 @@ kill_ns_procs() { # NS
     while ((SECONDS < deadline)) && [[ -n $(ip netns pids "$1" 2>/dev/null) ]]; do sleep 0.05; done
     pids=$(ip netns pids "$1" 2>/dev/null || true)
     # shellcheck disable=SC2086
-    [[ -n $pids ]] && kill -9 $pids 2>/dev/null || true
+    if [[ -n $pids ]]; then kill -9 $pids 2>/dev/null || true; fi
 }
 
 cmd_down() {
@@ -318,7 +364,7 @@ cmd_down() {
         done
     done
     for r in ${root:-} "$CACHE"/frr-*; do
-        [[ -d $r/run/ribbridge-lab ]] && rmdir "$r/run/ribbridge-lab" 2>/dev/null || true
+        if [[ -d $r/run/ribbridge-lab ]]; then rmdir "$r/run/ribbridge-lab" 2>/dev/null || true; fi
     done
     rm -rf "$LAB_DIR"
     log "lab down"
@@ -345,11 +391,12 @@ vip_args() { # NODE PREFIX -> sets NODE PREFIX FAM
 
 cmd_vip() { # add|del|reassert NODE PREFIX [--with-address]
     local op=$1 addr=0; shift
-    [[ $# -ge 2 ]] || die "vip-$op: usage: vip-$op NODE PREFIX${op/reassert/}"
+    [[ $# -ge 2 ]] || usage_error "vip-$op" "vip-$op: NODE and PREFIX are required"
+    [[ $# -le 2 || ($# -eq 3 && $3 == --with-address && $op != reassert) ]] \
+        || usage_error "vip-$op" "vip-$op: unexpected argument '$3'"
     load_state
     vip_args "$1" "$2"
     [[ ${3:-} == --with-address ]] && addr=1
-    [[ $# -le 2 || $addr -eq 1 ]] || die "vip-$op: unknown argument '$3'"
     local route=(route "$PREFIX" dev lo table "$VIP_TABLE" proto "$VIP_PROTO" scope global)
     local addrargs=("$PREFIX" dev lo valid_lft forever preferred_lft 0)
     [[ $FAM == -6 ]] && addrargs+=(nodad)
@@ -382,7 +429,7 @@ cmd_vip() { # add|del|reassert NODE PREFIX [--with-address]
 # (for configurations rendered by `ribbridge render`). Stops the daemons by
 # their pid files, so nothing else running in the namespace is touched.
 cmd_node_config() { # NODE FILE
-    [[ $# -eq 2 ]] || die "usage: lab.sh node-config NODE FILE"
+    [[ $# -eq 2 ]] || usage_error node-config "node-config: NODE and FILE are required"
     load_state
     local node=$1 file=$2 d pid pids=() deadline
     [[ $node =~ ^rb-node[0-9]+$ ]] || node=rb-node${node#node}
@@ -418,18 +465,18 @@ fault_ns() { # NODE CMD
 fault_daemon() { # DAEMON CMD
     case $1 in
         zebra | bgpd | mgmtd) ;;
-        *) die "$2: '$1' is not zebra, bgpd or mgmtd" ;;
+        *) usage_error "$2" "$2: '$1' is not zebra, bgpd or mgmtd" ;;
     esac
 }
 
 # Send SIGNAL (default KILL: a crash) to DAEMON of NAMESPACE by its pid file;
 # for KILL and TERM, wait until it is gone.
 cmd_kill() { # NAMESPACE DAEMON [SIGNAL]
-    [[ $# -ge 2 && $# -le 3 ]] || die "usage: lab.sh kill NAMESPACE zebra|bgpd|mgmtd [SIGNAL]"
+    [[ $# -ge 2 && $# -le 3 ]] || usage_error kill "kill: NAMESPACE and DAEMON are required, then at most a SIGNAL"
+    fault_daemon "$2" kill
     load_state
     local ns d=$2 sig=${3:-KILL} pid deadline
     ns=$(fault_ns "$1" kill)
-    fault_daemon "$d" kill
     pid=$(cat "${FRR_ROOT:-}/run/frr/$ns/$d.pid" 2>/dev/null) || die "kill: no pid file for $d in $ns (is it running?)"
     kill -s "${sig#SIG}" "$pid" 2>/dev/null || die "kill: $d (pid $pid) of $ns is not running"
     case ${sig#SIG} in
@@ -445,40 +492,38 @@ cmd_kill() { # NAMESPACE DAEMON [SIGNAL]
 
 # Start DAEMON of NAMESPACE again with the lab's configuration.
 cmd_start() { # NAMESPACE DAEMON
-    [[ $# -eq 2 ]] || die "usage: lab.sh start NAMESPACE zebra|bgpd|mgmtd"
+    [[ $# -eq 2 ]] || usage_error start "start: NAMESPACE and DAEMON are required"
+    fault_daemon "$2" start
     load_state
     local ns d=$2
     ns=$(fault_ns "$1" start)
-    fault_daemon "$d" start
     run_daemon "$ns" "$d"
-}
-
-# The older spelling: zebra NODE stop|start.
-cmd_zebra() { # NODE stop|start
-    [[ $# -eq 2 ]] || die "usage: lab.sh zebra NODE stop|start"
-    case $2 in
-        stop) cmd_kill "$1" zebra KILL ;;
-        start) cmd_start "$1" zebra ;;
-        *) die "zebra: '$2' is not stop or start" ;;
-    esac
 }
 
 # --- main ---------------------------------------------------------------------------
 
-[[ $# -ge 1 ]] || die "usage: lab.sh up|down|status|sockdir|exec|vtysh|vip-add|vip-del|vip-reassert ... (see the header of $0)"
+if [[ $# -eq 0 ]]; then
+    usage >&2
+    exit 2
+fi
 sub=$1; shift
 case $sub in
+    -h | --help) usage; exit 0 ;;
     up) need_root; cmd_up "$@" ;;
-    down) need_root; cmd_down ;;
-    status) cmd_status ;;
+    down)
+        [[ $# -eq 0 ]] || usage_error down "down: takes no argument"
+        need_root; cmd_down ;;
+    status)
+        [[ $# -eq 0 ]] || usage_error status "status: takes no argument"
+        cmd_status ;;
     sockdir)
-        [[ $# -eq 1 ]] || die "usage: lab.sh sockdir NAMESPACE"
+        [[ $# -eq 1 ]] || usage_error sockdir "sockdir: one NAMESPACE"
         load_state; sockdir "$1" ;;
     exec)
-        [[ $# -ge 2 ]] || die "usage: lab.sh exec NAMESPACE CMD..."
+        [[ $# -ge 2 ]] || usage_error exec "exec: NAMESPACE and CMD are required"
         need_root; load_state; in_ns "$@" ;;
     vtysh)
-        [[ $# -ge 2 ]] || die "usage: lab.sh vtysh NAMESPACE 'show ...'..."
+        [[ $# -ge 2 ]] || usage_error vtysh "vtysh: NAMESPACE and COMMAND are required"
         need_root; load_state
         ns=$1; shift
         args=(); for c in "$@"; do args+=(-c "$c"); done
@@ -487,8 +532,7 @@ case $sub in
     vip-del) need_root; cmd_vip del "$@" ;;
     vip-reassert) need_root; cmd_vip reassert "$@" ;;
     node-config) need_root; cmd_node_config "$@" ;;
-    zebra) need_root; cmd_zebra "$@" ;;
     kill) need_root; cmd_kill "$@" ;;
     start) need_root; cmd_start "$@" ;;
-    *) die "unknown command '$sub' (up, down, status, sockdir, exec, vtysh, vip-add, vip-del, vip-reassert, node-config, zebra, kill, start)" ;;
+    *) usage_error "" "unknown command '$sub'" ;;
 esac

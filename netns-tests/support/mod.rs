@@ -23,7 +23,7 @@ use rtnetlink::packet_route::route::{RouteAttribute, RouteMessage};
 use rtnetlink::sys::SocketAddr;
 use rtnetlink::{Handle, MulticastGroup, RouteMessageBuilder};
 
-/// Drift triggers of lab-findings.md, as shell commands run in a node.
+/// Drift triggers of docs/FRR-BEHAVIOUR.md, as shell commands run in a node.
 /// kube-vip's order: the address, then the route.
 pub const ADDRESS_THEN_ROUTE: &str = "ip address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0 && \
     ip route add 192.0.2.10/32 dev lo table 198 proto 248 scope global";
