@@ -327,4 +327,43 @@ mod tests {
             "{table}"
         );
     }
+
+    #[test]
+    fn router_vantage_shows_paths_and_next_hops_not_the_node_columns() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let config = Config {
+            vantage: Vantage::Router,
+            tables: vec![254],
+            vips: [vip].into(),
+            ..Config::default()
+        };
+        let mut s = State::new(config, 0);
+        step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
+        step(
+            &mut s,
+            Event::KernelRoute {
+                table: 254,
+                prefix: vip,
+                route: Some(KernelFacts {
+                    protocol: 186,
+                    nexthops: 2,
+                }),
+            },
+            5,
+        );
+        let hops = |_, _| vec!["198.18.1.2".to_string(), "198.18.2.2".to_string()];
+        let doc = document(&s, None, 0, &hops);
+        let table = render_table(&doc);
+        assert!(table.starts_with("router vantage  ready\n"), "{table}");
+        assert!(
+            table.contains("VIP            TABLE  PATHS  NEXT HOPS\n192.0.2.10/32  254    2      198.18.1.2 198.18.2.2"),
+            "{table}"
+        );
+        for node_only in ["FRR", "ZEBRA", "SENT/PEERS", "advertised"] {
+            assert!(!table.contains(node_only), "{node_only} in\n{table}");
+        }
+        let json = serde_json::to_value(&doc).expect("json");
+        assert_eq!(json["vantage"], "router");
+        assert_eq!(json["vips"][0]["nexthops"][1], "198.18.2.2");
+    }
 }

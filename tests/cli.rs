@@ -1,5 +1,5 @@
-//! The binary's surface: version, help, and subcommands that are not built
-//! yet say so and fail (exit 2) rather than pretend to succeed.
+//! The binary's surface: version, help, exit codes, and the flag checks a
+//! new user trips over (each runs the built binary; none needs root or FRR).
 
 use std::process::Command;
 
@@ -38,4 +38,135 @@ fn unknown_flag_is_a_usage_error() {
     let out = ribbridge(&["run", "--no-such-flag"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn an_invalid_log_filter_is_an_error_not_info() {
+    let out = ribbridge(&["--log", "ribbridge=loud", "status"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(
+        e.contains("--log 'ribbridge=loud' is not a log filter"),
+        "{e}"
+    );
+}
+
+#[test]
+fn log_format_json_writes_json_lines() {
+    use std::io::BufRead;
+    // `run` logs its start before it touches anything; read that one line.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ribbridge"))
+        .args([
+            "--log-format",
+            "json",
+            "run",
+            "--listen",
+            "127.0.0.1:0",
+            "--frr-dir",
+            "/nonexistent/ribbridge-test",
+            "--mode",
+            "observe",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn ribbridge run");
+    let mut line = String::new();
+    let stderr = child.stderr.take().expect("stderr");
+    std::io::BufReader::new(stderr)
+        .read_line(&mut line)
+        .expect("read a log line");
+    let _ = child.kill();
+    let _ = child.wait();
+    let v: serde_json::Value = serde_json::from_str(&line).expect("a JSON log line");
+    assert!(v["level"].is_string() && v["fields"].is_object(), "{line}");
+}
+
+#[test]
+fn kernel_family_is_4_or_6_only() {
+    let out = ribbridge(&["kernel", "--family", "5"]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(e.contains("'5'") && e.contains("use 4 or 6"), "{e}");
+}
+
+#[test]
+fn status_takes_host_port_and_names_it_when_unreachable() {
+    // A port nothing listens on: bind one, note it, close it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let endpoint = format!("127.0.0.1:{port}");
+    let out = ribbridge(&["status", "--endpoint", &endpoint]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = stderr(&out);
+    assert!(
+        e.contains(&format!("cannot reach ribbridge at {endpoint}")) && e.contains("--oneshot"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_flag_without_its_mode_is_an_error() {
+    for args in [
+        &["status", "--frr-dir", "/var/run/frr"][..],
+        &["status", "--table", "198"][..],
+        &["status", "--oneshot", "--endpoint", "127.0.0.1:1"][..],
+    ] {
+        let out = ribbridge(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let e = stderr(&out);
+        assert!(e.contains("--oneshot"), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn every_subcommand_help_states_its_exit_codes() {
+    for sub in ["run", "status", "render", "kernel", "frr"] {
+        let out = ribbridge(&[sub, "--help"]);
+        assert!(out.status.success(), "{sub}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Exit status: 0 "), "{sub} --help:\n{text}");
+        assert!(text.contains(" 2 error"), "{sub} --help:\n{text}");
+    }
+}
+
+#[test]
+fn frr_takes_table_mode_not_mode() {
+    let out = ribbridge(&["frr", "--frr-dir", "/x", "--mode", "table-direct"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = ribbridge(&["frr", "--frr-dir", "/x", "--table-mode", "kernel"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("use table-direct"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn completions_and_man_page_come_from_the_clap_model() {
+    let out = ribbridge(&["completions", "bash"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("_ribbridge()") && text.contains("--table-mode"),
+        "{text}"
+    );
+    let out = ribbridge(&["man"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(".ie") || text.contains(".TH ribbridge"),
+        "{text}"
+    );
+    assert!(
+        text.contains(".TH ribbridge-status"),
+        "the subcommands' pages"
+    );
 }
