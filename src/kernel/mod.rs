@@ -20,8 +20,8 @@
 //! unbounded channel (a slow consumer grows memory instead of overrunning
 //! visibly). With our own sockets, ENOBUFS, `NLM_F_DUMP_INTR` and any
 //! undecodable message become counted re-dumps. Decoding straight into the
-//! model is also 3.6-4.4x faster than netlink-packet-route's parse alone
-//! (`benches/kernel_decode.rs`: 11.6-14.4 M against 3.2-3.3 M msg/s).
+//! model is also faster than netlink-packet-route's parse alone
+//! (`benches/kernel_decode.rs`; the figures are in docs/PERFORMANCE.md).
 //!
 //! Why two sockets: one joined to the groups (subscribed before any dump),
 //! one for dumps only. With a single socket, a multicast flood stalls a

@@ -204,7 +204,7 @@ pub struct MirrorSnapshot {
     /// Nexthop objects by id.
     pub nexthop_objects: BTreeMap<u32, NexthopObject>,
     /// Interface addresses (a VIP that is also an address shadows its route
-    /// in FRR: lab-findings.md).
+    /// in FRR 8.4: docs/FRR-BEHAVIOUR.md).
     pub addresses: Vec<Address>,
 }
 
