@@ -1,10 +1,19 @@
 //! `ribbridge run` as a child process in a lab namespace: its log lines as a
 //! stream to wait on, its status and metrics over its HTTP endpoint.
+//!
+//! Every daemon records the events its core sees (`--record`). With
+//! `RIBBRIDGE_KEEP_RECORDS=DIR` set, [`Daemon::stop`] and [`Daemon::kill9`]
+//! keep that recording as `DIR/<test>/<namespace>[-N].jsonl`, beside the
+//! `reconcile::Config` the daemon ran with (`.config.json`), the flags
+//! (`.args.json`) and the classes it logged (`.classes.json`):
+//! `scripts/record-cases.sh` files them as the replayed cases of
+//! `tests/data/reconcile/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use ribbridge::reconcile::{self, Action, Event, Millis};
 use ribbridge::status::StatusDoc;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -20,7 +29,13 @@ pub struct Daemon {
     pub log: Vec<String>,
     pub record: PathBuf,
     pub port: u16,
+    /// The flags given to `ribbridge run` after the fixture's own.
+    args: Vec<String>,
 }
+
+/// Set to a directory: keep every daemon's recording there (see the module
+/// documentation).
+pub const KEEP_RECORDS: &str = "RIBBRIDGE_KEEP_RECORDS";
 
 impl Daemon {
     pub async fn start(lab: &Lab, ns: &'static str, args: &[&str]) -> Daemon {
@@ -84,6 +99,7 @@ impl Daemon {
             log: Vec::new(),
             record,
             port,
+            args: args.iter().map(|a| (*a).to_string()).collect(),
         }
     }
 
@@ -168,8 +184,74 @@ impl Daemon {
             .expect("wait");
         let took = t.elapsed();
         assert!(status.success(), "ribbridge exited with {status}");
-        self.drain();
+        self.keep().await;
         (took, self.record, self.log)
+    }
+
+    /// After the daemon exited: read its log to the end, and with
+    /// [`KEEP_RECORDS`] set keep its recording (module documentation).
+    async fn keep(&mut self) {
+        // The log's reader ends with the daemon's stderr; what it has not
+        // passed on yet is part of the log (the last state changes).
+        let end = tokio::time::Instant::now() + Duration::from_secs(2);
+        while let Ok(Some(l)) = tokio::time::timeout_at(end, self.lines.recv()).await {
+            self.log.push(l);
+        }
+        let Some(dir) = std::env::var_os(KEEP_RECORDS) else {
+            return;
+        };
+        let thread = std::thread::current();
+        let test = thread
+            .name()
+            .and_then(|n| n.rsplit("::").next())
+            .unwrap_or("unnamed");
+        let dir = PathBuf::from(dir).join(test);
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("{KEEP_RECORDS}: cannot create {}: {e}", dir.display()));
+        let mut stem = self.ns.to_string();
+        let mut n = 1;
+        while dir.join(format!("{stem}.jsonl")).exists() {
+            n += 1;
+            stem = format!("{}-{n}", self.ns);
+        }
+        let to = |ext: &str| dir.join(format!("{stem}.{ext}"));
+        std::fs::copy(&self.record, to("jsonl")).unwrap_or_else(|e| {
+            panic!("{KEEP_RECORDS}: cannot copy {}: {e}", self.record.display())
+        });
+        let config = core_config_of(&self.args).unwrap_or_else(|e| {
+            panic!(
+                "{KEEP_RECORDS}: the core's configuration of {:?}: {e}",
+                self.args
+            )
+        });
+        let logged = logged_changes(&self.log);
+        let write = |ext: &str, v: &serde_json::Value| {
+            let text = serde_json::to_string_pretty(v).expect("json") + "\n";
+            std::fs::write(to(ext), text).unwrap_or_else(|e| {
+                panic!("{KEEP_RECORDS}: cannot write {}: {e}", to(ext).display())
+            });
+        };
+        write(
+            "config.json",
+            &serde_json::to_value(&config).expect("config"),
+        );
+        write(
+            "args.json",
+            &serde_json::to_value(&self.args).expect("args"),
+        );
+        write(
+            "classes.json",
+            &serde_json::to_value(&logged).expect("classes"),
+        );
+        // The recording is only worth keeping if it replays to what the
+        // daemon logged: say so at once, not when the case is filed.
+        let replayed = replay_changes(&self.record, config);
+        if replayed != logged {
+            eprintln!(
+                "{KEEP_RECORDS}: {test}/{stem}: the replay's state changes differ from the daemon's log:\nreplayed {replayed:?}\nlogged   {logged:?}"
+            );
+        }
+        eprintln!("{KEEP_RECORDS}: kept {}", to("jsonl").display());
     }
 
     /// The daemon's pid (`ip netns exec` execs it in place).
@@ -183,7 +265,7 @@ impl Daemon {
         nix::sys::signal::kill(self.pid(), nix::sys::signal::Signal::SIGKILL).expect("SIGKILL");
         let status = self.child.wait().await.expect("wait");
         assert!(!status.success(), "SIGKILL ends it: {status}");
-        self.drain();
+        self.keep().await;
         self.log
     }
 
@@ -210,4 +292,100 @@ impl Daemon {
             .expect("http request");
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
+}
+
+/// One state change of a VIP: (prefix, table, new class), as the daemon
+/// logs it and as the core's `StateChanged` says it.
+pub type Change = (String, u32, String);
+
+/// The state changes the daemon logged (`VIP drift` / `VIP consistent`
+/// lines), in order.
+pub fn logged_changes(log: &[String]) -> Vec<Change> {
+    let field = |l: &str, key: &str| {
+        l.split(&format!(" {key}="))
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .map(str::to_string)
+    };
+    log.iter()
+        .filter(|l| l.contains("VIP drift") || l.contains("VIP consistent"))
+        .filter_map(|l| {
+            Some((
+                field(l, "prefix")?,
+                field(l, "table")?.parse().ok()?,
+                field(l, "to")?,
+            ))
+        })
+        .collect()
+}
+
+/// The state changes of a recording replayed through the core.
+pub fn replay_changes(record: &Path, config: reconcile::Config) -> Vec<Change> {
+    let text = std::fs::read_to_string(record).expect("record");
+    let mut s = reconcile::State::new(config, 0);
+    let mut changes = Vec::new();
+    for line in text.lines() {
+        let (t, e): (Millis, Event) = serde_json::from_str(line).expect("record line");
+        for a in reconcile::step(&mut s, e, t) {
+            if let Action::StateChanged {
+                table, prefix, to, ..
+            } = a
+            {
+                changes.push((prefix.to_string(), table, to.name().to_string()));
+            }
+        }
+    }
+    changes
+}
+
+/// The core's configuration a daemon started with `args` runs with: the
+/// flags over `--config`'s file over the defaults, as `ribbridge run`
+/// resolves them. A flag this does not know is an error, not a guess.
+pub fn core_config_of(args: &[String]) -> Result<reconcile::Config, String> {
+    use ribbridge::config;
+    let mut it = args.iter();
+    let mut s = config::Settings::default();
+    // The file first: flags override it, wherever they stand.
+    if let Some(i) = args.iter().position(|a| a == "--config") {
+        let p = Path::new(args.get(i + 1).ok_or("--config without a file")?);
+        s = config::resolve(config::load(p)?, p)?;
+    }
+    let mut tables = Vec::new();
+    let mut vips = Vec::new();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().ok_or(format!("{a} without a value"));
+        match a.as_str() {
+            "--config" => {
+                value()?;
+            }
+            "--mode" => s.mode = config::parse_mode(value()?)?,
+            "--vantage" => s.vantage = config::parse_vantage(value()?)?,
+            "--table" => tables.push(value()?.parse::<u32>().map_err(|e| e.to_string())?),
+            "--vip" => vips.push(value()?.clone()),
+            "--grace-ms" => s.grace_ms = value()?.parse().map_err(|e| format!("{e}"))?,
+            "--heal-addresses" => s.heal_addresses = true,
+            other => {
+                return Err(format!(
+                    "flag {other} unknown to support::daemon::core_config_of"
+                ));
+            }
+        }
+    }
+    if !tables.is_empty() {
+        s.tables = config::check_tables(tables, s.vantage)?;
+    }
+    if !vips.is_empty() {
+        s.vips = config::parse_vips(&vips)?;
+    }
+    Ok(reconcile::Config {
+        mode: s.mode,
+        grace_ms: s.grace_ms,
+        bgp_grace_ms: s.bgp_grace_ms,
+        max_attempts: s.max_attempts,
+        heal_addresses: s.heal_addresses,
+        vips: s.vips,
+        tables: s.tables,
+        vantage: s.vantage,
+        ..reconcile::Config::default()
+    })
 }

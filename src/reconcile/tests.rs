@@ -1,7 +1,11 @@
 //! Scenario tests of the pure core: each feeds events with explicit times
 //! and asserts the classes and actions, as a recorded run would replay.
 
+use std::collections::BTreeSet;
+
+use super::step::sessions_since;
 use super::*;
+use crate::model::{Prefix, TableId};
 
 const T: TableId = 198;
 

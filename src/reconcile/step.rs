@@ -1,0 +1,428 @@
+//! The core's decisions: [`step`] applies one event to the [`State`] and
+//! returns the [`Action`]s it calls for.
+//!
+//! Contract: pure. No I/O, no clock (time is the `now` argument), no
+//! randomness: the same events at the same times give the same actions and
+//! the same state, which is what lets a recorded run replay
+//! (`tests/reconcile_cases.rs`). Classification is instantaneous
+//! ([`classify`]); `evaluate` turns a class that persisted for its grace,
+//! confirmed by a bgpd view taken after the grace, into the reported state;
+//! `decide_heal` picks the policy's action with a doubling backoff and gives
+//! up after `Config::max_attempts`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::heal_policy;
+use super::vocab::{
+    Action, Class, Config, Event, KernelFacts, Millis, Mode, PeerView, State, Vantage, Vip,
+};
+use crate::model::{Prefix, TableId};
+
+/// The instantaneous class of one VIP from the joined views.
+///
+/// "zebra has it" is either view: the ZAPI stream (what zebra redistributes)
+/// or zebra's own table (vty). They differ exactly in the FRR bugs: before
+/// 10.7 a route that existed before a subscription is in zebra's table but
+/// never redistributed; on 8.4 a replace drops the import while the table
+/// keeps the route; a local address makes the import lose to the connected
+/// route.
+pub fn classify(
+    vip: &Vip,
+    prefix: &Prefix,
+    addresses: &BTreeSet<Prefix>,
+    peers: &[PeerView],
+) -> Class {
+    let established: Vec<&PeerView> = peers.iter().filter(|p| p.established).collect();
+    let sent = established.iter().any(|p| p.advertised.contains(prefix));
+    let zebra_has = vip.zebra || vip.zebra_table == Some(true);
+    match (vip.kernel.is_some(), zebra_has) {
+        (false, false) if !sent => Class::Withdrawn,
+        (false, _) => Class::ZebraStale,
+        (true, false) => Class::KernelOnly,
+        (true, true) if established.is_empty() => Class::NoPeer,
+        (true, true) if sent => Class::Advertised,
+        // In zebra's table, not redistributed, and a local address of the
+        // same prefix: the connected route wins the selection.
+        (true, true) if !vip.zebra && addresses.contains(prefix) => Class::Shadowed,
+        (true, true) => Class::NotRedistributed,
+    }
+}
+
+/// Which VIPs an event can change.
+enum Scope {
+    One(TableId, Prefix),
+    Prefix(Prefix),
+    All,
+    Due,
+}
+
+/// Apply one event at time `now`; return what to do.
+///
+/// Cost: an event about one route re-evaluates that VIP only; a tick only
+/// the VIPs whose deadline passed. Only whole-view events (a resync, a bgpd
+/// view, zebra's session) touch every VIP.
+pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
+    let mut actions = Vec::new();
+    let mut touched_bgp = false;
+    let scope = match event {
+        Event::KernelRoute {
+            table,
+            prefix,
+            route,
+        } => {
+            if !state.tracks(table, &prefix) {
+                return actions;
+            }
+            state.touch(table, prefix, now).kernel = route;
+            touched_bgp = true;
+            Scope::One(table, prefix)
+        }
+        Event::KernelSynced { routes } => {
+            let fresh: BTreeMap<(TableId, Prefix), KernelFacts> = routes
+                .into_iter()
+                .filter(|r| state.tracks(r.table, &r.prefix))
+                .map(|r| ((r.table, r.prefix), r.facts))
+                .collect();
+            for (key, vip) in state.vips.iter_mut() {
+                vip.kernel = fresh.get(key).cloned();
+            }
+            for ((table, prefix), facts) in fresh {
+                state.vip(table, prefix, now).kernel = Some(facts);
+            }
+            state.kernel_synced = true;
+            touched_bgp = true;
+            Scope::All
+        }
+        Event::KernelReasserted { table, prefix } => {
+            if let Some(v) = state.vips.get_mut(&(table, prefix)) {
+                v.reassertions += 1;
+            }
+            return actions;
+        }
+        Event::KernelAddress { prefix, present } => {
+            if present {
+                state.addresses.insert(prefix);
+            } else {
+                state.addresses.remove(&prefix);
+            }
+            Scope::Prefix(prefix)
+        }
+        Event::ZebraUp {
+            release,
+            redistribution,
+        } => {
+            state.zebra = Some((release, redistribution));
+            state.zebra_synced = false;
+            Scope::All
+        }
+        Event::ZebraDown => {
+            // Its absence is its own state: views freeze, nothing is decided.
+            state.zebra = None;
+            state.zebra_synced = false;
+            for v in state.vips.values_mut() {
+                v.zebra = false;
+            }
+            Scope::All
+        }
+        Event::ZebraRoute {
+            table,
+            prefix,
+            present,
+        } => {
+            if !state.is_watched(table) {
+                return actions;
+            }
+            state.touch(table, prefix, now).zebra = present;
+            touched_bgp = true;
+            Scope::One(table, prefix)
+        }
+        Event::ZebraSynced { table, prefixes } => {
+            state.zebra_synced = state.zebra.is_some();
+            for ((t, p), v) in state.vips.iter_mut() {
+                if *t == table {
+                    v.zebra = prefixes.contains(p);
+                }
+            }
+            if state.is_watched(table) {
+                for p in prefixes {
+                    state.vip(table, p, now).zebra = true;
+                }
+            }
+            touched_bgp = true;
+            Scope::All
+        }
+        Event::ZebraTable { table, prefixes } => {
+            for ((t, p), v) in state.vips.iter_mut() {
+                if *t == table {
+                    v.zebra_table = Some(prefixes.contains(p));
+                }
+            }
+            Scope::All
+        }
+        Event::BgpView { peers } => {
+            state.peers = peers;
+            state.bgp_view_at = Some(now);
+            Scope::All
+        }
+        Event::HealDone {
+            table,
+            prefix,
+            action,
+            ok,
+            detail,
+        } => {
+            let backoff = state.config.backoff_ms;
+            let cap = state.config.backoff_max_ms;
+            let Some(v) = state.vips.get_mut(&(table, prefix)) else {
+                return actions;
+            };
+            let h = &mut v.heal;
+            h.in_flight = false;
+            h.done_at = now;
+            h.attempts += 1;
+            h.last_action = Some(action);
+            h.last_result = Some(if ok {
+                "ok".to_string()
+            } else {
+                format!("error: {detail}")
+            });
+            let shift = h.attempts.saturating_sub(1).min(16);
+            h.next_at = now + backoff.saturating_mul(1 << shift).min(cap);
+            // Verification: the next observations decide, after a new grace.
+            v.observed_since = now;
+            touched_bgp = true;
+            Scope::One(table, prefix)
+        }
+        Event::Tick => Scope::Due,
+    };
+    let keys: Vec<(TableId, Prefix)> = match scope {
+        Scope::One(t, p) => vec![(t, p)],
+        Scope::Prefix(p) => state.vips.keys().filter(|k| k.1 == p).copied().collect(),
+        Scope::All => state.vips.keys().copied().collect(),
+        Scope::Due => {
+            let due: Vec<(Millis, (TableId, Prefix))> =
+                state.wakeups.range(..=(now, MAX_KEY)).copied().collect();
+            for w in &due {
+                state.wakeups.remove(w);
+            }
+            let mut keys: Vec<_> = due.into_iter().map(|(_, k)| k).collect();
+            keys.dedup();
+            keys
+        }
+    };
+    let mut want_bgp = touched_bgp && state.ready() && state.config.vantage == Vantage::Node;
+    for key in keys {
+        want_bgp |= evaluate(state, key, now, &mut actions);
+    }
+    // The daemon coalesces: at most one poll in flight, one queued.
+    if want_bgp {
+        actions.push(Action::RefreshBgp);
+    }
+    // Deadlines already past were just handled; the next one is the wake-up.
+    while let Some(&first) = state.wakeups.first() {
+        if first.0 > now {
+            actions.push(Action::WakeAt { at: first.0 });
+            break;
+        }
+        state.wakeups.remove(&first);
+    }
+    actions
+}
+
+/// The largest key, to bound a range of wake-ups by time alone.
+const MAX_KEY: (TableId, Prefix) = (TableId::MAX, Prefix::MAX);
+
+/// Re-classify one VIP, promote a persisted difference, decide its heal,
+/// schedule its deadline. Returns true when it needs a fresh bgpd view.
+fn evaluate(
+    state: &mut State,
+    key: (TableId, Prefix),
+    now: Millis,
+    actions: &mut Vec<Action>,
+) -> bool {
+    if !state.ready() {
+        return false;
+    }
+    let Some(v) = state.vips.get(&key) else {
+        return false;
+    };
+    let router = state.config.vantage == Vantage::Router;
+    let observed = if router {
+        if v.kernel.is_some() {
+            Class::Advertised
+        } else {
+            Class::Withdrawn
+        }
+    } else {
+        classify(v, &key.1, &state.addresses, &state.peers)
+    };
+    let grace = grace_of(&state.config, observed, v.zebra);
+    // The router polls nothing: its kernel view is the whole truth.
+    let bgp_view_at = if router {
+        Some(Millis::MAX)
+    } else {
+        state.bgp_view_at
+    };
+    // After a change, the polled views must be re-read once the grace has
+    // passed, whatever the class: bgpd's reaction lags zebra's.
+    let settle = v.touched_at + state.config.grace_ms;
+    let confirm = now >= settle && bgp_view_at.is_none_or(|t| t < settle);
+    let Some(v) = state.vips.get_mut(&key) else {
+        return false;
+    };
+    if observed != v.observed {
+        v.observed = observed;
+        v.observed_since = now;
+    }
+    if observed == v.state {
+        if observed.is_consistent() {
+            v.heal.gave_up = false;
+            return confirm;
+        }
+        return decide_heal(state, key, now, actions) || confirm;
+    }
+    let mut due = v.observed_since + grace;
+    // Sessions that came up after the VIP took its current state (bgpd
+    // restarted) have not sent the table yet: a VIP they miss is not a
+    // drift before the startup grace. Sessions older than the state (a
+    // kube-vip heartbeat on 8.4) get the plain grace.
+    if observed == Class::NotRedistributed {
+        if let Some(since) = sessions_since(&state.peers, state.bgp_view_at) {
+            if since >= v.since {
+                due = due.max(since + state.config.bgp_startup_grace_ms);
+            }
+        }
+    }
+    // Every class reads the polled views (bgpd's peers, zebra's table): it
+    // must rest on a poll taken after the observation began (consistent
+    // classes, reported at once) or after the grace expired (drift).
+    let view_after = |t: Millis| bgp_view_at.is_some_and(|at| at >= t);
+    let confirmed = if observed.is_consistent() {
+        view_after(v.observed_since)
+    } else {
+        now >= due && view_after(due)
+    };
+    if !confirmed {
+        if observed.is_consistent() || now >= due {
+            return true;
+        }
+        state.wakeups.insert((due, key));
+        return false;
+    }
+    let from = v.state;
+    let drift_ms = match (from.is_consistent(), observed.is_consistent()) {
+        (false, true) => v.drift_since.take().map(|s| now.saturating_sub(s)),
+        _ => None,
+    };
+    if !observed.is_consistent() && v.drift_since.is_none() {
+        v.drift_since = Some(now);
+    }
+    if observed.is_consistent() {
+        v.heal.attempts = 0;
+        v.heal.gave_up = false;
+        if v.heal.last_action.is_some() && !from.is_consistent() {
+            v.heal.last_result = Some("healed".to_string());
+        }
+    }
+    v.state = observed;
+    v.since = now;
+    actions.push(Action::StateChanged {
+        table: key.0,
+        prefix: key.1,
+        from,
+        to: observed,
+        drift_ms,
+    });
+    if !observed.is_consistent() {
+        return decide_heal(state, key, now, actions);
+    }
+    false
+}
+
+/// When the oldest established session came up, if bgpd said so for every
+/// established session (an unknown uptime counts as old: no delay; so does
+/// a session that came up before this process started).
+pub(super) fn sessions_since(peers: &[PeerView], view_at: Option<Millis>) -> Option<Millis> {
+    let at = view_at?;
+    let mut oldest: Option<Millis> = None;
+    for p in peers.iter().filter(|p| p.established) {
+        let up = p.up_ms?;
+        oldest = Some(oldest.map_or(up, |o| o.max(up)));
+    }
+    // A session older than our clock's zero predates this process: old.
+    oldest.and_then(|up| at.checked_sub(up))
+}
+
+/// The grace of a class: what waits on bgpd (a session, or sending a route
+/// zebra does redistribute) waits for bgpd's coalescing.
+fn grace_of(config: &Config, class: Class, redistributed: bool) -> Millis {
+    match class {
+        Class::NoPeer => config.bgp_grace_ms.max(config.grace_ms),
+        Class::NotRedistributed if redistributed => config.bgp_grace_ms.max(config.grace_ms),
+        _ => config.grace_ms,
+    }
+}
+
+/// For a VIP in drift: pick the policy action and, in repair mode and when
+/// the backoff allows, ask for it. Returns true when a retry waits for a
+/// fresh bgpd view.
+fn decide_heal(
+    state: &mut State,
+    key: (TableId, Prefix),
+    now: Millis,
+    actions: &mut Vec<Action>,
+) -> bool {
+    let Some((release, redistribution)) = state.zebra else {
+        return false;
+    };
+    let bgp_view_at = state.bgp_view_at;
+    let mode = state.config.mode;
+    let grace = state.config.grace_ms;
+    let max = state.config.max_attempts;
+    let allow_addr = state.config.heal_addresses;
+    let has_addr = state.addresses.contains(&key.1);
+    let Some(v) = state.vips.get_mut(&key) else {
+        return false;
+    };
+    if v.heal.in_flight || v.heal.gave_up {
+        return false;
+    }
+    let Some(action) = heal_policy(v.state, release, redistribution, has_addr, allow_addr) else {
+        if v.heal.last_result.as_deref() != Some("no_safe_action") {
+            v.heal.last_result = Some("no_safe_action".to_string());
+        }
+        return false;
+    };
+    if mode == Mode::Observe {
+        v.heal.last_action = Some(action);
+        v.heal.last_result = Some("observe_only".to_string());
+        return false;
+    }
+    if v.heal.attempts >= max {
+        v.heal.gave_up = true;
+        v.heal.last_result = Some("gave_up".to_string());
+        actions.push(Action::GaveUp {
+            table: key.0,
+            prefix: key.1,
+            class: v.state,
+        });
+        return false;
+    }
+    if now < v.heal.next_at {
+        let at = v.heal.next_at;
+        state.wakeups.insert((at, key));
+        return false;
+    }
+    // A retry is judged on a bgpd view taken after the last action settled.
+    if v.heal.attempts > 0 && bgp_view_at.is_none_or(|t| t < v.heal.done_at + grace) {
+        return true;
+    }
+    v.heal.in_flight = true;
+    v.heal.last_action = Some(action);
+    actions.push(Action::Heal {
+        table: key.0,
+        prefix: key.1,
+        action,
+    });
+    false
+}

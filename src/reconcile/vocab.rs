@@ -1,0 +1,495 @@
+//! The core's vocabulary: what it is told ([`Event`]), what it asks for
+//! ([`Action`]), what it concludes ([`Class`]), how it is tuned ([`Config`])
+//! and what it remembers ([`State`], [`Vip`], [`HealState`]).
+//!
+//! Contract: plain data, no logic beyond bookkeeping. Every type that is
+//! recorded or reported (events, actions, configuration, state) is serde;
+//! their JSON form is what `ribbridge run --record` writes and what the
+//! cases under `tests/data/reconcile/` hold, so it does not change without
+//! re-recording them. The decisions live in [`super::step`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::HealAction;
+use crate::model::{Prefix, TableId};
+
+/// Milliseconds on the daemon's monotonic clock.
+pub type Millis = u64;
+
+/// How zebra feeds the kernel table to bgpd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Redistribution {
+    /// `redistribute table-direct N` (FRR 10.0+).
+    TableDirect,
+    /// `ip import-table N` + `redistribute table N`.
+    ImportTable,
+}
+
+/// An FRR release as `major.minor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Release {
+    /// Major version (8, 10, ...).
+    pub major: u16,
+    /// Minor version.
+    pub minor: u16,
+}
+
+impl std::fmt::Display for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// What the kernel holds for a VIP in a watched table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelFacts {
+    /// Route protocol (kube-vip: 248).
+    pub protocol: u8,
+    /// ECMP legs, nexthop groups resolved.
+    pub nexthops: u32,
+}
+
+/// One route of a full kernel dump.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelEntry {
+    /// Watched table.
+    pub table: TableId,
+    /// Destination.
+    pub prefix: Prefix,
+    /// What the kernel holds.
+    pub facts: KernelFacts,
+}
+
+/// One BGP peer as bgpd reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerView {
+    /// Peer address or name as bgpd prints it.
+    pub peer: String,
+    /// Session state is Established.
+    pub established: bool,
+    /// Prefixes in this peer's advertised-routes.
+    pub advertised: BTreeSet<Prefix>,
+    /// How long the session has been established, when bgpd says
+    /// (`peerUptimeMsec`): a session that just came up has not sent its
+    /// table yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_ms: Option<Millis>,
+}
+
+/// Everything the core learns. Each variant is one observation or result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A watched-table route appeared, changed (`Some`) or went (`None`).
+    KernelRoute {
+        /// The watched table.
+        table: TableId,
+        /// The route's destination.
+        prefix: Prefix,
+        /// What the kernel holds now (None: the route went).
+        route: Option<KernelFacts>,
+    },
+    /// A full dump of the watched tables replaced the mirror.
+    KernelSynced {
+        /// Every route of the watched tables.
+        routes: Vec<KernelEntry>,
+    },
+    /// A realm-only replace (kube-vip's heartbeat): not a change.
+    KernelReasserted {
+        /// The watched table.
+        table: TableId,
+        /// The route's destination.
+        prefix: Prefix,
+    },
+    /// A local address equal to `prefix` appeared or went.
+    KernelAddress {
+        /// The address as a host prefix.
+        prefix: Prefix,
+        /// It appeared (`true`) or went.
+        present: bool,
+    },
+    /// The ZAPI session is up and subscribed.
+    ZebraUp {
+        /// zebra's release, from its HELLO exchange.
+        release: Release,
+        /// How the table reaches bgpd on this node.
+        redistribution: Redistribution,
+    },
+    /// The ZAPI session is gone (zebra stopped or restarting).
+    ZebraDown,
+    /// zebra redistributes (`true`) or withdrew (`false`) a route of `table`.
+    ZebraRoute {
+        /// The redistributed table.
+        table: TableId,
+        /// The route's destination.
+        prefix: Prefix,
+        /// Redistributed (`true`) or withdrawn.
+        present: bool,
+    },
+    /// After (re)subscription: exactly these routes are redistributed now.
+    ZebraSynced {
+        /// The redistributed table.
+        table: TableId,
+        /// Every prefix zebra redistributes from it.
+        prefixes: BTreeSet<Prefix>,
+    },
+    /// zebra's own table view (`show ip route table N json`), a cross-check.
+    ZebraTable {
+        /// The table zebra was asked about.
+        table: TableId,
+        /// Every prefix zebra's table holds.
+        prefixes: BTreeSet<Prefix>,
+    },
+    /// bgpd's per-peer view, freshly polled.
+    BgpView {
+        /// Every peer bgpd knows, established or not.
+        peers: Vec<PeerView>,
+    },
+    /// A heal action finished (executed, not yet verified).
+    HealDone {
+        /// The VIP's table.
+        table: TableId,
+        /// The VIP.
+        prefix: Prefix,
+        /// The action that ran.
+        action: HealAction,
+        /// It ran without error (whether it healed is observed after).
+        ok: bool,
+        /// The error, when not `ok`.
+        detail: String,
+    },
+    /// Time passed (the daemon's wake-up for a deadline the core asked for).
+    Tick,
+}
+
+/// What the core asks the daemon to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case")]
+pub enum Action {
+    /// Execute a heal action for one VIP; answer with [`Event::HealDone`].
+    Heal {
+        /// The VIP's table.
+        table: TableId,
+        /// The VIP.
+        prefix: Prefix,
+        /// What to do.
+        action: HealAction,
+    },
+    /// Poll bgpd's per-peer view; answer with [`Event::BgpView`].
+    RefreshBgp,
+    /// Send [`Event::Tick`] at this time (the earliest pending deadline).
+    WakeAt {
+        /// The deadline, on the clock of `now`.
+        at: Millis,
+    },
+    /// A VIP's reported state changed (for logs and metrics).
+    StateChanged {
+        /// The VIP's table.
+        table: TableId,
+        /// The VIP.
+        prefix: Prefix,
+        /// The class reported until now.
+        from: Class,
+        /// The class reported from now on.
+        to: Class,
+        /// Set when a drift ended: how long it lasted.
+        drift_ms: Option<Millis>,
+    },
+    /// Healing a VIP was given up after the bounded number of attempts.
+    GaveUp {
+        /// The VIP's table.
+        table: TableId,
+        /// The VIP.
+        prefix: Prefix,
+        /// The drift it stays in.
+        class: Class,
+    },
+}
+
+/// The class of a VIP. The names are the ones `/status` and metrics use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// Kernel, zebra and at least one established peer agree.
+    Advertised,
+    /// Absent everywhere: consistent.
+    Withdrawn,
+    /// The kernel has it, zebra does not.
+    KernelOnly,
+    /// zebra (or bgpd) still has or sends a route the kernel no longer has.
+    ZebraStale,
+    /// zebra has it, bgpd sends it to no established peer.
+    NotRedistributed,
+    /// A connected/local route of the same prefix keeps the imported one
+    /// from being selected.
+    Shadowed,
+    /// No established BGP session.
+    NoPeer,
+}
+
+impl Class {
+    /// Every class, in the order metrics list them.
+    pub const ALL: [Class; 7] = [
+        Class::Advertised,
+        Class::Withdrawn,
+        Class::KernelOnly,
+        Class::ZebraStale,
+        Class::NotRedistributed,
+        Class::Shadowed,
+        Class::NoPeer,
+    ];
+
+    /// The snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Advertised => "advertised",
+            Class::Withdrawn => "withdrawn",
+            Class::KernelOnly => "kernel_only",
+            Class::ZebraStale => "zebra_stale",
+            Class::NotRedistributed => "not_redistributed",
+            Class::Shadowed => "shadowed",
+            Class::NoPeer => "no_peer",
+        }
+    }
+
+    /// Advertised and withdrawn are consistent; every other class is drift.
+    pub fn is_consistent(self) -> bool {
+        matches!(self, Class::Advertised | Class::Withdrawn)
+    }
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `observe` decides and reports; `repair` also acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Never act.
+    Observe,
+    /// Heal with the proven action.
+    Repair,
+}
+
+/// Where ribbridge runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vantage {
+    /// Beside the FRR that advertises the VIPs: the full join.
+    #[default]
+    Node,
+    /// On the router (or a worker) that receives them: only the kernel's
+    /// ECMP legs for the configured VIPs; `advertised` while it has a route.
+    Router,
+}
+
+/// Tunables of the core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Config {
+    /// observe or repair.
+    pub mode: Mode,
+    /// How long a difference must persist to be a drift.
+    pub grace_ms: Millis,
+    /// The same for classes read from bgpd (`not_redistributed`, `no_peer`):
+    /// bgpd batches new advertisements for up to its 1 s coalesce time.
+    pub bgp_grace_ms: Millis,
+    /// After bgpd (re)starts, how long its sessions may take to send the
+    /// table before a VIP they miss is `not_redistributed`: measured ~4 s
+    /// on 10.7 between Established and the first update after a bgpd
+    /// restart (netns-tests/faults.rs).
+    #[serde(default = "default_startup_grace")]
+    pub bgp_startup_grace_ms: Millis,
+    /// Heal attempts per drift before giving up.
+    pub max_attempts: u32,
+    /// First retry delay; doubles per attempt up to `backoff_max_ms`.
+    pub backoff_ms: Millis,
+    /// Retry delay cap.
+    pub backoff_max_ms: Millis,
+    /// Allow actions that remove and re-add a local address (FRR 10.3's case).
+    pub heal_addresses: bool,
+    /// Prefixes that are VIPs even while no table holds them.
+    pub vips: BTreeSet<Prefix>,
+    /// Watched tables (configured VIPs are reported in the first).
+    pub tables: Vec<TableId>,
+    /// Node or router.
+    #[serde(default)]
+    pub vantage: Vantage,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            mode: Mode::Repair,
+            grace_ms: 500,
+            bgp_grace_ms: 2_000,
+            bgp_startup_grace_ms: default_startup_grace(),
+            max_attempts: 3,
+            backoff_ms: 1_000,
+            backoff_max_ms: 30_000,
+            heal_addresses: false,
+            vips: BTreeSet::new(),
+            tables: vec![crate::model::VIP_TABLE],
+            vantage: Vantage::Node,
+        }
+    }
+}
+
+fn default_startup_grace() -> Millis {
+    10_000
+}
+
+/// Healing bookkeeping of one VIP.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealState {
+    /// Attempts in the current drift.
+    pub attempts: u32,
+    /// The last action decided (taken in repair mode, only proposed in observe).
+    pub last_action: Option<HealAction>,
+    /// `ok`, `error: ...`, `healed`, `gave_up`, `no_safe_action`, `observe_only`.
+    pub last_result: Option<String>,
+    /// An action is executing.
+    #[serde(skip)]
+    pub(super) in_flight: bool,
+    /// Earliest time of the next attempt.
+    #[serde(skip)]
+    pub(super) next_at: Millis,
+    /// Attempts exhausted for this drift.
+    #[serde(skip)]
+    pub(super) gave_up: bool,
+    /// When the last action finished: a retry waits for a bgpd view newer
+    /// than this plus the grace, so a heal is judged by what followed it.
+    #[serde(skip)]
+    pub(super) done_at: Millis,
+}
+
+/// One VIP: the joined views and its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Vip {
+    /// Kernel view (None: absent).
+    pub kernel: Option<KernelFacts>,
+    /// zebra redistributes it (ZAPI).
+    pub zebra: bool,
+    /// zebra's table view has it (vty cross-check; None: not polled).
+    pub zebra_table: Option<bool>,
+    /// The reported class.
+    pub state: Class,
+    /// When the reported class began.
+    pub since: Millis,
+    /// The instantaneous class, and since when.
+    pub observed: Class,
+    /// When `observed` began.
+    pub observed_since: Millis,
+    /// When the reported class turned into drift (for the drift duration).
+    pub drift_since: Option<Millis>,
+    /// Last change of the kernel or zebra facts: a poll follows it after
+    /// the grace, since bgpd reacts after zebra does.
+    #[serde(skip)]
+    pub(super) touched_at: Millis,
+    /// Realm-only re-assertions seen.
+    pub reassertions: u64,
+    /// Healing bookkeeping.
+    pub heal: HealState,
+}
+
+/// The state the daemon's loop owns.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct State {
+    /// Tunables.
+    pub config: Config,
+    /// VIPs by (table, prefix).
+    pub vips: BTreeMap<(TableId, Prefix), Vip>,
+    /// Local host addresses (for shadowing).
+    pub addresses: BTreeSet<Prefix>,
+    /// The ZAPI session, when up.
+    pub zebra: Option<(Release, Redistribution)>,
+    /// The ZAPI session has delivered its first complete view.
+    pub zebra_synced: bool,
+    /// The kernel mirror has completed a full dump.
+    pub kernel_synced: bool,
+    /// bgpd's last view and when it was taken.
+    pub peers: Vec<PeerView>,
+    /// When `peers` was taken (None: never).
+    pub bgp_view_at: Option<Millis>,
+    /// Deadlines: (time, VIP) pairs to re-evaluate at that time.
+    #[serde(skip)]
+    pub(super) wakeups: BTreeSet<(Millis, (TableId, Prefix))>,
+}
+
+impl State {
+    /// A fresh state; configured VIPs start `withdrawn` until observed.
+    pub fn new(config: Config, now: Millis) -> State {
+        let mut s = State {
+            vips: BTreeMap::new(),
+            addresses: BTreeSet::new(),
+            zebra: None,
+            zebra_synced: false,
+            kernel_synced: false,
+            peers: Vec::new(),
+            bgp_view_at: None,
+            wakeups: BTreeSet::new(),
+            config,
+        };
+        let table = s
+            .config
+            .tables
+            .first()
+            .copied()
+            .unwrap_or(crate::model::VIP_TABLE);
+        for p in s.config.vips.clone() {
+            s.vip(table, p, now);
+        }
+        s
+    }
+
+    /// Ready: the kernel mirror is synced and the ZAPI session has delivered
+    /// a complete view. Nothing is classified anew before.
+    pub fn ready(&self) -> bool {
+        match self.config.vantage {
+            Vantage::Node => self.kernel_synced && self.zebra.is_some() && self.zebra_synced,
+            Vantage::Router => self.kernel_synced,
+        }
+    }
+
+    /// At the router only the configured VIPs are tracked (its table holds
+    /// every route of the network).
+    pub(super) fn tracks(&self, table: TableId, prefix: &Prefix) -> bool {
+        self.is_watched(table)
+            && (self.config.vantage == Vantage::Node || self.config.vips.contains(prefix))
+    }
+
+    pub(super) fn vip(&mut self, table: TableId, prefix: Prefix, now: Millis) -> &mut Vip {
+        self.vips.entry((table, prefix)).or_insert_with(|| Vip {
+            kernel: None,
+            zebra: false,
+            zebra_table: None,
+            state: Class::Withdrawn,
+            since: now,
+            observed: Class::Withdrawn,
+            observed_since: now,
+            drift_since: None,
+            touched_at: now,
+            reassertions: 0,
+            heal: HealState::default(),
+        })
+    }
+
+    /// The VIP whose facts are about to change: schedules the poll that
+    /// confirms what followed (bgpd answers zebra's change ~100 ms later).
+    pub(super) fn touch(&mut self, table: TableId, prefix: Prefix, now: Millis) -> &mut Vip {
+        let at = now + self.config.grace_ms;
+        self.wakeups.insert((at, (table, prefix)));
+        let v = self.vip(table, prefix, now);
+        v.touched_at = now;
+        v
+    }
+
+    pub(super) fn is_watched(&self, table: TableId) -> bool {
+        self.config.tables.contains(&table)
+    }
+}
