@@ -1,9 +1,14 @@
-//! Model types shared by the wire modules and the core: nothing here does I/O.
+//! The shared vocabulary: the types the wire modules, the core, the
+//! configuration and the CLI all speak. Nothing here does I/O.
 //!
 //! Contract: every type is plain data, cheap to clone, serde-serialisable in
-//! a form a person can read (`"192.0.2.10/32"`, not a struct), and parsing
-//! from text validates fully (host bits must be zero, length within family).
+//! a form a person can read (`"192.0.2.10/32"`, `"table_direct"`, not a
+//! struct), and parsing from text validates fully (host bits must be zero,
+//! length within family; an unknown word names the words allowed). Each
+//! concept has one type, here: a prefix, a table mode, an FRR release, the
+//! daemon's mode and vantage, and one BGP peer as the core sees it.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
@@ -156,6 +161,227 @@ impl<'de> Deserialize<'de> for Prefix {
     }
 }
 
+/// A word that is not one of a type's spellings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{word}' is not a {what}: use {allowed}")]
+pub struct UnknownWord {
+    /// What was given.
+    pub word: String,
+    /// What it should have been (`table mode`, `mode`, `vantage`).
+    pub what: &'static str,
+    /// The spellings allowed.
+    pub allowed: &'static str,
+}
+
+/// How zebra feeds a kernel table to bgpd.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TableMode {
+    /// `redistribute table-direct N` (FRR 10.0 and later).
+    #[serde(alias = "table-direct")]
+    TableDirect,
+    /// `ip import-table N` + `redistribute table N` (every release; the only
+    /// one before 10.0).
+    #[serde(alias = "import-table")]
+    ImportTable,
+}
+
+impl TableMode {
+    /// FRR's own spelling (`table-direct`, `import-table`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TableMode::TableDirect => "table-direct",
+            TableMode::ImportTable => "import-table",
+        }
+    }
+}
+
+impl fmt::Display for TableMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TableMode {
+    type Err = UnknownWord;
+
+    fn from_str(s: &str) -> Result<TableMode, UnknownWord> {
+        match s {
+            "table-direct" | "table_direct" => Ok(TableMode::TableDirect),
+            "import-table" | "import_table" => Ok(TableMode::ImportTable),
+            _ => Err(UnknownWord {
+                word: s.to_string(),
+                what: "table mode",
+                allowed: "table-direct (FRR 10) or import-table",
+            }),
+        }
+    }
+}
+
+/// An FRR release, as zebra's `show version` reports it. Ordered by
+/// (major, minor, patch); a release without a patch number sorts first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Release {
+    /// Major number (8, 9, 10).
+    pub major: u16,
+    /// Minor number.
+    pub minor: u16,
+    /// Patch number, when printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch: Option<u16>,
+}
+
+/// Why `show version` does not name an FRR release.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "zebra's 'show version' does not start with 'FRRouting <version>' (first line: '{0}'): is this FRR's zebra.vty?"
+)]
+pub struct ReleaseError(pub String);
+
+impl Release {
+    /// `major.minor`, no patch (for constants and comparisons).
+    pub const fn new(major: u16, minor: u16) -> Release {
+        Release {
+            major,
+            minor,
+            patch: None,
+        }
+    }
+
+    /// Parses the output of `show version` (first line `FRRouting X.Y[.Z] (host) on ...`).
+    pub fn from_show_version(text: &str) -> Result<Release, ReleaseError> {
+        let first = text.lines().next().unwrap_or("").trim();
+        let bad = || ReleaseError(first.chars().take(120).collect());
+        let rest = first.strip_prefix("FRRouting ").ok_or_else(bad)?;
+        let ver = rest.split_whitespace().next().ok_or_else(bad)?;
+        Release::parse(ver).ok_or_else(bad)
+    }
+
+    /// Parses a version like `8.4.4`, `10.3`, `10.4-dev` (only the leading
+    /// dotted numbers count: `10.4-dev` is 10.4).
+    pub fn parse(ver: &str) -> Option<Release> {
+        let numeric: String = ver
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let mut it = numeric.split('.').filter(|s| !s.is_empty());
+        let major = it.next()?.parse().ok()?;
+        let minor = it.next()?.parse().ok()?;
+        let patch = it.next().and_then(|p| p.parse().ok());
+        Some(Release {
+            major,
+            minor,
+            patch,
+        })
+    }
+}
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)?;
+        match self.patch {
+            Some(p) => write!(f, ".{p}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What the daemon does with a drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Decide and report; never act.
+    Observe,
+    /// Heal with the proven action.
+    #[default]
+    Repair,
+}
+
+impl Mode {
+    /// The word (`observe`, `repair`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Observe => "observe",
+            Mode::Repair => "repair",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = UnknownWord;
+
+    fn from_str(s: &str) -> Result<Mode, UnknownWord> {
+        match s {
+            "observe" => Ok(Mode::Observe),
+            "repair" => Ok(Mode::Repair),
+            _ => Err(UnknownWord {
+                word: s.to_string(),
+                what: "mode",
+                allowed: "observe (decide and report, never act) or repair (heal)",
+            }),
+        }
+    }
+}
+
+/// Where ribbridge runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vantage {
+    /// Beside the FRR that advertises the VIPs: the full join.
+    #[default]
+    Node,
+    /// On the router (or a worker) that receives them: only the kernel's
+    /// ECMP legs for the configured VIPs; `advertised` while it has a route.
+    Router,
+}
+
+impl fmt::Display for Vantage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Vantage::Node => "node",
+            Vantage::Router => "router",
+        })
+    }
+}
+
+impl FromStr for Vantage {
+    type Err = UnknownWord;
+
+    fn from_str(s: &str) -> Result<Vantage, UnknownWord> {
+        match s {
+            "node" => Ok(Vantage::Node),
+            "router" => Ok(Vantage::Router),
+            _ => Err(UnknownWord {
+                word: s.to_string(),
+                what: "vantage",
+                allowed: "node (beside FRR) or router (ECMP paths only)",
+            }),
+        }
+    }
+}
+
+/// One BGP peer as the core sees it (both address families merged).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerView {
+    /// Peer address or name as bgpd prints it.
+    pub peer: String,
+    /// Session state is Established.
+    pub established: bool,
+    /// Prefixes in this peer's advertised-routes.
+    pub advertised: BTreeSet<Prefix>,
+    /// How long the session has been established, in milliseconds, when
+    /// bgpd says (`peerUptimeMsec`): a session that just came up has not
+    /// sent its table yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub up_ms: Option<u64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +418,38 @@ mod tests {
         assert_eq!(j, "\"2001:db8::10/128\"");
         assert_eq!(serde_json::from_str::<Prefix>(&j).unwrap(), p);
         assert!(p.is_host() && !p.is_ipv4());
+    }
+
+    #[test]
+    fn words_parse_print_and_name_the_allowed_ones() {
+        for m in [TableMode::TableDirect, TableMode::ImportTable] {
+            assert_eq!(m.to_string().parse::<TableMode>().unwrap(), m);
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(serde_json::from_str::<TableMode>(&json).unwrap(), m);
+        }
+        assert_eq!(
+            serde_json::from_str::<TableMode>("\"table-direct\"").unwrap(),
+            TableMode::TableDirect
+        );
+        assert_eq!("repair".parse::<Mode>().unwrap(), Mode::Repair);
+        assert_eq!("router".parse::<Vantage>().unwrap(), Vantage::Router);
+        let e = "kernel".parse::<TableMode>().unwrap_err().to_string();
+        assert_eq!(e, "'kernel' is not a table mode: use table-direct (FRR 10) or import-table");
+        assert!("fix".parse::<Mode>().unwrap_err().to_string().contains("observe"));
+    }
+
+    #[test]
+    fn releases_parse_order_and_keep_their_old_serde_form() {
+        let r = Release::from_show_version("FRRouting 10.7.1 (n1) on Linux(6.18.44).\n").unwrap();
+        assert_eq!((r.major, r.minor, r.patch), (10, 7, Some(1)));
+        assert_eq!(r.to_string(), "10.7.1");
+        assert!(r >= Release::new(10, 7) && Release::new(10, 3) < Release::new(10, 7));
+        assert_eq!(Release::parse("10.4-dev"), Some(Release::new(10, 4)));
+        assert_eq!(
+            serde_json::to_string(&Release::new(8, 4)).unwrap(),
+            r#"{"major":8,"minor":4}"#
+        );
+        let e = Release::from_show_version("Quagga 1.2 (h)").unwrap_err();
+        assert!(e.to_string().contains("Quagga 1.2"), "{e}");
     }
 }
