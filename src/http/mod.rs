@@ -23,7 +23,7 @@
 //!   connection is accepted and open ones get at most half a second to
 //!   finish their answer.
 //!
-//! # Contract of the client (`client`, next commit)
+//! # Contract of the client ([`client`])
 //!
 //! One GET per connection to an endpoint written `http://HOST:PORT`,
 //! `http://HOST:PORT/` or `HOST:PORT` (IPv6 in brackets); `https` and
@@ -32,6 +32,7 @@
 //! caller-chosen timeout. It needs a tokio runtime with I/O and time enabled
 //! and spawns nothing, so a current-thread runtime is enough.
 
+pub mod client;
 mod server;
 
 pub use server::{BindError, Endpoint, bind, serve};
