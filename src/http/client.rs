@@ -7,8 +7,10 @@
 //! forms. [`get`] connects, sends `GET PATH` with `Connection: close`, and
 //! reads the whole answer, at most [`MAX_BODY`] bytes, all within the
 //! caller's timeout; every error names the endpoint and says what to do.
-//! Nothing is spawned: the futures run on any tokio runtime with I/O and
-//! time enabled, a current-thread one included, so sync code can call
+//! No task of its own is spawned (a host name is resolved on tokio's
+//! blocking pool, an address literal is not): the futures run on any tokio
+//! runtime with I/O and time enabled, a current-thread one included, so
+//! sync code can call
 //!
 //! ```no_run
 //! # use std::time::Duration;

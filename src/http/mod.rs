@@ -30,7 +30,7 @@
 //! anything else is refused with a message that shows the accepted forms.
 //! The answer's body is capped at 16 MiB and the whole exchange at a
 //! caller-chosen timeout. It needs a tokio runtime with I/O and time enabled
-//! and spawns nothing, so a current-thread runtime is enough.
+//! and spawns no task of its own, so a current-thread runtime is enough.
 
 pub mod client;
 mod server;
