@@ -1,0 +1,305 @@
+//! The endpoint's server side on hyper 1: the accept loop, one task per
+//! connection, the limits, and the routing of the four paths. The contract
+//! is in the parent module's documentation.
+
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::{Body as _, Incoming};
+use hyper::header::{self, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use metrics_exporter_prometheus::PrometheusHandle;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// The endpoint's handles on the owner loop.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// Ask for `/status`; the reply carries the JSON. Bounded: when it is
+    /// full, `/status` answers 503 at once.
+    pub status: mpsc::Sender<oneshot::Sender<String>>,
+    /// (ready, why not), as the owner loop last set it; `/readyz` reads it.
+    pub ready: watch::Receiver<(bool, String)>,
+}
+
+/// Why [`bind`] could not listen. Every message names the address and
+/// what to do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BindError {
+    /// Something already listens on the address.
+    #[error(
+        "cannot listen on {addr}: port in use (another ribbridge?): stop it, or choose another address with --listen"
+    )]
+    InUse {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// The process may not bind that port.
+    #[error(
+        "cannot listen on {addr}: permission denied (a port below 1024 needs CAP_NET_BIND_SERVICE): choose a port of 1024 or above with --listen"
+    )]
+    Denied {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// No local interface holds the address.
+    #[error(
+        "cannot listen on {addr}: no local interface has this address: choose one of this host's addresses with --listen (default {default})",
+        default = super::DEFAULT_LISTEN
+    )]
+    NotLocal {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// Any other error of the socket calls.
+    #[error("cannot listen on {addr}: {error}: choose another address with --listen")]
+    Io {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// What the operating system said.
+        error: io::Error,
+    },
+}
+
+/// The daemon's start-up path still reports errors as `String`; this lets
+/// `bind(..).await?` flow into it unchanged.
+impl From<BindError> for String {
+    fn from(e: BindError) -> Self {
+        e.to_string()
+    }
+}
+
+/// Bind the listener, with an error that names the address and says what
+/// to do.
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, BindError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|error| match error.kind() {
+            io::ErrorKind::AddrInUse => BindError::InUse { addr },
+            io::ErrorKind::PermissionDenied => BindError::Denied { addr },
+            io::ErrorKind::AddrNotAvailable => BindError::NotLocal { addr },
+            _ => BindError::Io { addr, error },
+        })
+}
+
+/// The server's limits; tests shorten the timeouts.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    /// The whole request head must arrive within this.
+    header_read: Duration,
+    /// The request head (request line and headers) must fit in this.
+    max_head: usize,
+    /// How long `/status` waits for the owner loop.
+    status_reply: Duration,
+    /// How long an open connection may take to finish once `stop` fires.
+    shutdown_grace: Duration,
+    /// Pause after a failed `accept` (for instance out of descriptors), so
+    /// that the loop does not spin.
+    accept_pause: Duration,
+}
+
+const LIMITS: Limits = Limits {
+    header_read: Duration::from_secs(5),
+    max_head: 8 * 1024,
+    status_reply: Duration::from_secs(5),
+    shutdown_grace: Duration::from_millis(500),
+    accept_pause: Duration::from_millis(100),
+};
+
+/// hyper's smallest read buffer; the head limit itself is `max_head`.
+const READ_BUFFER: usize = 16 * 1024;
+
+const TEXT: &str = "text/plain";
+const PROMETHEUS: &str = "text/plain; version=0.0.4";
+const JSON: &str = "application/json";
+
+/// Serve until `stop` is cancelled: then accept nothing more, give open
+/// connections a short grace to finish their answer, and return.
+pub async fn serve(
+    listener: TcpListener,
+    shared: Endpoint,
+    metrics: PrometheusHandle,
+    stop: CancellationToken,
+) {
+    serve_with(listener, shared, metrics, stop, LIMITS).await;
+}
+
+async fn serve_with(
+    listener: TcpListener,
+    shared: Endpoint,
+    metrics: PrometheusHandle,
+    stop: CancellationToken,
+    limits: Limits,
+) {
+    let mut h1 = http1::Builder::new();
+    h1.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read)
+        .max_header_size(limits.max_head)
+        .max_buf_size(READ_BUFFER.max(limits.max_head))
+        .keep_alive(false)
+        .title_case_headers(true);
+    let app = Arc::new(App {
+        shared,
+        metrics,
+        limits,
+    });
+    let mut conns = JoinSet::new();
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = stop.cancelled() => break,
+            Some(_) = conns.join_next(), if !conns.is_empty() => continue,
+            r = listener.accept() => match r {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::warn!(error = %e, "http: accept failed");
+                    tokio::select! {
+                        _ = stop.cancelled() => break,
+                        _ = tokio::time::sleep(limits.accept_pause) => continue,
+                    }
+                }
+            },
+        };
+        let app = Arc::clone(&app);
+        let service = service_fn(move |req| {
+            let app = Arc::clone(&app);
+            async move { Ok::<_, Infallible>(app.answer(req).await) }
+        });
+        let conn = h1.serve_connection(TokioIo::new(stream), service);
+        let stop = stop.clone();
+        conns.spawn(async move {
+            let mut conn = std::pin::pin!(conn);
+            let ended = tokio::select! {
+                r = conn.as_mut() => r,
+                _ = stop.cancelled() => {
+                    conn.as_mut().graceful_shutdown();
+                    match tokio::time::timeout(limits.shutdown_grace, conn.as_mut()).await {
+                        Ok(r) => r,
+                        Err(_) => {
+                            tracing::debug!(%peer, "http: connection cut at shutdown");
+                            return;
+                        }
+                    }
+                }
+            };
+            if let Err(e) = ended {
+                tracing::debug!(%peer, error = %e, "http: connection ended");
+            }
+        });
+    }
+    drop(listener);
+    while conns.join_next().await.is_some() {}
+}
+
+/// What every connection shares.
+#[derive(Debug)]
+struct App {
+    shared: Endpoint,
+    metrics: PrometheusHandle,
+    limits: Limits,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Path {
+    Metrics,
+    Healthz,
+    Readyz,
+    Status,
+}
+
+impl App {
+    /// Route one request: path, then method, then body.
+    async fn answer(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
+        let path = match req.uri().path() {
+            "/metrics" => Path::Metrics,
+            "/healthz" => Path::Healthz,
+            "/readyz" => Path::Readyz,
+            "/status" => Path::Status,
+            _ => {
+                return reply(
+                    StatusCode::NOT_FOUND,
+                    TEXT,
+                    "not found: try /metrics /healthz /readyz /status\n",
+                );
+            }
+        };
+        if !matches!(*req.method(), Method::GET | Method::HEAD) {
+            let mut r = reply(
+                StatusCode::METHOD_NOT_ALLOWED,
+                TEXT,
+                "method not allowed: this endpoint answers GET and HEAD only\n",
+            );
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return r;
+        }
+        if !req.body().is_end_stream() {
+            return reply(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                TEXT,
+                "a request body is not accepted: send GET or HEAD without one\n",
+            );
+        }
+        match path {
+            Path::Metrics => reply(StatusCode::OK, PROMETHEUS, self.metrics.render()),
+            Path::Healthz => reply(StatusCode::OK, TEXT, "ok\n"),
+            Path::Readyz => {
+                let (ready, why) = self.shared.ready.borrow().clone();
+                if ready {
+                    reply(StatusCode::OK, TEXT, "ready\n")
+                } else {
+                    reply(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        TEXT,
+                        format!("not ready: {why}\n"),
+                    )
+                }
+            }
+            Path::Status => self.status().await,
+        }
+    }
+
+    /// `/status`: ask the owner loop, never wait for room in its channel.
+    async fn status(&self) -> Response<Full<Bytes>> {
+        let (tx, rx) = oneshot::channel();
+        let why = match self.shared.status.try_send(tx) {
+            Ok(()) => match tokio::time::timeout(self.limits.status_reply, rx).await {
+                Ok(Ok(doc)) => return reply(StatusCode::OK, JSON, doc),
+                Ok(Err(_)) => "the daemon loop is stopping".to_string(),
+                Err(_) => format!(
+                    "the daemon loop did not answer within {:?}; retry",
+                    self.limits.status_reply
+                ),
+            },
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                "the daemon loop is busy (its status queue is full); retry".to_string()
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => "the daemon loop is stopping".to_string(),
+        };
+        let mut r = reply(StatusCode::SERVICE_UNAVAILABLE, TEXT, format!("{why}\n"));
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        r
+    }
+}
+
+fn reply(status: StatusCode, ctype: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    r
+}
+
+#[cfg(test)]
+mod tests;
