@@ -434,8 +434,17 @@ mod tests {
         assert_eq!("repair".parse::<Mode>().unwrap(), Mode::Repair);
         assert_eq!("router".parse::<Vantage>().unwrap(), Vantage::Router);
         let e = "kernel".parse::<TableMode>().unwrap_err().to_string();
-        assert_eq!(e, "'kernel' is not a table mode: use table-direct (FRR 10) or import-table");
-        assert!("fix".parse::<Mode>().unwrap_err().to_string().contains("observe"));
+        assert_eq!(
+            e,
+            "'kernel' is not a table mode: use table-direct (FRR 10) or import-table"
+        );
+        assert!(
+            "fix"
+                .parse::<Mode>()
+                .unwrap_err()
+                .to_string()
+                .contains("observe")
+        );
     }
 
     #[test]

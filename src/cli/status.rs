@@ -39,6 +39,10 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// `ribbridge status`.
 pub fn run(args: Args) -> ExitCode {
     const CMD: &str = "ribbridge status";
+    let rt = match super::runtime(CMD) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
     let doc = if args.oneshot {
         let flags = Layer {
             frr_dir: args.frr_dir.clone(),
@@ -49,18 +53,14 @@ pub fn run(args: Args) -> ExitCode {
             Ok(s) => s,
             Err(e) => return super::fail_err(CMD, &e),
         };
-        let rt = match super::runtime(CMD) {
-            Ok(rt) => rt,
-            Err(code) => return code,
-        };
         match rt.block_on(crate::daemon::oneshot(&settings)) {
             Ok(d) => d,
             Err(e) => return super::fail_err(CMD, &e),
         }
     } else {
-        match fetch(&args.endpoint) {
+        match rt.block_on(fetch(&args.endpoint)) {
             Ok(d) => d,
-            Err(e) => return super::fail(CMD, &e),
+            Err(e) => return super::fail_err(CMD, &e),
         }
     };
     if args.json {
@@ -78,43 +78,32 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// GET `/status` from a running daemon (replaced by the hyper client).
-fn fetch(endpoint: &str) -> Result<StatusDoc, String> {
-    use std::io::{Read, Write};
-    use std::net::{TcpStream, ToSocketAddrs};
-    let hostport = endpoint
-        .strip_prefix("http://")
-        .unwrap_or(endpoint)
-        .trim_end_matches('/');
-    let addr = hostport
-        .to_socket_addrs()
-        .map_err(|e| format!("endpoint '{endpoint}': {e}"))?
-        .next()
-        .ok_or_else(|| format!("endpoint '{endpoint}' resolves to no address"))?;
-    let mut s = TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|e| {
-        format!("cannot reach ribbridge at {endpoint}: {e} (is `ribbridge run` running? or use --oneshot)")
-    })?;
-    s.set_read_timeout(Some(TIMEOUT))
-        .map_err(|e| e.to_string())?;
-    write!(
-        s,
-        "GET /status HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| format!("{endpoint}: {e}"))?;
-    let mut body = Vec::new();
-    s.take(16 << 20)
-        .read_to_end(&mut body)
-        .map_err(|e| format!("reading from {endpoint}: {e}"))?;
-    let text = String::from_utf8_lossy(&body);
-    let (head, json) = text
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| format!("{endpoint} answered something that is not HTTP"))?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(format!(
-            "{endpoint}/status answered '{}'",
-            head.lines().next().unwrap_or("")
-        ));
-    }
-    serde_json::from_str(json)
-        .map_err(|e| format!("{endpoint}/status is not a status document: {e}"))
+/// Why the running daemon's status could not be read.
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    /// The endpoint text, the connection or the HTTP answer.
+    #[error(transparent)]
+    Client(#[from] crate::http::client::ClientError),
+    /// The endpoint text is not `HOST:PORT` or `http://HOST:PORT`.
+    #[error("--endpoint: {0}")]
+    Endpoint(#[from] crate::http::client::EndpointError),
+    /// The answer is not a status document (another service on that port?).
+    #[error("{address}/status is not a ribbridge status document: {source}")]
+    Document {
+        /// The endpoint.
+        address: String,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
+}
+
+/// GET `/status` from a running daemon.
+async fn fetch(endpoint: &str) -> Result<StatusDoc, FetchError> {
+    use crate::http::client;
+    let address: client::Address = endpoint.parse()?;
+    let body = client::get_ok(&address, "/status", TIMEOUT).await?;
+    serde_json::from_slice(&body).map_err(|source| FetchError::Document {
+        address: address.to_string(),
+        source,
+    })
 }

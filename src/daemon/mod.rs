@@ -28,8 +28,8 @@ pub enum DaemonError {
     #[error(transparent)]
     Telemetry(#[from] crate::telemetry::TelemetryError),
     /// The HTTP endpoint cannot listen.
-    #[error("{0}")]
-    Http(String),
+    #[error(transparent)]
+    Http(#[from] crate::http::BindError),
     /// The kernel watcher cannot open its sockets or dump the tables.
     #[error(transparent)]
     Kernel(#[from] KernelError),

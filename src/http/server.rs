@@ -74,12 +74,6 @@ pub enum BindError {
 
 /// The daemon's start-up path still reports errors as `String`; this lets
 /// `bind(..).await?` flow into it unchanged.
-impl From<BindError> for String {
-    fn from(e: BindError) -> Self {
-        e.to_string()
-    }
-}
-
 /// Bind the listener, with an error that names the address and says what
 /// to do.
 pub async fn bind(addr: SocketAddr) -> Result<TcpListener, BindError> {
