@@ -9,6 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod render;
+
 /// Exit code: `status` found a VIP in drift.
 pub const EXIT_DRIFT: u8 = 1;
 /// Exit code for a failure (bad input, unreachable FRR, a view it cannot see).
@@ -41,7 +43,7 @@ enum Command {
     /// Print the per-VIP join table, from a running daemon or in one shot.
     Status(crate::status::StatusArgs),
     /// Render this node's frr.conf from the cluster's BGP peer mapping.
-    Render(crate::render::RenderArgs),
+    Render(render::Args),
     /// Debug: print the kernel mirror of a watched table.
     Kernel(crate::kernel::KernelArgs),
     /// Debug: print what the ZAPI and vty clients see of FRR.
@@ -55,7 +57,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Run(a) => crate::daemon::command(a),
         Command::Status(a) => crate::status::command(a),
-        Command::Render(a) => crate::render::command(a),
+        Command::Render(a) => render::run(a),
         Command::Kernel(a) => crate::kernel::command(a),
         Command::Frr(a) => crate::frr::command(a),
     }
