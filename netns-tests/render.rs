@@ -109,9 +109,10 @@ fn check_rejects_a_config_for_another_release() {
     let o = check_golden("defaults-only.conf", "8.4");
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
+    // After the notes (peers, router id), the parser's verdict.
     assert!(
-        err.starts_with(
-            "ribbridge render: --check: FRR's parser (`vtysh --dryrun`, exit status: 2) \
+        err.contains(
+            "\nribbridge render: --check: FRR's parser (`vtysh --dryrun`, exit status: 2) \
              rejected the rendered configuration; nothing was written:\n\
              line 13: % Unknown command[28]:   redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V4\n"
         ),

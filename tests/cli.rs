@@ -106,7 +106,8 @@ fn status_takes_host_port_and_names_it_when_unreachable() {
     assert_eq!(out.status.code(), Some(2));
     let e = stderr(&out);
     assert!(
-        e.contains(&format!("cannot reach ribbridge at {endpoint}")) && e.contains("--oneshot"),
+        e.contains(&format!("cannot reach ribbridge at http://{endpoint}"))
+            && e.contains("--oneshot"),
         "{e}"
     );
 }

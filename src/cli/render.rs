@@ -1,6 +1,122 @@
-//! Placeholder until the render library's own CLI file lands.
-pub use crate::render::RenderArgs as Args;
+//! `ribbridge render`: flags, printing and exit codes around
+//! [`crate::render`], which does the work and prints nothing.
+//!
+//! Exit codes: 0 written (or printed), [`EXIT_UNCHANGED`] the file already
+//! held exactly this text and was not touched, [`EXIT_ERROR`] an error
+//! (nothing written). The render's notes (which peers, which router id,
+//! warnings) go to standard error, the configuration to standard output
+//! unless `--out` names a file.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{EXIT_ERROR, EXIT_UNCHANGED};
+use crate::render::{self, Discovery, FrrRelease, MappingSource, RenderInput, output};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = exit_status_help())]
+pub struct Args {
+    /// The FRRPeerMapping JSON (or the installer's ConfigMap form, with
+    /// apiVIPs and ingressVIPs).
+    #[arg(long, value_name = "FILE")]
+    pub peers: PathBuf,
+    /// A minijinja template to render instead of the built-in one; it gets
+    /// the same context (see the render module's documentation).
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+    /// This node's hostname (default: $RUNTIMECFG_HOSTNAME_PATH's contents,
+    /// else the system's); only the part before the first dot is used.
+    #[arg(long, value_name = "NAME")]
+    pub hostname: Option<String>,
+    /// The BGP router id (default: /run/nodeip-configuration/ipv4, or ipv6
+    /// for IPv6-only peers, else the first global address).
+    #[arg(long, value_name = "IP")]
+    pub router_id: Option<IpAddr>,
+    /// The FRR release to render for.
+    #[arg(long, value_enum, default_value = "10")]
+    pub frr_release: Release,
+    /// Write the configuration here (atomically, mode 0640, only when it
+    /// changes) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also validate the result with FRR's own parser (vtysh --dryrun).
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// `--frr-release`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Release {
+    /// FRR 10.x: `redistribute table-direct`.
+    #[value(name = "10")]
+    Frr10,
+    /// FRR 8.4: `ip import-table` + `redistribute table`, IPv4 only.
+    #[value(name = "8.4")]
+    Frr84,
+}
+
+impl From<Release> for FrrRelease {
+    fn from(r: Release) -> FrrRelease {
+        match r {
+            Release::Frr10 => FrrRelease::Frr10,
+            Release::Frr84 => FrrRelease::Frr84,
+        }
+    }
+}
+
+/// The exit codes, as `--help` lists them.
+fn exit_status_help() -> String {
+    format!(
+        "Exit status: 0 written or printed, {EXIT_ERROR} error (nothing written), \
+         {EXIT_UNCHANGED} unchanged"
+    )
+}
+
 /// `ribbridge render`.
-pub fn run(args: Args) -> std::process::ExitCode {
-    crate::render::command(args)
+pub fn run(args: Args) -> ExitCode {
+    match execute(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ribbridge render: {e}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+/// Render, check and write as `args` say; print the notes.
+fn execute(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let input = RenderInput {
+        mapping: MappingSource::File(args.peers.clone()),
+        hostname: args.hostname.clone(),
+        router_id: args.router_id,
+        frr_release: args.frr_release.into(),
+        template: args.template.clone(),
+        discovery: Discovery::from_env(),
+    };
+    let rendered = render::render(&input)?;
+    for note in &rendered.notes {
+        eprintln!("ribbridge render: {note}");
+    }
+    if args.check {
+        let parser = render::check::check(&rendered.text)?;
+        eprintln!("ribbridge render: `{parser}` accepts the configuration");
+    }
+    let Some(out) = &args.out else {
+        print!("{}", rendered.text);
+        return Ok(ExitCode::SUCCESS);
+    };
+    match output::write_if_changed(out, &rendered.text)? {
+        output::Written::Written => {
+            eprintln!("ribbridge render: wrote {}", out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        output::Written::Unchanged => {
+            eprintln!(
+                "ribbridge render: {} is unchanged; not written",
+                out.display()
+            );
+            Ok(ExitCode::from(EXIT_UNCHANGED))
+        }
+    }
 }

@@ -13,13 +13,52 @@
 //! `chroot ROOT vtysh`. Without it, `vtysh` is taken from `PATH`.
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, ExitStatus};
+
+use super::output::OutputError;
 
 /// Names the root of an FRR installed in a chroot.
 pub const FRR_ROOT_ENV: &str = "RIBBRIDGE_FRR_ROOT";
 
+/// Why the check did not pass.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The copy for the parser could not be written.
+    #[error("--check: {source}")]
+    Scratch {
+        /// Why.
+        source: OutputError,
+    },
+    /// The parser could not be run.
+    #[error(
+        "--check: cannot run `{parser}`: {source}; install FRR's vtysh (or set {FRR_ROOT_ENV} \
+         to an FRR root), or drop --check"
+    )]
+    Run {
+        /// The command.
+        parser: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// FRR's parser rejected the text.
+    #[error(
+        "--check: FRR's parser (`{parser}`, {status}) rejected the rendered configuration; \
+         nothing was written:\n{complaints}\n(line numbers are those of the rendered text: run \
+         without --check to see it; if the installed FRR is another release, pass \
+         --frr-release for it)"
+    )]
+    Rejected {
+        /// The command.
+        parser: String,
+        /// How it exited.
+        status: ExitStatus,
+        /// Its per-line complaints (or all its output when it gave none).
+        complaints: String,
+    },
+}
+
 /// Parse `text` with FRR's parser; `Ok` names the parser that accepted it.
-pub fn check(text: &str) -> Result<String, String> {
+pub fn check(text: &str) -> Result<String, CheckError> {
     let root = std::env::var_os(FRR_ROOT_ENV).map(PathBuf::from);
     let name = format!("ribbridge-render-check-{}.conf", std::process::id());
     let (host_path, inner_path) = match &root {
@@ -30,7 +69,8 @@ pub fn check(text: &str) -> Result<String, String> {
         }
     };
     let _ = std::fs::remove_file(&host_path);
-    super::output::write_new(&host_path, text, None)?;
+    super::output::write_new(&host_path, text, None)
+        .map_err(|source| CheckError::Scratch { source })?;
     let mut cmd = match &root {
         Some(r) => {
             let mut c = Command::new("chroot");
@@ -46,11 +86,10 @@ pub fn check(text: &str) -> Result<String, String> {
     };
     let out = cmd.output();
     let _ = std::fs::remove_file(&host_path);
-    let out = out.map_err(|e| {
-        format!(
-            "--check: cannot run `{parser}`: {e}; install FRR's vtysh (or set {FRR_ROOT_ENV} to an FRR root), or drop --check"
-        )
-    })?;
+    let out = match out {
+        Ok(o) => o,
+        Err(source) => return Err(CheckError::Run { parser, source }),
+    };
     if out.status.success() {
         return Ok(parser);
     }
@@ -67,10 +106,9 @@ pub fn check(text: &str) -> Result<String, String> {
     } else {
         lines.join("\n")
     };
-    Err(format!(
-        "--check: FRR's parser (`{parser}`, {}) rejected the rendered configuration; nothing was written:\n{complaints}\n\
-         (line numbers are those of the rendered text: run without --check to see it; \
-         if the installed FRR is another release, pass --frr-release for it)",
-        out.status
-    ))
+    Err(CheckError::Rejected {
+        parser,
+        status: out.status,
+        complaints,
+    })
 }

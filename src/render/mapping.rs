@@ -4,8 +4,11 @@
 //!
 //! Contract: [`Mapping::parse`] either returns a mapping in which every value
 //! is valid for frr.conf (addresses, ASNs, ports, timers, communities,
-//! passwords), or one error that names the file, the field (as a JSON path
-//! such as `hostOverrides.master-0[1].holdTime`) and what to write instead.
+//! passwords), or one [`MappingError`] that names the file, the field (as a
+//! JSON path such as `hostOverrides.master-0[1].holdTime`, also for type
+//! errors, through `serde_path_to_error`) and what to write instead. A YAML
+//! file is recognised and named as such rather than reported as a JSON
+//! syntax error on its first line.
 //! Unknown fields are errors, never ignored: a misspelt `prot` must not
 //! silently become the default port. Every host's peers are validated, not
 //! only this host's, because every node receives the same file.
@@ -16,17 +19,22 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 
 use crate::model::Prefix;
 
 /// One peer exactly as written in the file (strings where the schema has
 /// strings, as runtimecfg's `FRRPeer`).
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(
+    deny_unknown_fields,
+    rename_all = "camelCase",
+    expecting = "a peer object (peerAddress, peerASN, ...)"
+)]
 struct RawPeer {
     peer_address: String,
     #[serde(rename = "peerASN")]
-    peer_asn: i64,
+    peer_asn: Int,
     #[serde(default)]
     password: String,
     #[serde(default)]
@@ -38,15 +46,39 @@ struct RawPeer {
     #[serde(default)]
     keepalive_time: String,
     #[serde(default)]
-    port: Option<i64>,
+    port: Option<Int>,
+}
+
+/// An integer as written, wide enough for any JSON integer, so that range
+/// errors name the value ("70000 is out of range") instead of serde's type.
+#[derive(Debug, Clone, Copy)]
+struct Int(i128);
+
+impl<'de> Deserialize<'de> for Int {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Int, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Int;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Int, E> {
+                Ok(Int(v.into()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Int, E> {
+                Ok(Int(v.into()))
+            }
+        }
+        d.deserialize_i64(V)
+    }
 }
 
 /// The file as written: `FRRPeerMapping` plus the ConfigMap's VIP lists.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "an FRRPeerMapping object")]
 struct RawMapping {
     #[serde(rename = "localASN")]
-    local_asn: i64,
+    local_asn: Int,
     #[serde(rename = "defaultPeers", default)]
     default_peers: Vec<RawPeer>,
     #[serde(rename = "hostOverrides", default)]
@@ -111,28 +143,138 @@ pub struct Mapping {
     pub vips: Vec<Prefix>,
 }
 
+/// What the file must hold, said after a syntax error or a wrong top level.
+const SCHEMA: &str = "the file must be an FRRPeerMapping (localASN, defaultPeers, hostOverrides, \
+                      communities; peers with peerAddress, peerASN, password, bfdEnabled, \
+                      ebgpMultiHop, holdTime, keepaliveTime, port), optionally with apiVIPs \
+                      and ingressVIPs";
+
 /// Why a mapping file was rejected: the file, the field, the problem.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MappingError {
-    /// The file as given on the command line.
-    pub file: String,
-    /// The JSON path of the field, empty when the file as a whole is wrong.
-    pub field: String,
-    /// What is wrong and what to write instead.
-    pub what: String,
+#[derive(Debug, thiserror::Error)]
+pub enum MappingError {
+    /// The file cannot be read.
+    #[error("{file}: cannot read the peer mapping: {source}")]
+    Read {
+        /// The file as given.
+        file: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is YAML; the mapping is JSON.
+    #[error(
+        "{file}: this is YAML; the mapping file is JSON (convert it, e.g. `yq -o json {file}`)"
+    )]
+    Yaml {
+        /// The file as given.
+        file: String,
+    },
+    /// Not JSON at all: serde_json's message with its line and column.
+    #[error("{file}: {source}: {SCHEMA}")]
+    Syntax {
+        /// The file as given.
+        file: String,
+        /// serde_json's complaint.
+        source: serde_json::Error,
+    },
+    /// JSON whose top level is not an object.
+    #[error("{file}: the top level is {found}, not an object: {SCHEMA}")]
+    NotAnObject {
+        /// The file as given.
+        file: String,
+        /// What it is ("an array", "a number", ...).
+        found: &'static str,
+    },
+    /// JSON, but not of the schema: a missing or unknown field, a wrong type.
+    #[error("{file}: {}", at(field, message, *.field_is_root))]
+    Schema {
+        /// The file as given.
+        file: String,
+        /// The JSON path of the field (`hostOverrides.m0[1].peerASN`).
+        field: String,
+        /// True when the path is the top level (`.`).
+        field_is_root: bool,
+        /// serde's complaint without its line and column.
+        message: String,
+        /// serde_json's error, for its line and column.
+        source: serde_json::Error,
+    },
+    /// A value of the schema's type that frr.conf cannot take.
+    #[error("{file}: {field}: {problem}")]
+    Invalid {
+        /// The file as given.
+        file: String,
+        /// The JSON path of the field.
+        field: String,
+        /// What is wrong and what to write instead.
+        #[source]
+        problem: ValueError,
+    },
 }
 
-impl fmt::Display for MappingError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}: {}", self.file, self.what)
-        } else {
-            write!(f, "{}: {}: {}", self.file, self.field, self.what)
+fn at(field: &str, message: &str, root: bool) -> String {
+    if root {
+        format!("{message}: {SCHEMA}")
+    } else {
+        format!("{field}: {message}")
+    }
+}
+
+impl MappingError {
+    /// The JSON path of the rejected field, if the error is about one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            MappingError::Schema {
+                field,
+                field_is_root: false,
+                ..
+            }
+            | MappingError::Invalid { field, .. } => Some(field),
+            _ => None,
         }
     }
 }
 
-impl std::error::Error for MappingError {}
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Whether `text` is (most likely) YAML rather than JSON: its first
+/// meaningful line is a `key:` line, a `---` document marker, a `- ` list
+/// item or a `#` comment, none of which JSON has.
+pub fn looks_like_yaml(text: &str) -> bool {
+    let text = text.trim_start_matches('\u{feff}');
+    let Some(line) = text.lines().map(str::trim).find(|l| !l.is_empty()) else {
+        return false;
+    };
+    if line.starts_with('{') || line.starts_with('[') {
+        return false;
+    }
+    if line == "---" || line.starts_with("--- ") || line.starts_with('#') || line.starts_with("- ")
+    {
+        return true;
+    }
+    let Some((key, rest)) = line.split_once(':') else {
+        return false;
+    };
+    let key = key.trim();
+    let key = match key.chars().next() {
+        Some(q @ ('"' | '\'')) if key.len() >= 2 && key.ends_with(q) => &key[1..key.len() - 1],
+        Some('"' | '\'') => return false,
+        _ => key,
+    };
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && (rest.is_empty() || rest.starts_with(' '))
+}
 
 const WELL_KNOWN: [&str; 7] = [
     "no-export",
@@ -144,36 +286,149 @@ const WELL_KNOWN: [&str; 7] = [
     "internet",
 ];
 
+/// The most a BGP hold or keepalive time can be, in seconds.
+const MAX_SECONDS: u32 = 65535;
+
+/// A value of the right JSON type that frr.conf cannot take; each message
+/// says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// An ASN of 0 or above 32 bits.
+    #[error("{0} is out of range: an ASN is 1 to 4294967295")]
+    Asn(i128),
+    /// A port of 0 or above 16 bits.
+    #[error("{0} is out of range: a TCP port is 1 to 65535")]
+    Port(i128),
+    /// `peerAddress` is not an address.
+    #[error("'{0}' is not an IP address: write e.g. 192.168.1.1 or 2001:db8::1")]
+    NotAnAddress(String),
+    /// `peerAddress` is an address no BGP session can use.
+    #[error(
+        "{0} cannot be a BGP peer (unspecified, loopback, multicast or link-local): use the \
+         peer's routable address"
+    )]
+    NotAPeer(IpAddr),
+    /// The same peer twice in one list.
+    #[error("{address} is listed twice (also {first}): list each peer once")]
+    DuplicatePeer {
+        /// The address.
+        address: IpAddr,
+        /// The path of its first entry.
+        first: String,
+    },
+    /// A password frr.conf cannot carry.
+    #[error(
+        "contains a space or control character, which frr.conf cannot carry: use a password \
+         without them"
+    )]
+    PasswordCharacters,
+    /// A password longer than TCP-MD5 allows.
+    #[error("is {0} bytes long: TCP-MD5 keys are at most 80 bytes")]
+    PasswordLength(usize),
+    /// `bfdEnabled` or `ebgpMultiHop` other than "true" or "false".
+    #[error("'{0}' must be \"true\" or \"false\"")]
+    Flag(String),
+    /// A time that is not a Go duration in whole seconds.
+    #[error("'{0}' is not a duration: write whole seconds, e.g. \"90\" or \"90s\" or \"1m30s\"")]
+    Duration(String),
+    /// A hold time below 3 seconds.
+    #[error("{0}s is below 3 seconds: BGP needs a hold time of at least 3 seconds")]
+    HoldTooShort(u32),
+    /// A hold time above 65535 seconds.
+    #[error("{0}s is above {MAX_SECONDS} seconds, the most BGP can carry")]
+    HoldTooLong(u32),
+    /// A keepalive time of 0 or above 65535 seconds.
+    #[error("{0}s is out of range: a keepalive time is 1 to {MAX_SECONDS} seconds")]
+    Keepalive(u32),
+    /// A hold time below the keepalive time.
+    #[error(
+        "{hold}s is below keepaliveTime {keepalive}s: the hold time must be at least the \
+         keepalive time (usually 3 times it)"
+    )]
+    HoldBelowKeepalive {
+        /// Seconds.
+        hold: u32,
+        /// Seconds.
+        keepalive: u32,
+    },
+    /// A `hostOverrides` key that is not a short hostname.
+    #[error("a key must be a short hostname (no dots, no spaces), e.g. master-0")]
+    HostKey,
+    /// A `hostOverrides` entry without peers.
+    #[error("the peer list is empty: list the host's peers or remove the entry")]
+    EmptyOverride,
+    /// Not a community of either kind nor a well-known name.
+    #[error(
+        "'{0}' is not a BGP community: write ASN:VALUE with both parts 0 to 65535 (e.g. \
+         64512:100), a large community A:B:C with each part 0 to 4294967295, or one of {known}",
+        known = WELL_KNOWN.join(", ")
+    )]
+    Community(String),
+    /// A VIP that is not an address.
+    #[error("'{0}' is not a VIP: write an address, e.g. 192.168.111.5 or 2001:db8::5")]
+    NotAVip(String),
+    /// A VIP that is a prefix wider than one address.
+    #[error("'{0}' is not a single address: a VIP is a /32 or /128")]
+    VipNotHost(String),
+}
+
 impl Mapping {
     /// Read and validate the mapping in `path`.
     pub fn load(path: &Path) -> Result<Mapping, MappingError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| MappingError {
-            file: file.clone(),
-            field: String::new(),
-            what: format!("cannot read the peer mapping: {e}"),
-        })?;
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(source) => return Err(MappingError::Read { file, source }),
+        };
         Mapping::parse(&file, &text)
     }
 
     /// Validate the mapping `text`; `file` names it in errors.
     pub fn parse(file: &str, text: &str) -> Result<Mapping, MappingError> {
-        let err = |field: &str, what: String| MappingError {
+        let err = |field: &str, problem: ValueError| MappingError::Invalid {
             file: file.to_string(),
             field: field.to_string(),
-            what,
+            problem,
         };
-        let raw: RawMapping = serde_json::from_str(text).map_err(|e| {
-            err(
-                "",
-                format!(
-                    "{e}: the file must be an FRRPeerMapping (localASN, defaultPeers, \
-                     hostOverrides, communities; peers with peerAddress, peerASN, password, \
-                     bfdEnabled, ebgpMultiHop, holdTime, keepaliveTime, port), optionally \
-                     with apiVIPs and ingressVIPs"
-                ),
-            )
+        if looks_like_yaml(text) {
+            return Err(MappingError::Yaml {
+                file: file.to_string(),
+            });
+        }
+        if !text.trim_start().starts_with('{') {
+            // JSON that is not an object: serde would take an array for a
+            // struct's fields in order and blame its second element.
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+                return Err(MappingError::NotAnObject {
+                    file: file.to_string(),
+                    found: json_kind(&v),
+                });
+            }
+        }
+        let syntax = |source| MappingError::Syntax {
+            file: file.to_string(),
+            source,
+        };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let raw: RawMapping = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let field = e.path().to_string();
+            let source = e.into_inner();
+            if !source.is_data() {
+                return syntax(source);
+            }
+            let full = source.to_string();
+            let tail = format!(" at line {} column {}", source.line(), source.column());
+            let message = full.strip_suffix(&tail).unwrap_or(&full).to_string();
+            MappingError::Schema {
+                file: file.to_string(),
+                field_is_root: field == ".",
+                field,
+                message,
+                source,
+            }
         })?;
+        // Text after the object is a syntax error too.
+        de.end().map_err(syntax)?;
         let local_asn = asn(raw.local_asn).map_err(|w| err("localASN", w))?;
         let default_peers =
             peers("defaultPeers", &raw.default_peers).map_err(|(f, w)| err(&f, w))?;
@@ -181,16 +436,10 @@ impl Mapping {
         for (host, list) in &raw.host_overrides {
             let at = format!("hostOverrides.{host}");
             if host.is_empty() || host.contains(char::is_whitespace) || host.contains('.') {
-                return Err(err(
-                    &at,
-                    "a key must be a short hostname (no dots, no spaces), e.g. master-0".into(),
-                ));
+                return Err(err(&at, ValueError::HostKey));
             }
             if list.is_empty() {
-                return Err(err(
-                    &at,
-                    "the peer list is empty: list the host's peers or remove the entry".into(),
-                ));
+                return Err(err(&at, ValueError::EmptyOverride));
             }
             let v = peers(&at, list).map_err(|(f, w)| err(&f, w))?;
             host_overrides.insert(host.clone(), v);
@@ -230,14 +479,15 @@ impl Mapping {
     }
 }
 
-fn asn(v: i64) -> Result<u32, String> {
+fn asn(Int(v): Int) -> Result<u32, ValueError> {
     u32::try_from(v)
         .ok()
         .filter(|&a| a != 0)
-        .ok_or_else(|| format!("{v} is out of range: an ASN is 1 to 4294967295"))
+        .ok_or(ValueError::Asn(v))
 }
 
-type FieldError = (String, String);
+/// A field path (relative to its list entry) and what is wrong there.
+type FieldError = (String, ValueError);
 
 fn peers(list: &str, raw: &[RawPeer]) -> Result<Vec<Peer>, FieldError> {
     let mut out: Vec<Peer> = Vec::new();
@@ -248,10 +498,10 @@ fn peers(list: &str, raw: &[RawPeer]) -> Result<Vec<Peer>, FieldError> {
         if let Some(j) = seen.insert(p.address, i) {
             return Err((
                 format!("{at}.peerAddress"),
-                format!(
-                    "{} is listed twice (also {list}[{j}]): list each peer once",
-                    p.address
-                ),
+                ValueError::DuplicatePeer {
+                    address: p.address,
+                    first: format!("{list}[{j}]"),
+                },
             ));
         }
         out.push(p);
@@ -260,40 +510,27 @@ fn peers(list: &str, raw: &[RawPeer]) -> Result<Vec<Peer>, FieldError> {
 }
 
 fn peer(r: &RawPeer) -> Result<Peer, FieldError> {
-    let f = |field: &str, what: String| (field.to_string(), what);
+    let f = |field: &str, what: ValueError| (field.to_string(), what);
     let address = peer_address(&r.peer_address).map_err(|w| f("peerAddress", w))?;
     let asn = asn(r.peer_asn).map_err(|w| f("peerASN", w))?;
     let password = match r.password.as_str() {
         "" => None,
         p if p.chars().any(|c| c.is_whitespace() || c.is_control()) => {
-            return Err(f(
-                "password",
-                "contains a space or control character, which frr.conf cannot carry: use a \
-                 password without them"
-                    .into(),
-            ));
+            return Err(f("password", ValueError::PasswordCharacters));
         }
-        p if p.len() > 80 => {
-            return Err(f(
-                "password",
-                format!(
-                    "is {} bytes long: TCP-MD5 keys are at most 80 bytes",
-                    p.len()
-                ),
-            ));
-        }
+        p if p.len() > 80 => return Err(f("password", ValueError::PasswordLength(p.len()))),
         p => Some(p.to_string()),
     };
     let bfd = flag(&r.bfd_enabled).map_err(|w| f("bfdEnabled", w))?;
     let ebgp_multihop = flag(&r.ebgp_multi_hop).map_err(|w| f("ebgpMultiHop", w))?;
     let port = match r.port {
         None => None,
-        Some(p) => Some(u16::try_from(p).ok().filter(|&p| p != 0).ok_or_else(|| {
-            f(
-                "port",
-                format!("{p} is out of range: a TCP port is 1 to 65535"),
-            )
-        })?),
+        Some(Int(p)) => Some(
+            u16::try_from(p)
+                .ok()
+                .filter(|&p| p != 0)
+                .ok_or_else(|| f("port", ValueError::Port(p)))?,
+        ),
     };
     let hold = seconds(&r.hold_time).map_err(|w| f("holdTime", w))?;
     let keepalive = seconds(&r.keepalive_time).map_err(|w| f("keepaliveTime", w))?;
@@ -309,37 +546,32 @@ fn peer(r: &RawPeer) -> Result<Peer, FieldError> {
     })
 }
 
-fn peer_address(s: &str) -> Result<IpAddr, String> {
-    let a: IpAddr = s.parse().map_err(|_| {
-        format!("'{s}' is not an IP address: write e.g. 192.168.1.1 or 2001:db8::1")
-    })?;
+fn peer_address(s: &str) -> Result<IpAddr, ValueError> {
+    let a: IpAddr = s
+        .parse()
+        .map_err(|_| ValueError::NotAnAddress(s.to_string()))?;
     let link_local = matches!(a, IpAddr::V6(v) if v.segments()[0] & 0xffc0 == 0xfe80);
     if a.is_unspecified() || a.is_multicast() || a.is_loopback() || link_local {
-        return Err(format!(
-            "{a} cannot be a BGP peer (unspecified, loopback, multicast or link-local): use \
-             the peer's routable address"
-        ));
+        return Err(ValueError::NotAPeer(a));
     }
     Ok(a)
 }
 
-fn flag(s: &str) -> Result<bool, String> {
+fn flag(s: &str) -> Result<bool, ValueError> {
     match s {
         "" | "false" => Ok(false),
         "true" => Ok(true),
-        _ => Err(format!("'{s}' must be \"true\" or \"false\"")),
+        _ => Err(ValueError::Flag(s.to_string())),
     }
 }
 
 /// Whole seconds from "90", "90s", "1m30s" or "1h" (a Go duration in whole
 /// seconds, as `metav1.Duration` prints them); `None` for an empty string.
-fn seconds(s: &str) -> Result<Option<u32>, String> {
+fn seconds(s: &str) -> Result<Option<u32>, ValueError> {
     if s.is_empty() {
         return Ok(None);
     }
-    let bad = || {
-        format!("'{s}' is not a duration: write whole seconds, e.g. \"90\" or \"90s\" or \"1m30s\"")
-    };
+    let bad = || ValueError::Duration(s.to_string());
     if let Ok(n) = s.parse::<u32>() {
         return Ok(Some(n));
     }
@@ -371,28 +603,19 @@ fn seconds(s: &str) -> Result<Option<u32>, String> {
 fn timers(
     hold: Option<u32>,
     keepalive: Option<u32>,
-) -> Result<Option<Timers>, (&'static str, String)> {
-    const MAX: u32 = 65535;
+) -> Result<Option<Timers>, (&'static str, ValueError)> {
+    const MAX: u32 = MAX_SECONDS;
     if let Some(h) = hold {
         if h < 3 {
-            return Err((
-                "holdTime",
-                format!("{h}s is below 3 seconds: BGP needs a hold time of at least 3 seconds"),
-            ));
+            return Err(("holdTime", ValueError::HoldTooShort(h)));
         }
         if h > MAX {
-            return Err((
-                "holdTime",
-                format!("{h}s is above {MAX} seconds, the most BGP can carry"),
-            ));
+            return Err(("holdTime", ValueError::HoldTooLong(h)));
         }
     }
     if let Some(k) = keepalive {
         if !(1..=MAX).contains(&k) {
-            return Err((
-                "keepaliveTime",
-                format!("{k}s is out of range: a keepalive time is 1 to {MAX} seconds"),
-            ));
+            return Err(("keepaliveTime", ValueError::Keepalive(k)));
         }
     }
     let (k, h) = match (keepalive, hold) {
@@ -400,9 +623,10 @@ fn timers(
         (Some(k), Some(h)) if h < k => {
             return Err((
                 "holdTime",
-                format!(
-                    "{h}s is below keepaliveTime {k}s: the hold time must be at least the keepalive time (usually 3 times it)"
-                ),
+                ValueError::HoldBelowKeepalive {
+                    hold: h,
+                    keepalive: k,
+                },
             ));
         }
         (Some(k), Some(h)) => (k, h),
@@ -416,7 +640,7 @@ fn timers(
     }))
 }
 
-fn community(s: &str) -> Result<Community, String> {
+fn community(s: &str) -> Result<Community, ValueError> {
     if WELL_KNOWN.contains(&s) {
         return Ok(Community::Standard(s.to_string()));
     }
@@ -430,23 +654,16 @@ fn community(s: &str) -> Result<Community, String> {
     if all_digits && parts.len() == 3 && parts.iter().all(|p| p.parse::<u32>().is_ok()) {
         return Ok(Community::Large(s.to_string()));
     }
-    Err(format!(
-        "'{s}' is not a BGP community: write ASN:VALUE with both parts 0 to 65535 (e.g. \
-         64512:100), a large community A:B:C with each part 0 to 4294967295, or one of {}",
-        WELL_KNOWN.join(", ")
-    ))
+    Err(ValueError::Community(s.to_string()))
 }
 
-fn vip(s: &str) -> Result<Prefix, String> {
-    let bad = || format!("'{s}' is not a VIP: write an address, e.g. 192.168.111.5 or 2001:db8::5");
+fn vip(s: &str) -> Result<Prefix, ValueError> {
     if let Ok(a) = s.parse::<IpAddr>() {
         return Ok(Prefix::host(a));
     }
-    let p: Prefix = s.parse().map_err(|_| bad())?;
+    let p: Prefix = s.parse().map_err(|_| ValueError::NotAVip(s.to_string()))?;
     if !p.is_host() {
-        return Err(format!(
-            "'{s}' is not a single address: a VIP is a /32 or /128"
-        ));
+        return Err(ValueError::VipNotHost(s.to_string()));
     }
     Ok(p)
 }

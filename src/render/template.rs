@@ -29,14 +29,45 @@ use crate::model::{Prefix, VIP_TABLE};
 pub const BUILTIN: &str = include_str!("frr.conf.j2");
 
 /// The FRR release the configuration is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FrrRelease {
     /// FRR 10.x: `redistribute table-direct`.
-    #[value(name = "10")]
+    #[default]
     Frr10,
     /// FRR 8.4: `ip import-table` + `redistribute table`, IPv4 only.
-    #[value(name = "8.4")]
     Frr84,
+}
+
+/// Why a template could not be read or rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    /// The user's template file cannot be read.
+    #[error("{}: cannot read the template: {source}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The template does not render (syntax, an undefined name, a filter).
+    #[error("{name}: the template failed: {source:#}")]
+    Render {
+        /// The template's name: its path, or the built-in one's name.
+        name: String,
+        /// minijinja's complaint, with the template line.
+        source: minijinja::Error,
+    },
+}
+
+/// The name the built-in template has in errors.
+pub const BUILTIN_NAME: &str = "built-in frr.conf template";
+
+/// The text of the template in `path`.
+pub fn load(path: &std::path::Path) -> Result<String, TemplateError> {
+    std::fs::read_to_string(path).map_err(|source| TemplateError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 impl FrrRelease {
@@ -156,12 +187,15 @@ impl Context {
 }
 
 /// Render `source` (named `name` in errors) with `ctx`.
-pub fn render(name: &str, source: &str, ctx: &Context) -> Result<String, String> {
+pub fn render(name: &str, source: &str, ctx: &Context) -> Result<String, TemplateError> {
     let mut env = Environment::new();
     env.set_trim_blocks(true);
     env.set_lstrip_blocks(true);
     env.set_keep_trailing_newline(true);
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     env.render_named_str(name, source, ctx)
-        .map_err(|e| format!("{name}: the template failed: {e:#}"))
+        .map_err(|source| TemplateError::Render {
+            name: name.to_string(),
+            source,
+        })
 }
