@@ -342,50 +342,6 @@ pub fn replay_changes(record: &Path, config: reconcile::Config) -> Vec<Change> {
 /// flags over `--config`'s file over the defaults, as `ribbridge run`
 /// resolves them. A flag this does not know is an error, not a guess.
 pub fn core_config_of(args: &[String]) -> Result<reconcile::Config, String> {
-    use ribbridge::config;
-    let mut it = args.iter();
-    let mut s = config::Settings::default();
-    // The file first: flags override it, wherever they stand.
-    if let Some(i) = args.iter().position(|a| a == "--config") {
-        let p = Path::new(args.get(i + 1).ok_or("--config without a file")?);
-        s = config::resolve(config::load(p)?, p)?;
-    }
-    let mut tables = Vec::new();
-    let mut vips = Vec::new();
-    while let Some(a) = it.next() {
-        let mut value = || it.next().ok_or(format!("{a} without a value"));
-        match a.as_str() {
-            "--config" => {
-                value()?;
-            }
-            "--mode" => s.mode = config::parse_mode(value()?)?,
-            "--vantage" => s.vantage = config::parse_vantage(value()?)?,
-            "--table" => tables.push(value()?.parse::<u32>().map_err(|e| e.to_string())?),
-            "--vip" => vips.push(value()?.clone()),
-            "--grace-ms" => s.grace_ms = value()?.parse().map_err(|e| format!("{e}"))?,
-            "--heal-addresses" => s.heal_addresses = true,
-            other => {
-                return Err(format!(
-                    "flag {other} unknown to support::daemon::core_config_of"
-                ));
-            }
-        }
-    }
-    if !tables.is_empty() {
-        s.tables = config::check_tables(tables, s.vantage)?;
-    }
-    if !vips.is_empty() {
-        s.vips = config::parse_vips(&vips)?;
-    }
-    Ok(reconcile::Config {
-        mode: s.mode,
-        grace_ms: s.grace_ms,
-        bgp_grace_ms: s.bgp_grace_ms,
-        max_attempts: s.max_attempts,
-        heal_addresses: s.heal_addresses,
-        vips: s.vips,
-        tables: s.tables,
-        vantage: s.vantage,
-        ..reconcile::Config::default()
-    })
+    let s = ribbridge::cli::run_settings(args).map_err(|e| e.to_string())?;
+    Ok(ribbridge::daemon::core_config(&s))
 }

@@ -14,6 +14,8 @@ mod render;
 mod run;
 mod status;
 
+pub use run::settings_of as run_settings;
+
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};

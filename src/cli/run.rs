@@ -90,6 +90,25 @@ fn settings(args: &Args) -> Result<Settings, config::ConfigError> {
     Settings::resolve(file, args.layer())
 }
 
+/// The settings `ribbridge run ARGS...` would run with (the file, then the
+/// flags, checked as a whole), without running: for tools and tests that
+/// need to know what a daemon started with these flags does.
+pub fn settings_of<I, T>(args: I) -> Result<Settings, Box<dyn std::error::Error>>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    #[derive(Debug, clap::Parser)]
+    struct Run {
+        #[command(flatten)]
+        args: Args,
+    }
+    let parsed = <Run as clap::Parser>::try_parse_from(
+        std::iter::once(std::ffi::OsString::from("run")).chain(args.into_iter().map(Into::into)),
+    )?;
+    Ok(settings(&parsed.args)?)
+}
+
 /// `ribbridge run`.
 pub fn run(args: Args) -> ExitCode {
     const CMD: &str = "ribbridge run";
