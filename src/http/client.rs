@@ -98,14 +98,24 @@ impl FromStr for Address {
     type Err = EndpointError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        parse(text.trim()).map_err(|why| EndpointError {
+        parse(text.trim()).map_err(|Refused(why)| EndpointError {
             text: text.to_string(),
             why,
         })
     }
 }
 
-fn parse(t: &str) -> Result<Address, String> {
+/// Why an endpoint text is refused (the `why` of [`EndpointError`]).
+#[derive(Debug)]
+struct Refused(String);
+
+impl<T: Into<String>> From<T> for Refused {
+    fn from(why: T) -> Refused {
+        Refused(why.into())
+    }
+}
+
+fn parse(t: &str) -> Result<Address, Refused> {
     if t.is_empty() {
         return Err("it is empty".into());
     }
@@ -119,15 +129,12 @@ fn parse(t: &str) -> Result<Address, String> {
                         .into(),
                 );
             }
-            other => return Err(format!("scheme '{other}' is not supported")),
+            other => return Err(format!("scheme '{other}' is not supported").into()),
         },
     };
     let rest = rest.strip_suffix('/').unwrap_or(rest);
     if let Some(i) = rest.find('/') {
-        return Err(format!(
-            "a path ('{}') is not part of the endpoint",
-            &rest[i..]
-        ));
+        return Err(format!("a path ('{}') is not part of the endpoint", &rest[i..]).into());
     }
     if rest.contains(['?', '#']) {
         return Err("a query or fragment is not part of the endpoint".into());
@@ -161,13 +168,13 @@ fn parse(t: &str) -> Result<Address, String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
         {
-            return Err(format!("'{host}' is not a host name or an IPv4 address"));
+            return Err(format!("'{host}' is not a host name or an IPv4 address").into());
         }
         (host.to_string(), port)
     };
     let port = match port.parse::<u16>() {
         Ok(p) if p != 0 && port.bytes().all(|b| b.is_ascii_digit()) => p,
-        _ => return Err(format!("port '{port}' is not a number from 1 to 65535")),
+        _ => return Err(format!("port '{port}' is not a number from 1 to 65535").into()),
     };
     Ok(Address { host, port })
 }
