@@ -165,7 +165,9 @@ async fn report(args: &FrrArgs) -> Result<Report, String> {
     let dir = &args.frr_dir;
     let mut cfg = ZapiConfig::in_dir(dir, args.table);
     cfg.mode = args.mode;
-    let (release, _, mode) = zapi::client::discover(&cfg).await?;
+    let (release, _, mode) = zapi::client::discover(&cfg)
+        .await
+        .map_err(|e| e.to_string())?;
     let zapi_routes = zapi_dump(cfg, Duration::from_secs(args.timeout_secs)).await?;
     let zebra = VtyClient::connect(dir.join("zebra.vty"))
         .await
