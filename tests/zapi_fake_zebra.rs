@@ -5,7 +5,12 @@
 //! skipped by its length; a route with 300 nexthops is decoded whole; a
 //! route whose body is truncated is reported as undecodable. Nothing
 //! panics and the view after the last good dump is exactly that dump.
+//!
+//! zebra replaced by another release between sessions: the client reads the
+//! release again each time and speaks that release's numbering, for the
+//! captured releases and for every numbering table of the codec.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,7 +20,7 @@ use ribbridge::frr::TableMode;
 use ribbridge::frr::release::Release;
 use ribbridge::frr::zapi::client::{self, ZapiConfig, ZapiEvent};
 use ribbridge::frr::zapi::codec::{
-    Command, Dialect, Frame, FrameCodec, Gateway, Nexthop, ZapiRoute,
+    Command, Dialect, Frame, FrameCodec, Gateway, Nexthop, Numbering, ROUTE_SYSTEM, ZapiRoute,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
@@ -24,24 +29,44 @@ use tokio_util::codec::{Decoder, Encoder};
 
 const SHOW_VERSION: &[u8] = include_bytes!("data/frr/frr-10.7.1/vty-show-version.bin");
 
-/// The captures of one release's vty answers.
+/// One release's vty answers (raw replies, trailer included): captured from
+/// the real daemons, or made up for a numbering the lab does not run.
+#[derive(Clone)]
 struct Captured {
-    show_version: &'static [u8],
-    running_config: &'static [u8],
+    show_version: Cow<'static, [u8]>,
+    running_config: Cow<'static, [u8]>,
 }
 
 const FRR_10_7: Captured = Captured {
-    show_version: SHOW_VERSION,
-    running_config: include_bytes!("data/frr/frr-10.7.1/vty-bgpd-running-config.bin"),
+    show_version: Cow::Borrowed(SHOW_VERSION),
+    running_config: Cow::Borrowed(include_bytes!(
+        "data/frr/frr-10.7.1/vty-bgpd-running-config.bin"
+    )),
 };
 const FRR_8_4: Captured = Captured {
-    show_version: include_bytes!("data/frr/frr-8.4.4/vty-show-version.bin"),
-    running_config: include_bytes!("data/frr/frr-8.4.4/vty-bgpd-running-config.bin"),
+    show_version: Cow::Borrowed(include_bytes!("data/frr/frr-8.4.4/vty-show-version.bin")),
+    running_config: Cow::Borrowed(include_bytes!(
+        "data/frr/frr-8.4.4/vty-bgpd-running-config.bin"
+    )),
 };
+
+/// The first release of numbering `n`, redistributing table 198 the way
+/// that release can (table-direct from 10.0, else import-table).
+fn made_up(n: Numbering) -> Captured {
+    let (major, minor) = n.first_release();
+    let mode = if major >= 10 { "table-direct" } else { "table" };
+    let reply = |text: String| Cow::Owned([text.as_bytes(), &[0, 0, 0, 0]].concat());
+    Captured {
+        show_version: reply(format!("FRRouting {major}.{minor} (fake) on Linux(6.1).\n")),
+        running_config: reply(format!(
+            "router bgp 65000\n address-family ipv4 unicast\n  redistribute {mode} 198\n"
+        )),
+    }
+}
 
 /// zebra.vty / bgpd.vty: `enable` succeeds, `show version` and `show
 /// running-config` answer as the release `which` currently holds.
-async fn fake_vty(l: UnixListener, which: Arc<Mutex<&'static Captured>>) {
+async fn fake_vty(l: UnixListener, which: Arc<Mutex<Captured>>) {
     loop {
         let Ok((mut s, _)) = l.accept().await else {
             return;
@@ -58,11 +83,11 @@ async fn fake_vty(l: UnixListener, which: Arc<Mutex<&'static Captured>>) {
                 buf.extend_from_slice(&b[..n]);
                 while let Some(end) = buf.iter().position(|c| *c == 0) {
                     let cmd: Vec<u8> = buf.drain(..=end).collect();
-                    let rel: &Captured = *which.lock().expect("lock");
+                    let rel = which.lock().expect("lock").clone();
                     let reply: &[u8] = if cmd.starts_with(b"show version") {
-                        rel.show_version
+                        &rel.show_version
                     } else if cmd.starts_with(b"show running-config") {
-                        rel.running_config
+                        &rel.running_config
                     } else {
                         b"\0\0\0\0"
                     };
@@ -159,6 +184,11 @@ fn add(d: Dialect, r: &ZapiRoute) -> Vec<u8> {
 /// Accept the next session, send `out`, then either hold it open until the
 /// client hangs up (`hold`) or close it.
 async fn session(l: &UnixListener, out: Vec<u8>, hold: bool) -> UnixStream {
+    session_with(l, out, hold).await.0
+}
+
+/// [`session`], also returning what the client said first.
+async fn session_with(l: &UnixListener, out: Vec<u8>, hold: bool) -> (UnixStream, Vec<Frame>) {
     let (mut s, _) = tokio::time::timeout(Duration::from_secs(5), l.accept())
         .await
         .expect("the client reconnects")
@@ -166,12 +196,12 @@ async fn session(l: &UnixListener, out: Vec<u8>, hold: bool) -> UnixStream {
     // The client's HELLO, two REDISTRIBUTE_ADDs and its ROUTER_ID_ADD
     // first: zebra answers only after them.
     let mut got = BytesMut::new();
-    let mut frames = 0;
-    while frames < 4 {
+    let mut frames = Vec::new();
+    while frames.len() < 4 {
         let n = s.read_buf(&mut got).await.expect("read the subscription");
         assert!(n > 0, "the client hung up before subscribing");
-        while let Some(_f) = FrameCodec.decode(&mut got).expect("the client's frames") {
-            frames += 1;
+        while let Some(f) = FrameCodec.decode(&mut got).expect("the client's frames") {
+            frames.push(f);
         }
     }
     s.write_all(&out).await.expect("write");
@@ -181,7 +211,7 @@ async fn session(l: &UnixListener, out: Vec<u8>, hold: bool) -> UnixStream {
         let mut sink = Vec::new();
         let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut sink)).await;
     }
-    s
+    (s, frames)
 }
 
 async fn next(rx: &mut mpsc::Receiver<ZapiEvent>) -> ZapiEvent {
@@ -205,7 +235,7 @@ async fn until_disconnected(rx: &mut mpsc::Receiver<ZapiEvent>) -> (String, Vec<
 async fn malformed_frames_end_the_session_and_the_client_reconnects() {
     let dir = tempfile::tempdir().expect("tempdir");
     let vty = UnixListener::bind(dir.path().join("zebra.vty")).expect("bind vty");
-    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(&FRR_10_7))));
+    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(FRR_10_7))));
     let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
     let d = Release::from_show_version(&String::from_utf8_lossy(SHOW_VERSION))
         .expect("release")
@@ -325,7 +355,7 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
 #[tokio::test]
 async fn a_release_switch_between_sessions_switches_numbering() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let which = Arc::new(Mutex::new(&FRR_10_7));
+    let which = Arc::new(Mutex::new(FRR_10_7));
     for sock in ["zebra.vty", "bgpd.vty"] {
         let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
         tokio::spawn(fake_vty(l, which.clone()));
@@ -341,8 +371,8 @@ async fn a_release_switch_between_sessions_switches_numbering() {
         (&FRR_8_4, "8.4.4", TableMode::ImportTable),
         (&FRR_10_7, "10.7.1", TableMode::TableDirect),
     ] {
-        *which.lock().expect("lock") = rel;
-        let d = Release::from_show_version(&String::from_utf8_lossy(rel.show_version))
+        *which.lock().expect("lock") = rel.clone();
+        let d = Release::from_show_version(&String::from_utf8_lossy(&rel.show_version))
             .expect("release")
             .dialect()
             .expect("dialect");
@@ -375,6 +405,72 @@ async fn a_release_switch_between_sessions_switches_numbering() {
     task.abort();
 }
 
+/// Every numbering table of the codec (`Numbering::ALL`), each as its
+/// first release with the table mode that release has, one after the other
+/// on one client: the release zebra reports maps to that numbering, the
+/// client subscribes in it (HELLO's number and body length, the route type
+/// of REDISTRIBUTE_ADD, ROUTER_ID_ADD as the marker request) and decodes a
+/// route sent in it.
+#[tokio::test]
+async fn every_numbering_subscribes_and_decodes_in_its_own_numbers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let which = Arc::new(Mutex::new(made_up(Numbering::ALL[0])));
+    for sock in ["zebra.vty", "bgpd.vty"] {
+        let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
+        tokio::spawn(fake_vty(l, which.clone()));
+    }
+    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
+    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
+    cfg.backoff_min = Duration::from_millis(10);
+    cfg.backoff_max = Duration::from_millis(50);
+    let (tx, mut rx) = mpsc::channel(1024);
+    let task = tokio::spawn(client::run(cfg, tx));
+    for n in Numbering::ALL {
+        let rel = made_up(n);
+        *which.lock().expect("lock") = rel.clone();
+        let release = Release::from_show_version(&String::from_utf8_lossy(&rel.show_version))
+            .expect("release");
+        let d = release.dialect().expect("dialect");
+        assert_eq!(d.numbering, n, "FRR {release} maps to its own numbering");
+        let (rtype, mode) = match d.route_table_direct() {
+            Some(t) => (t, TableMode::TableDirect),
+            None => (d.route_table(), TableMode::ImportTable),
+        };
+        let mut out = add(d, &route_of(rtype, "192.0.2.10/32", 1));
+        out.extend(marker(d));
+        let (s, said) = session_with(&zserv, out, false).await;
+        drop(s);
+
+        let hello = &said[0];
+        assert_eq!(hello.command, d.command(Command::Hello), "{n:?}");
+        let notify = usize::from(d.hello_has_notify());
+        assert_eq!(hello.body.len(), 8 + notify, "{n:?}: HELLO's body");
+        assert_eq!(d.decode_hello(hello).expect("hello").proto, ROUTE_SYSTEM);
+        for f in &said[1..3] {
+            assert_eq!(f.command, d.command(Command::RedistributeAdd), "{n:?}");
+            let r = d.decode_redistribute(f).expect("redistribute");
+            assert_eq!((r.route_type, r.instance), (rtype, 198), "{n:?}");
+        }
+        assert_eq!(said[3].command, d.command(Command::RouterIdAdd), "{n:?}");
+
+        let (_, seen) = until_disconnected(&mut rx).await;
+        assert!(
+            matches!(&seen[0], ZapiEvent::Connected { release: r, mode: m, .. } if *r == release && *m == mode),
+            "{n:?}: {seen:?}"
+        );
+        assert!(
+            seen.iter()
+                .any(|e| matches!(e, ZapiEvent::RouteAdd { route } if route.route_type == rtype)),
+            "{n:?}: the route decoded with its numbering: {seen:?}"
+        );
+        assert!(
+            matches!(seen.last(), Some(ZapiEvent::Synced { routes: 1, .. })),
+            "{n:?}: {seen:?}"
+        );
+    }
+    task.abort();
+}
+
 /// A dump larger than the event channel (5 000 routes, 16 slots, the
 /// reader slower than zebra): the client waits for room instead of ending
 /// the session, so the dump completes in one session. (Ending it
@@ -384,7 +480,7 @@ async fn a_release_switch_between_sessions_switches_numbering() {
 async fn a_dump_larger_than_the_channel_completes_in_one_session() {
     let dir = tempfile::tempdir().expect("tempdir");
     let vty = UnixListener::bind(dir.path().join("zebra.vty")).expect("bind vty");
-    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(&FRR_10_7))));
+    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(FRR_10_7))));
     let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
     let d = Release::from_show_version(&String::from_utf8_lossy(SHOW_VERSION))
         .expect("release")
