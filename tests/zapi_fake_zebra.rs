@@ -27,8 +27,6 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 use tokio_util::codec::{Decoder, Encoder};
 
-const SHOW_VERSION: &[u8] = include_bytes!("data/frr/frr-10.7.1/vty-show-version.bin");
-
 /// One release's vty answers (raw replies, trailer included): captured from
 /// the real daemons, or made up for a numbering the lab does not run.
 #[derive(Clone)]
@@ -38,7 +36,7 @@ struct Captured {
 }
 
 const FRR_10_7: Captured = Captured {
-    show_version: Cow::Borrowed(SHOW_VERSION),
+    show_version: Cow::Borrowed(include_bytes!("data/frr/frr-10.7.1/vty-show-version.bin")),
     running_config: Cow::Borrowed(include_bytes!(
         "data/frr/frr-10.7.1/vty-bgpd-running-config.bin"
     )),
@@ -97,6 +95,54 @@ async fn fake_vty(l: UnixListener, which: Arc<Mutex<Captured>>) {
                 }
             }
         });
+    }
+}
+
+impl Captured {
+    /// The release its `show version` names.
+    fn release(&self) -> Release {
+        Release::from_show_version(&String::from_utf8_lossy(&self.show_version)).expect("release")
+    }
+}
+
+/// A fake zebra and bgpd in a temporary directory, answering as `which`
+/// holds, and a client task subscribed through them.
+struct Fake {
+    /// The sockets' directory: keep it bound, it is deleted when dropped.
+    _dir: tempfile::TempDir,
+    /// The release the vty sockets answer as.
+    which: Arc<Mutex<Captured>>,
+    /// zserv.api: each accept is one client session.
+    zserv: UnixListener,
+    /// What the client reports.
+    rx: mpsc::Receiver<ZapiEvent>,
+    /// The client.
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Starts the fakes answering as `rel` and a client with table 198, `mode`
+/// (`None`: read from bgpd) and an event channel of `channel` slots; it
+/// reconnects within 10-50 ms.
+fn start(rel: Captured, mode: Option<TableMode>, channel: usize) -> Fake {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let which = Arc::new(Mutex::new(rel));
+    for sock in ["zebra.vty", "bgpd.vty"] {
+        let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
+        tokio::spawn(fake_vty(l, which.clone()));
+    }
+    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
+    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
+    cfg.mode = mode;
+    cfg.backoff_min = Duration::from_millis(10);
+    cfg.backoff_max = Duration::from_millis(50);
+    let (tx, rx) = mpsc::channel(channel);
+    let task = tokio::spawn(client::run(cfg, tx));
+    Fake {
+        _dir: dir,
+        which,
+        zserv,
+        rx,
+        task,
     }
 }
 
@@ -214,6 +260,43 @@ async fn session_with(l: &UnixListener, out: Vec<u8>, hold: bool) -> (UnixStream
     (s, frames)
 }
 
+/// One session as `rel` (which the vty fakes must already serve): zebra
+/// dumps one VIP route of the type `mode` subscribes to, then hangs up.
+/// Asserts that the client reported that release and mode, decoded the
+/// route in that release's numbering and synced on it; returns what the
+/// client said first.
+async fn dump_one_route_as(
+    zserv: &UnixListener,
+    rx: &mut mpsc::Receiver<ZapiEvent>,
+    rel: &Captured,
+    mode: TableMode,
+) -> Vec<Frame> {
+    let release = rel.release();
+    let d = release.dialect().expect("dialect");
+    let rtype = client::route_type(d, mode).expect("route type");
+    let mut out = add(d, &route_of(rtype, "192.0.2.10/32", 1));
+    out.extend(marker(d));
+    // zebra goes away after the dump (the release is replaced).
+    let (s, said) = session_with(zserv, out, false).await;
+    drop(s);
+    let (reason, seen) = until_disconnected(rx).await;
+    assert!(
+        matches!(&seen[0], ZapiEvent::Connected { release: r, mode: m, .. } if *r == release && *m == mode),
+        "FRR {release}: {seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, ZapiEvent::RouteAdd { route } if route.route_type == rtype)),
+        "FRR {release}: the VIP decoded with its numbering: {seen:?}"
+    );
+    assert!(
+        matches!(seen.last(), Some(ZapiEvent::Synced { routes: 1, .. })),
+        "FRR {release}: {seen:?}"
+    );
+    assert!(reason.contains("closed"), "{reason}");
+    said
+}
+
 async fn next(rx: &mut mpsc::Receiver<ZapiEvent>) -> ZapiEvent {
     tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
@@ -233,20 +316,14 @@ async fn until_disconnected(rx: &mut mpsc::Receiver<ZapiEvent>) -> (String, Vec<
 
 #[tokio::test]
 async fn malformed_frames_end_the_session_and_the_client_reconnects() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let vty = UnixListener::bind(dir.path().join("zebra.vty")).expect("bind vty");
-    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(FRR_10_7))));
-    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
-    let d = Release::from_show_version(&String::from_utf8_lossy(SHOW_VERSION))
-        .expect("release")
-        .dialect()
-        .expect("dialect");
-    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
-    cfg.mode = Some(TableMode::TableDirect);
-    cfg.backoff_min = Duration::from_millis(10);
-    cfg.backoff_max = Duration::from_millis(50);
-    let (tx, mut rx) = mpsc::channel(1024);
-    let task = tokio::spawn(client::run(cfg, tx));
+    let Fake {
+        zserv,
+        mut rx,
+        task,
+        _dir,
+        ..
+    } = start(FRR_10_7, Some(TableMode::TableDirect), 1024);
+    let d = FRR_10_7.release().dialect().expect("dialect");
     let vip = route(d, "192.0.2.10/32", 1);
     let cmd_add = d.command(Command::RedistributeRouteAdd);
 
@@ -354,53 +431,20 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
 /// that release's frames; the view stays exactly zebra's.
 #[tokio::test]
 async fn a_release_switch_between_sessions_switches_numbering() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let which = Arc::new(Mutex::new(FRR_10_7));
-    for sock in ["zebra.vty", "bgpd.vty"] {
-        let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
-        tokio::spawn(fake_vty(l, which.clone()));
-    }
-    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
-    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
-    cfg.backoff_min = Duration::from_millis(10);
-    cfg.backoff_max = Duration::from_millis(50);
-    let (tx, mut rx) = mpsc::channel(1024);
-    let task = tokio::spawn(client::run(cfg, tx));
-    for (rel, version, mode) in [
-        (&FRR_10_7, "10.7.1", TableMode::TableDirect),
-        (&FRR_8_4, "8.4.4", TableMode::ImportTable),
-        (&FRR_10_7, "10.7.1", TableMode::TableDirect),
+    let Fake {
+        _dir,
+        which,
+        zserv,
+        mut rx,
+        task,
+    } = start(FRR_10_7, None, 1024);
+    for (rel, mode) in [
+        (&FRR_10_7, TableMode::TableDirect),
+        (&FRR_8_4, TableMode::ImportTable),
+        (&FRR_10_7, TableMode::TableDirect),
     ] {
         *which.lock().expect("lock") = rel.clone();
-        let d = Release::from_show_version(&String::from_utf8_lossy(&rel.show_version))
-            .expect("release")
-            .dialect()
-            .expect("dialect");
-        let rtype = client::route_type(d, mode).expect("route type");
-        let mut out = add(d, &route_of(rtype, "192.0.2.10/32", 1));
-        out.extend(marker(d));
-        // zebra goes away after the dump (the release is replaced).
-        drop(session(&zserv, out, false).await);
-        let (reason, seen) = until_disconnected(&mut rx).await;
-        match &seen[0] {
-            ZapiEvent::Connected {
-                release, mode: m, ..
-            } => {
-                assert!(release.text.starts_with(version), "{release:?}");
-                assert_eq!(*m, mode);
-            }
-            e => panic!("first event {e:?}"),
-        }
-        assert!(
-            seen.iter()
-                .any(|e| matches!(e, ZapiEvent::RouteAdd { route } if route.route_type == rtype)),
-            "FRR {version}: the VIP decoded with its numbering: {seen:?}"
-        );
-        assert!(
-            matches!(seen.last(), Some(ZapiEvent::Synced { routes: 1, .. })),
-            "FRR {version}: {seen:?}"
-        );
-        assert!(reason.contains("closed"), "{reason}");
+        dump_one_route_as(&zserv, &mut rx, rel, mode).await;
     }
     task.abort();
 }
@@ -413,33 +457,30 @@ async fn a_release_switch_between_sessions_switches_numbering() {
 /// route sent in it.
 #[tokio::test]
 async fn every_numbering_subscribes_and_decodes_in_its_own_numbers() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let which = Arc::new(Mutex::new(made_up(Numbering::ALL[0])));
-    for sock in ["zebra.vty", "bgpd.vty"] {
-        let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
-        tokio::spawn(fake_vty(l, which.clone()));
-    }
-    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
-    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
-    cfg.backoff_min = Duration::from_millis(10);
-    cfg.backoff_max = Duration::from_millis(50);
-    let (tx, mut rx) = mpsc::channel(1024);
-    let task = tokio::spawn(client::run(cfg, tx));
+    let Fake {
+        _dir,
+        which,
+        zserv,
+        mut rx,
+        task,
+    } = start(made_up(Numbering::ALL[0]), None, 1024);
     for n in Numbering::ALL {
         let rel = made_up(n);
         *which.lock().expect("lock") = rel.clone();
-        let release = Release::from_show_version(&String::from_utf8_lossy(&rel.show_version))
-            .expect("release");
-        let d = release.dialect().expect("dialect");
-        assert_eq!(d.numbering, n, "FRR {release} maps to its own numbering");
-        let (rtype, mode) = match d.route_table_direct() {
-            Some(t) => (t, TableMode::TableDirect),
-            None => (d.route_table(), TableMode::ImportTable),
+        let d = rel.release().dialect().expect("dialect");
+        assert_eq!(
+            d.numbering,
+            n,
+            "FRR {} maps to its own numbering",
+            rel.release()
+        );
+        let mode = if d.route_table_direct().is_some() {
+            TableMode::TableDirect
+        } else {
+            TableMode::ImportTable
         };
-        let mut out = add(d, &route_of(rtype, "192.0.2.10/32", 1));
-        out.extend(marker(d));
-        let (s, said) = session_with(&zserv, out, false).await;
-        drop(s);
+        let rtype = client::route_type(d, mode).expect("route type");
+        let said = dump_one_route_as(&zserv, &mut rx, &rel, mode).await;
 
         let hello = &said[0];
         assert_eq!(hello.command, d.command(Command::Hello), "{n:?}");
@@ -452,21 +493,6 @@ async fn every_numbering_subscribes_and_decodes_in_its_own_numbers() {
             assert_eq!((r.route_type, r.instance), (rtype, 198), "{n:?}");
         }
         assert_eq!(said[3].command, d.command(Command::RouterIdAdd), "{n:?}");
-
-        let (_, seen) = until_disconnected(&mut rx).await;
-        assert!(
-            matches!(&seen[0], ZapiEvent::Connected { release: r, mode: m, .. } if *r == release && *m == mode),
-            "{n:?}: {seen:?}"
-        );
-        assert!(
-            seen.iter()
-                .any(|e| matches!(e, ZapiEvent::RouteAdd { route } if route.route_type == rtype)),
-            "{n:?}: the route decoded with its numbering: {seen:?}"
-        );
-        assert!(
-            matches!(seen.last(), Some(ZapiEvent::Synced { routes: 1, .. })),
-            "{n:?}: {seen:?}"
-        );
     }
     task.abort();
 }
@@ -478,18 +504,14 @@ async fn every_numbering_subscribes_and_decodes_in_its_own_numbers() {
 /// scale run never became ready.)
 #[tokio::test]
 async fn a_dump_larger_than_the_channel_completes_in_one_session() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let vty = UnixListener::bind(dir.path().join("zebra.vty")).expect("bind vty");
-    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(FRR_10_7))));
-    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
-    let d = Release::from_show_version(&String::from_utf8_lossy(SHOW_VERSION))
-        .expect("release")
-        .dialect()
-        .expect("dialect");
-    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
-    cfg.mode = Some(TableMode::TableDirect);
-    let (tx, mut rx) = mpsc::channel(16);
-    let task = tokio::spawn(client::run(cfg, tx));
+    let Fake {
+        zserv,
+        mut rx,
+        task,
+        _dir,
+        ..
+    } = start(FRR_10_7, Some(TableMode::TableDirect), 16);
+    let d = FRR_10_7.release().dialect().expect("dialect");
     let n: u32 = 5_000;
     let mut out = Vec::new();
     for i in 0..n {
