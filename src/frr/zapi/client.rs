@@ -271,18 +271,30 @@ enum SessionError {
     Discover(#[from] DiscoverError),
     /// The release has no route type for the mode.
     #[error("FRR {release} has no route type for {mode:?}")]
-    NoRouteType { release: Release, mode: TableMode },
+    NoRouteType {
+        /// The release zebra runs.
+        release: Release,
+        /// The mode asked for.
+        mode: TableMode,
+    },
     /// zserv.api could not be reached.
-    #[error("connect {}: {source}", path.display())]
+    #[error(
+        "connect {}: {source}; zebra must be running, and it creates this socket for its own user only (mode 0700): run ribbridge as root or as that user",
+        path.display()
+    )]
     Connect {
+        /// zserv.api.
         path: PathBuf,
+        /// The socket's error.
         #[source]
         source: io::Error,
     },
     /// The subscription could not be written.
     #[error("send to {}: {source}", path.display())]
     Send {
+        /// zserv.api.
         path: PathBuf,
+        /// The codec's or the socket's error.
         #[source]
         source: ZapiError,
     },
@@ -296,7 +308,9 @@ enum SessionError {
     /// resynchronised, only reconnected.
     #[error("{}: {source}", path.display())]
     Stream {
+        /// zserv.api.
         path: PathBuf,
+        /// What broke.
         #[source]
         source: ZapiError,
     },

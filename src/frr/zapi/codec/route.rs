@@ -96,6 +96,7 @@ pub enum Gateway {
 }
 
 impl Gateway {
+    /// The `nexthop_types_t` value zebra writes before the gateway.
     fn wire_type(&self) -> u8 {
         match self {
             Gateway::Ifindex { .. } => 1,
@@ -256,6 +257,7 @@ impl Dialect {
         })
     }
 
+    /// A nexthop count (`field` names it in errors), then that many nexthops.
     fn nexthops(
         self,
         r: &mut Reader<'_>,
@@ -271,6 +273,8 @@ impl Dialect {
         Ok(v)
     }
 
+    /// One nexthop: its optional parts follow its own flags, except the
+    /// SR-TE colour, which follows the route's `message`.
     fn nexthop(self, r: &mut Reader<'_>, msg: u32) -> Result<Nexthop, ZapiError> {
         let vrf_id = r.u32("nexthop vrf_id")?;
         let ty = r.u8("nexthop type")?;
@@ -404,6 +408,7 @@ impl Dialect {
         })
     }
 
+    /// The inverse of [`Dialect::nexthops`]: the count, then each nexthop.
     fn put_nexthops(self, b: &mut BytesMut, msg: u32, nhs: &[Nexthop]) -> Result<(), ZapiError> {
         let n = u16::try_from(nhs.len()).map_err(|_| ZapiError::TooLarge(nhs.len()))?;
         b.put_u16(n);
