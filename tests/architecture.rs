@@ -36,7 +36,10 @@ fn code_graph() -> Graph {
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let modules: BTreeSet<String> = files.iter().filter_map(|f| module_of(&src, f)).collect();
-    let mut g: Graph = modules.iter().map(|m| (m.clone(), BTreeSet::new())).collect();
+    let mut g: Graph = modules
+        .iter()
+        .map(|m| (m.clone(), BTreeSet::new()))
+        .collect();
     for f in &files {
         let Some(from) = module_of(&src, f) else {
             continue;
@@ -80,7 +83,11 @@ fn documented_graph() -> Graph {
         let Some((from, to)) = line.split_once("->") else {
             continue;
         };
-        let name = |s: &str| s.trim().trim_matches(|c| c == '`' || c == '-' || c == ' ').to_string();
+        let name = |s: &str| {
+            s.trim()
+                .trim_matches(|c| c == '`' || c == '-' || c == ' ')
+                .to_string()
+        };
         let deps = to
             .split(',')
             .map(name)

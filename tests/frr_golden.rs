@@ -15,7 +15,9 @@ use ribbridge::frr::vty::codec::{VtyCodec, VtyReply, VtyStatus};
 use ribbridge::frr::vty::json::{
     parse_advertised, parse_route_table, parse_summary, table_mode_from_config,
 };
-use ribbridge::frr::zapi::codec::{Command, Dialect, Frame, FrameCodec, Gateway, ZapiRoute};
+use ribbridge::frr::zapi::codec::{
+    Command, Dialect, Frame, FrameCodec, Gateway, Numbering, ZapiRoute,
+};
 use ribbridge::model::Prefix;
 use tokio_util::codec::Decoder;
 
@@ -85,6 +87,25 @@ fn route_at(release: &str, step: &str) -> ZapiRoute {
         .unwrap_or_else(|| panic!("{release}: no frame for step {step}"));
     let f = decode_all(&raw, raw.len()).remove(0);
     d.decode_route(&f).unwrap()
+}
+
+/// The numbering table and weight width each captured release's `show
+/// version` selects (docs/ZAPI.md's table): what the other golden tests
+/// decode with.
+#[test]
+fn captured_releases_select_their_numbering_table() {
+    for (rel, numbering, weight_u64) in [
+        ("8.4.4", Numbering::V8_2, false),
+        ("10.3", Numbering::V10_3, true),
+        ("10.7.1", Numbering::V10_3, true),
+    ] {
+        let (_, d) = dialect(rel);
+        assert_eq!(
+            (d.numbering, d.weight_u64),
+            (numbering, weight_u64),
+            "{rel}"
+        );
+    }
 }
 
 #[test]

@@ -5,7 +5,12 @@
 //! skipped by its length; a route with 300 nexthops is decoded whole; a
 //! route whose body is truncated is reported as undecodable. Nothing
 //! panics and the view after the last good dump is exactly that dump.
+//!
+//! zebra replaced by another release between sessions: the client reads the
+//! release again each time and speaks that release's numbering, for the
+//! captured releases and for every numbering table of the codec.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,33 +20,51 @@ use ribbridge::frr::TableMode;
 use ribbridge::frr::release::Release;
 use ribbridge::frr::zapi::client::{self, ZapiConfig, ZapiEvent};
 use ribbridge::frr::zapi::codec::{
-    Command, Dialect, Frame, FrameCodec, Gateway, Nexthop, ZapiRoute,
+    Command, Dialect, Frame, FrameCodec, Gateway, Nexthop, Numbering, ROUTE_SYSTEM, ZapiRoute,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 use tokio_util::codec::{Decoder, Encoder};
 
-const SHOW_VERSION: &[u8] = include_bytes!("data/frr/frr-10.7.1/vty-show-version.bin");
-
-/// The captures of one release's vty answers.
+/// One release's vty answers (raw replies, trailer included): captured from
+/// the real daemons, or made up for a numbering the lab does not run.
+#[derive(Clone)]
 struct Captured {
-    show_version: &'static [u8],
-    running_config: &'static [u8],
+    show_version: Cow<'static, [u8]>,
+    running_config: Cow<'static, [u8]>,
 }
 
 const FRR_10_7: Captured = Captured {
-    show_version: SHOW_VERSION,
-    running_config: include_bytes!("data/frr/frr-10.7.1/vty-bgpd-running-config.bin"),
+    show_version: Cow::Borrowed(include_bytes!("data/frr/frr-10.7.1/vty-show-version.bin")),
+    running_config: Cow::Borrowed(include_bytes!(
+        "data/frr/frr-10.7.1/vty-bgpd-running-config.bin"
+    )),
 };
 const FRR_8_4: Captured = Captured {
-    show_version: include_bytes!("data/frr/frr-8.4.4/vty-show-version.bin"),
-    running_config: include_bytes!("data/frr/frr-8.4.4/vty-bgpd-running-config.bin"),
+    show_version: Cow::Borrowed(include_bytes!("data/frr/frr-8.4.4/vty-show-version.bin")),
+    running_config: Cow::Borrowed(include_bytes!(
+        "data/frr/frr-8.4.4/vty-bgpd-running-config.bin"
+    )),
 };
+
+/// The first release of numbering `n`, redistributing table 198 the way
+/// that release can (table-direct from 10.0, else import-table).
+fn made_up(n: Numbering) -> Captured {
+    let (major, minor) = n.first_release();
+    let mode = if major >= 10 { "table-direct" } else { "table" };
+    let reply = |text: String| Cow::Owned([text.as_bytes(), &[0, 0, 0, 0]].concat());
+    Captured {
+        show_version: reply(format!("FRRouting {major}.{minor} (fake) on Linux(6.1).\n")),
+        running_config: reply(format!(
+            "router bgp 65000\n address-family ipv4 unicast\n  redistribute {mode} 198\n"
+        )),
+    }
+}
 
 /// zebra.vty / bgpd.vty: `enable` succeeds, `show version` and `show
 /// running-config` answer as the release `which` currently holds.
-async fn fake_vty(l: UnixListener, which: Arc<Mutex<&'static Captured>>) {
+async fn fake_vty(l: UnixListener, which: Arc<Mutex<Captured>>) {
     loop {
         let Ok((mut s, _)) = l.accept().await else {
             return;
@@ -58,11 +81,11 @@ async fn fake_vty(l: UnixListener, which: Arc<Mutex<&'static Captured>>) {
                 buf.extend_from_slice(&b[..n]);
                 while let Some(end) = buf.iter().position(|c| *c == 0) {
                     let cmd: Vec<u8> = buf.drain(..=end).collect();
-                    let rel: &Captured = *which.lock().expect("lock");
+                    let rel = which.lock().expect("lock").clone();
                     let reply: &[u8] = if cmd.starts_with(b"show version") {
-                        rel.show_version
+                        &rel.show_version
                     } else if cmd.starts_with(b"show running-config") {
-                        rel.running_config
+                        &rel.running_config
                     } else {
                         b"\0\0\0\0"
                     };
@@ -72,6 +95,54 @@ async fn fake_vty(l: UnixListener, which: Arc<Mutex<&'static Captured>>) {
                 }
             }
         });
+    }
+}
+
+impl Captured {
+    /// The release its `show version` names.
+    fn release(&self) -> Release {
+        Release::from_show_version(&String::from_utf8_lossy(&self.show_version)).expect("release")
+    }
+}
+
+/// A fake zebra and bgpd in a temporary directory, answering as `which`
+/// holds, and a client task subscribed through them.
+struct Fake {
+    /// The sockets' directory: keep it bound, it is deleted when dropped.
+    _dir: tempfile::TempDir,
+    /// The release the vty sockets answer as.
+    which: Arc<Mutex<Captured>>,
+    /// zserv.api: each accept is one client session.
+    zserv: UnixListener,
+    /// What the client reports.
+    rx: mpsc::Receiver<ZapiEvent>,
+    /// The client.
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Starts the fakes answering as `rel` and a client with table 198, `mode`
+/// (`None`: read from bgpd) and an event channel of `channel` slots; it
+/// reconnects within 10-50 ms.
+fn start(rel: Captured, mode: Option<TableMode>, channel: usize) -> Fake {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let which = Arc::new(Mutex::new(rel));
+    for sock in ["zebra.vty", "bgpd.vty"] {
+        let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
+        tokio::spawn(fake_vty(l, which.clone()));
+    }
+    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
+    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
+    cfg.mode = mode;
+    cfg.backoff_min = Duration::from_millis(10);
+    cfg.backoff_max = Duration::from_millis(50);
+    let (tx, rx) = mpsc::channel(channel);
+    let task = tokio::spawn(client::run(cfg, tx));
+    Fake {
+        _dir: dir,
+        which,
+        zserv,
+        rx,
+        task,
     }
 }
 
@@ -159,6 +230,11 @@ fn add(d: Dialect, r: &ZapiRoute) -> Vec<u8> {
 /// Accept the next session, send `out`, then either hold it open until the
 /// client hangs up (`hold`) or close it.
 async fn session(l: &UnixListener, out: Vec<u8>, hold: bool) -> UnixStream {
+    session_with(l, out, hold).await.0
+}
+
+/// [`session`], also returning what the client said first.
+async fn session_with(l: &UnixListener, out: Vec<u8>, hold: bool) -> (UnixStream, Vec<Frame>) {
     let (mut s, _) = tokio::time::timeout(Duration::from_secs(5), l.accept())
         .await
         .expect("the client reconnects")
@@ -166,12 +242,12 @@ async fn session(l: &UnixListener, out: Vec<u8>, hold: bool) -> UnixStream {
     // The client's HELLO, two REDISTRIBUTE_ADDs and its ROUTER_ID_ADD
     // first: zebra answers only after them.
     let mut got = BytesMut::new();
-    let mut frames = 0;
-    while frames < 4 {
+    let mut frames = Vec::new();
+    while frames.len() < 4 {
         let n = s.read_buf(&mut got).await.expect("read the subscription");
         assert!(n > 0, "the client hung up before subscribing");
-        while let Some(_f) = FrameCodec.decode(&mut got).expect("the client's frames") {
-            frames += 1;
+        while let Some(f) = FrameCodec.decode(&mut got).expect("the client's frames") {
+            frames.push(f);
         }
     }
     s.write_all(&out).await.expect("write");
@@ -181,7 +257,44 @@ async fn session(l: &UnixListener, out: Vec<u8>, hold: bool) -> UnixStream {
         let mut sink = Vec::new();
         let _ = tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut sink)).await;
     }
-    s
+    (s, frames)
+}
+
+/// One session as `rel` (which the vty fakes must already serve): zebra
+/// dumps one VIP route of the type `mode` subscribes to, then hangs up.
+/// Asserts that the client reported that release and mode, decoded the
+/// route in that release's numbering and synced on it; returns what the
+/// client said first.
+async fn dump_one_route_as(
+    zserv: &UnixListener,
+    rx: &mut mpsc::Receiver<ZapiEvent>,
+    rel: &Captured,
+    mode: TableMode,
+) -> Vec<Frame> {
+    let release = rel.release();
+    let d = release.dialect().expect("dialect");
+    let rtype = client::route_type(d, mode).expect("route type");
+    let mut out = add(d, &route_of(rtype, "192.0.2.10/32", 1));
+    out.extend(marker(d));
+    // zebra goes away after the dump (the release is replaced).
+    let (s, said) = session_with(zserv, out, false).await;
+    drop(s);
+    let (reason, seen) = until_disconnected(rx).await;
+    assert!(
+        matches!(&seen[0], ZapiEvent::Connected { release: r, mode: m, .. } if *r == release && *m == mode),
+        "FRR {release}: {seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, ZapiEvent::RouteAdd { route } if route.route_type == rtype)),
+        "FRR {release}: the VIP decoded with its numbering: {seen:?}"
+    );
+    assert!(
+        matches!(seen.last(), Some(ZapiEvent::Synced { routes: 1, .. })),
+        "FRR {release}: {seen:?}"
+    );
+    assert!(reason.contains("closed"), "{reason}");
+    said
 }
 
 async fn next(rx: &mut mpsc::Receiver<ZapiEvent>) -> ZapiEvent {
@@ -203,20 +316,14 @@ async fn until_disconnected(rx: &mut mpsc::Receiver<ZapiEvent>) -> (String, Vec<
 
 #[tokio::test]
 async fn malformed_frames_end_the_session_and_the_client_reconnects() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let vty = UnixListener::bind(dir.path().join("zebra.vty")).expect("bind vty");
-    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(&FRR_10_7))));
-    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
-    let d = Release::from_show_version(&String::from_utf8_lossy(SHOW_VERSION))
-        .expect("release")
-        .dialect()
-        .expect("dialect");
-    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
-    cfg.mode = Some(TableMode::TableDirect);
-    cfg.backoff_min = Duration::from_millis(10);
-    cfg.backoff_max = Duration::from_millis(50);
-    let (tx, mut rx) = mpsc::channel(1024);
-    let task = tokio::spawn(client::run(cfg, tx));
+    let Fake {
+        zserv,
+        mut rx,
+        task,
+        _dir,
+        ..
+    } = start(FRR_10_7, Some(TableMode::TableDirect), 1024);
+    let d = FRR_10_7.release().dialect().expect("dialect");
     let vip = route(d, "192.0.2.10/32", 1);
     let cmd_add = d.command(Command::RedistributeRouteAdd);
 
@@ -324,53 +431,68 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
 /// that release's frames; the view stays exactly zebra's.
 #[tokio::test]
 async fn a_release_switch_between_sessions_switches_numbering() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let which = Arc::new(Mutex::new(&FRR_10_7));
-    for sock in ["zebra.vty", "bgpd.vty"] {
-        let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
-        tokio::spawn(fake_vty(l, which.clone()));
-    }
-    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
-    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
-    cfg.backoff_min = Duration::from_millis(10);
-    cfg.backoff_max = Duration::from_millis(50);
-    let (tx, mut rx) = mpsc::channel(1024);
-    let task = tokio::spawn(client::run(cfg, tx));
-    for (rel, version, mode) in [
-        (&FRR_10_7, "10.7.1", TableMode::TableDirect),
-        (&FRR_8_4, "8.4.4", TableMode::ImportTable),
-        (&FRR_10_7, "10.7.1", TableMode::TableDirect),
+    let Fake {
+        _dir,
+        which,
+        zserv,
+        mut rx,
+        task,
+    } = start(FRR_10_7, None, 1024);
+    for (rel, mode) in [
+        (&FRR_10_7, TableMode::TableDirect),
+        (&FRR_8_4, TableMode::ImportTable),
+        (&FRR_10_7, TableMode::TableDirect),
     ] {
-        *which.lock().expect("lock") = rel;
-        let d = Release::from_show_version(&String::from_utf8_lossy(rel.show_version))
-            .expect("release")
-            .dialect()
-            .expect("dialect");
+        *which.lock().expect("lock") = rel.clone();
+        dump_one_route_as(&zserv, &mut rx, rel, mode).await;
+    }
+    task.abort();
+}
+
+/// Every numbering table of the codec (`Numbering::ALL`), each as its
+/// first release with the table mode that release has, one after the other
+/// on one client: the release zebra reports maps to that numbering, the
+/// client subscribes in it (HELLO's number and body length, the route type
+/// of REDISTRIBUTE_ADD, ROUTER_ID_ADD as the marker request) and decodes a
+/// route sent in it.
+#[tokio::test]
+async fn every_numbering_subscribes_and_decodes_in_its_own_numbers() {
+    let Fake {
+        _dir,
+        which,
+        zserv,
+        mut rx,
+        task,
+    } = start(made_up(Numbering::ALL[0]), None, 1024);
+    for n in Numbering::ALL {
+        let rel = made_up(n);
+        *which.lock().expect("lock") = rel.clone();
+        let d = rel.release().dialect().expect("dialect");
+        assert_eq!(
+            d.numbering,
+            n,
+            "FRR {} maps to its own numbering",
+            rel.release()
+        );
+        let mode = if d.route_table_direct().is_some() {
+            TableMode::TableDirect
+        } else {
+            TableMode::ImportTable
+        };
         let rtype = client::route_type(d, mode).expect("route type");
-        let mut out = add(d, &route_of(rtype, "192.0.2.10/32", 1));
-        out.extend(marker(d));
-        // zebra goes away after the dump (the release is replaced).
-        drop(session(&zserv, out, false).await);
-        let (reason, seen) = until_disconnected(&mut rx).await;
-        match &seen[0] {
-            ZapiEvent::Connected {
-                release, mode: m, ..
-            } => {
-                assert!(release.text.starts_with(version), "{release:?}");
-                assert_eq!(*m, mode);
-            }
-            e => panic!("first event {e:?}"),
+        let said = dump_one_route_as(&zserv, &mut rx, &rel, mode).await;
+
+        let hello = &said[0];
+        assert_eq!(hello.command, d.command(Command::Hello), "{n:?}");
+        let notify = usize::from(d.hello_has_notify());
+        assert_eq!(hello.body.len(), 8 + notify, "{n:?}: HELLO's body");
+        assert_eq!(d.decode_hello(hello).expect("hello").proto, ROUTE_SYSTEM);
+        for f in &said[1..3] {
+            assert_eq!(f.command, d.command(Command::RedistributeAdd), "{n:?}");
+            let r = d.decode_redistribute(f).expect("redistribute");
+            assert_eq!((r.route_type, r.instance), (rtype, 198), "{n:?}");
         }
-        assert!(
-            seen.iter()
-                .any(|e| matches!(e, ZapiEvent::RouteAdd { route } if route.route_type == rtype)),
-            "FRR {version}: the VIP decoded with its numbering: {seen:?}"
-        );
-        assert!(
-            matches!(seen.last(), Some(ZapiEvent::Synced { routes: 1, .. })),
-            "FRR {version}: {seen:?}"
-        );
-        assert!(reason.contains("closed"), "{reason}");
+        assert_eq!(said[3].command, d.command(Command::RouterIdAdd), "{n:?}");
     }
     task.abort();
 }
@@ -382,18 +504,14 @@ async fn a_release_switch_between_sessions_switches_numbering() {
 /// scale run never became ready.)
 #[tokio::test]
 async fn a_dump_larger_than_the_channel_completes_in_one_session() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let vty = UnixListener::bind(dir.path().join("zebra.vty")).expect("bind vty");
-    tokio::spawn(fake_vty(vty, Arc::new(Mutex::new(&FRR_10_7))));
-    let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
-    let d = Release::from_show_version(&String::from_utf8_lossy(SHOW_VERSION))
-        .expect("release")
-        .dialect()
-        .expect("dialect");
-    let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
-    cfg.mode = Some(TableMode::TableDirect);
-    let (tx, mut rx) = mpsc::channel(16);
-    let task = tokio::spawn(client::run(cfg, tx));
+    let Fake {
+        zserv,
+        mut rx,
+        task,
+        _dir,
+        ..
+    } = start(FRR_10_7, Some(TableMode::TableDirect), 16);
+    let d = FRR_10_7.release().dialect().expect("dialect");
     let n: u32 = 5_000;
     let mut out = Vec::new();
     for i in 0..n {

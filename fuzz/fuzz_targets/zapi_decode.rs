@@ -8,19 +8,10 @@ use libfuzzer_sys::fuzz_target;
 use ribbridge::frr::zapi::codec::{Dialect, FrameCodec, Numbering};
 use tokio_util::codec::Decoder;
 
-const ALL: [Numbering; 6] = [
-    Numbering::V8_2,
-    Numbering::V9_0,
-    Numbering::V9_1,
-    Numbering::V10_0,
-    Numbering::V10_2,
-    Numbering::V10_3,
-];
-
 fuzz_target!(|data: &[u8]| {
     let mut buf = BytesMut::from(data);
     while let Ok(Some(frame)) = FrameCodec.decode(&mut buf) {
-        for n in ALL {
+        for n in Numbering::ALL {
             for w64 in [false, true] {
                 let d = Dialect::new(n).with_weight_u64(w64);
                 if let Ok(r) = d.decode_route(&frame) {

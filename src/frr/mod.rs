@@ -119,6 +119,9 @@ pub struct Report {
 /// Why FRR could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FrrError {
+    /// The release or the table mode could not be found out.
+    #[error(transparent)]
+    Discover(#[from] zapi::client::DiscoverError),
     /// zebra's ZAPI socket: connect, release, table mode, or the dump.
     #[error("zebra's ZAPI socket in {}: {reason}", dir.display())]
     Zapi {
@@ -140,15 +143,9 @@ pub enum FrrError {
 /// Read zebra's ZAPI dump, zebra's table and bgpd's sessions once.
 pub async fn report(input: &ReportInput) -> Result<Report, FrrError> {
     let dir = &input.frr_dir;
-    let zapi_err = |reason: String| FrrError::Zapi {
-        dir: dir.clone(),
-        reason,
-    };
     let mut cfg = ZapiConfig::in_dir(dir, input.table);
     cfg.mode = input.table_mode;
-    let (release, _, mode) = zapi::client::discover(&cfg)
-        .await
-        .map_err(|e| zapi_err(e.to_string()))?;
+    let (release, _, mode) = zapi::client::discover(&cfg).await?;
     let zapi_routes = zapi_dump(cfg, input.timeout).await?;
     let vty = |name: &str| {
         let path = dir.join(name);
