@@ -9,9 +9,11 @@
 //! daemon logged there) and `expected.json` (the actions of every step that
 //! returned any, by line of `events.jsonl`, and each VIP's final state).
 //!
-//! Two checks per case: the replay returns exactly the expected actions and
-//! final states; and its state changes are the ones the daemon logged in
-//! the lab (ground truth that blessing does not rewrite).
+//! Three checks per case: the replay returns exactly the expected actions
+//! and final states; its state changes are the ones the daemon logged in
+//! the lab; and its heal actions are the ones the daemon executed (the
+//! recording's `heal_done` events). The last two are ground truth from the
+//! lab, which blessing does not rewrite.
 //!
 //! `RIBBRIDGE_BLESS=1 cargo test --test reconcile_cases` rewrites every
 //! `expected.json` from the replay; `scripts/record-cases.sh` records the
@@ -253,6 +255,18 @@ fn changes(e: &Expected) -> Vec<(String, TableId, String)> {
         .collect()
 }
 
+/// The heal actions a replay asks for, in order.
+fn heals(e: &Expected) -> Vec<HealAction> {
+    e.steps
+        .iter()
+        .flat_map(|s| &s.actions)
+        .filter_map(|a| match a {
+            Action::Heal { action, .. } => Some(*action),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `expected.json`: one line per step, so a re-blessed case diffs by step.
 fn render(e: &Expected) -> String {
     let mut out = String::from("{\n  \"steps\": [\n");
@@ -281,6 +295,24 @@ fn check(case: &Case) -> Result<(), String> {
         return Err(format!(
             "case {}: the replay's state changes are not the ones the daemon logged in the lab ({}):\n  replay: {logged:?}\n  logged: {:?}\n  (a change of the core's behaviour: record the case again, scripts/record-cases.sh {})",
             case.name, case.info.source, case.info.logged, case.name
+        ));
+    }
+    // The heals the daemon executed are in the recording (one HealDone
+    // each); the replay asks for the same, plus at most one still running
+    // when the daemon stopped.
+    let done: Vec<HealAction> = case
+        .events
+        .iter()
+        .filter_map(|(_, _, e)| match e {
+            Event::HealDone { action, .. } => Some(*action),
+            _ => None,
+        })
+        .collect();
+    let asked = heals(&actual);
+    if !(asked.starts_with(&done) && asked.len() <= done.len() + 1) {
+        return Err(format!(
+            "case {}: the replay's heals are not the ones the daemon executed in the lab ({}):\n  replay: {asked:?}\n  executed: {done:?}",
+            case.name, case.info.source
         ));
     }
     let path = case.dir.join("expected.json");

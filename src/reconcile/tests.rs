@@ -1,9 +1,9 @@
 //! Scenario tests of the pure core: each feeds events with explicit times
 //! and asserts the classes and actions, as a recorded run would replay.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::step::sessions_since;
+use super::step::initial_update_due;
 use super::*;
 use crate::model::{Prefix, TableId};
 
@@ -542,6 +542,12 @@ fn sessions_just_up_get_the_startup_grace() {
         Redistribution::TableDirect,
     );
     converge(&mut s, 0);
+    // bgpd says how long the session that sent the VIP is up: a minute.
+    let old = PeerView {
+        up_ms: Some(60_000),
+        ..peer(true)
+    };
+    step(&mut s, Event::BgpView { peers: vec![old] }, 500);
     let fresh = |up_ms| PeerView {
         up_ms: Some(up_ms),
         ..peer(false)
@@ -575,20 +581,41 @@ fn sessions_just_up_get_the_startup_grace() {
     assert_eq!(state_of(&s), Class::NotRedistributed, "{a:?}");
     assert_eq!(heals(&a), vec![HealAction::RealmToggle]);
 
-    // Sessions up since before this process started (clock zero): old.
-    let old = PeerView {
-        up_ms: Some(60_000),
+    // The end of the grace: from the oldest session's coming up, also
+    // before this process started (ribbridge started beside a bgpd up 2 s:
+    // the `*-withdraw` cases); none for sessions that have sent the table.
+    let none = BTreeMap::new();
+    let up = |ms| PeerView {
+        up_ms: Some(ms),
         ..peer(false)
     };
-    assert_eq!(sessions_since(&[old], Some(1_000)), None);
     assert_eq!(
-        sessions_since(&[fresh(500)], Some(1_000)),
-        Some(500),
-        "up 500 ms at 1 s"
+        initial_update_due(&[up(500)], Some(1_000), &none, 10_000),
+        Some(10_500)
+    );
+    assert_eq!(
+        initial_update_due(&[up(2_000)], Some(11), &none, 10_000),
+        Some(8_011)
+    );
+    assert_eq!(
+        initial_update_due(&[up(60_000)], Some(1_000), &none, 10_000),
+        Some(0),
+        "up for a minute: over"
+    );
+    let sent: BTreeMap<String, Option<i64>> = [("198.18.1.1".to_string(), Some(0))].into();
+    assert_eq!(
+        initial_update_due(&[up(500)], Some(1_000), &sent, 10_000),
+        None
+    );
+    assert_eq!(
+        initial_update_due(&[peer(false)], Some(1_000), &none, 10_000),
+        None,
+        "unknown uptime: no delay"
     );
 
-    // Sessions of unknown age, or older than the VIP's state (8.4's
-    // heartbeat drops an import under sessions up for long): the plain 2 s.
+    // Sessions of unknown age, or that sent the VIP before (8.4's
+    // heartbeat drops an import under sessions that advertised it): the
+    // plain 2 s, however young they are.
     for up in [None, Some(5_000)] {
         let mut s = ready(
             Config::default(),
