@@ -6,7 +6,7 @@
 //! recorded or reported (events, actions, configuration, state) is serde;
 //! their JSON form is what `ribbridge run --record` writes and what the
 //! cases under `tests/data/reconcile/` hold, so it does not change without
-//! re-recording them. The decisions live in [`super::step`].
+//! re-recording them. The decisions live in [`step`](fn@super::step).
 
 use std::collections::{BTreeMap, BTreeSet};
 
