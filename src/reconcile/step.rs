@@ -365,7 +365,7 @@ pub(super) fn initial_update_due(
     }
     // A session up before our clock's zero may still be young: the end of
     // its grace is computed without going below zero.
-    oldest.map(|up| (at + grace).saturating_sub(up))
+    oldest.map(|up| at.saturating_add(grace).saturating_sub(up))
 }
 
 /// Keep [`State`]'s record of the sessions that have sent bgpd's table
