@@ -3,11 +3,11 @@
 //!
 //! Every daemon records the events its core sees (`--record`). With
 //! `RIBBRIDGE_KEEP_RECORDS=DIR` set, [`Daemon::stop`] and [`Daemon::kill9`]
-//! keep that recording as `DIR/<test>/<namespace>[-N].jsonl`, beside the
-//! `reconcile::Config` the daemon ran with (`.config.json`), the flags
-//! (`.args.json`) and the classes it logged (`.classes.json`):
-//! `scripts/record-cases.sh` files them as the replayed cases of
-//! `tests/data/reconcile/`.
+//! keep that recording as `DIR/<test>/<namespace>[-N].jsonl` (N counts the
+//! daemons a test started in that namespace), beside the `reconcile::Config`
+//! the daemon ran with (`.config.json`) and `.case.json`: the test, the
+//! daemon's flags and the state changes it logged. `scripts/record-cases.sh`
+//! files them as the replayed cases of `tests/data/reconcile/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -235,13 +235,22 @@ impl Daemon {
             "config.json",
             &serde_json::to_value(&config).expect("config"),
         );
+        // A `--config` file is a temporary path: its effect is in
+        // config.json, its name is noise.
+        let mut args = self.args.clone();
+        for i in 1..args.len() {
+            if args[i - 1] == "--config" {
+                args[i] = "FILE".to_string();
+            }
+        }
         write(
-            "args.json",
-            &serde_json::to_value(&self.args).expect("args"),
-        );
-        write(
-            "classes.json",
-            &serde_json::to_value(&logged).expect("classes"),
+            "case.json",
+            &serde_json::json!({
+                "source": thread.name().unwrap_or("unnamed"),
+                "daemon": stem,
+                "args": args,
+                "logged": logged,
+            }),
         );
         // The recording is only worth keeping if it replays to what the
         // daemon logged: say so at once, not when the case is filed.

@@ -133,3 +133,459 @@ impl ZapiView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Every translation, with the edge cases the owner relies on: routes
+    //! of other tables and non-VIP routes reach the core, which ignores
+    //! them; a re-dump is the whole view; a stale delete after a reconnect
+    //! leaves zebra's synced view; frames that did not decode and link
+    //! events are no core events.
+
+    use super::*;
+    use crate::frr::ZapiRoute;
+    use crate::kernel::{Nexthop, ResyncReason};
+    use crate::reconcile::{self, Config, State, Vantage};
+
+    const VIP: &str = "192.0.2.10/32";
+    const OTHER: &str = "192.0.2.20/32";
+
+    fn p(s: &str) -> Prefix {
+        s.parse().expect("prefix")
+    }
+
+    /// A kube-vip route (protocol 248) with `legs` ECMP legs.
+    fn route(table: TableId, prefix: &str, legs: u32) -> Route {
+        Route {
+            table,
+            prefix: p(prefix),
+            protocol: 248,
+            scope: 0,
+            kind: 1,
+            metric: 0,
+            realm: None,
+            pref: None,
+            nhid: None,
+            nexthops: (0..legs)
+                .map(|i| Nexthop {
+                    gateway: None,
+                    oif: Some(i + 1),
+                    weight: 1,
+                    flags: 0,
+                })
+                .collect(),
+        }
+    }
+
+    fn zroute(prefix: &str) -> ZapiRoute {
+        ZapiRoute {
+            vrf_id: 0,
+            route_type: 31,
+            instance: 198,
+            flags: 0,
+            message: 0,
+            safi: 1,
+            prefix: p(prefix),
+            src_prefix: None,
+            nhg_id: None,
+            nexthops: Vec::new(),
+            backup_nexthops: Vec::new(),
+            distance: Some(14),
+            metric: Some(0),
+            tag: None,
+            mtu: None,
+            table_id: None,
+        }
+    }
+
+    fn frr_release(major: u32, minor: u32) -> FrrRelease {
+        FrrRelease {
+            major,
+            minor,
+            patch: None,
+            text: format!("{major}.{minor}"),
+        }
+    }
+
+    fn connected() -> ZapiEvent {
+        ZapiEvent::Connected {
+            release: frr_release(10, 7),
+            mode: TableMode::TableDirect,
+            table: 198,
+        }
+    }
+
+    fn synced() -> ZapiEvent {
+        ZapiEvent::Synced {
+            routes: 0,
+            dropped_stale: 0,
+        }
+    }
+
+    fn zebra_route(prefix: &str, present: bool) -> Event {
+        Event::ZebraRoute {
+            table: 198,
+            prefix: p(prefix),
+            present,
+        }
+    }
+
+    fn zebra_synced(prefixes: &[&str]) -> Event {
+        Event::ZebraSynced {
+            table: 198,
+            prefixes: prefixes.iter().map(|s| p(s)).collect(),
+        }
+    }
+
+    #[test]
+    fn facts_count_the_legs_that_forward() {
+        let r = route(198, VIP, 2);
+        assert_eq!(
+            facts(&r),
+            KernelFacts {
+                protocol: 248,
+                nexthops: 2
+            }
+        );
+        // A blackhole names `lo` as its device but forwards nothing.
+        let blackhole = Route {
+            kind: crate::kernel::types::RTN_BLACKHOLE,
+            ..route(198, VIP, 1)
+        };
+        assert_eq!(facts(&blackhole).nexthops, 0);
+    }
+
+    #[test]
+    fn route_events_become_kernel_routes() {
+        let add = KernelEvent::RouteAdded {
+            route: route(198, VIP, 1),
+        };
+        assert_eq!(
+            kernel(&add),
+            vec![Event::KernelRoute {
+                table: 198,
+                prefix: p(VIP),
+                route: Some(facts(&route(198, VIP, 1))),
+            }]
+        );
+        // A change reports the route as it is now: here a second leg.
+        let change = KernelEvent::RouteChanged {
+            old: route(198, VIP, 1),
+            new: route(198, VIP, 2),
+        };
+        assert_eq!(
+            kernel(&change),
+            vec![Event::KernelRoute {
+                table: 198,
+                prefix: p(VIP),
+                route: Some(KernelFacts {
+                    protocol: 248,
+                    nexthops: 2
+                }),
+            }]
+        );
+        let del = KernelEvent::RouteRemoved {
+            route: route(198, VIP, 2),
+        };
+        assert_eq!(
+            kernel(&del),
+            vec![Event::KernelRoute {
+                table: 198,
+                prefix: p(VIP),
+                route: None,
+            }]
+        );
+    }
+
+    #[test]
+    fn a_realm_only_replace_is_a_reassertion_not_a_change() {
+        let beat = KernelEvent::Reasserted {
+            route: Route {
+                realm: Some(2),
+                ..route(198, VIP, 1)
+            },
+        };
+        assert_eq!(
+            kernel(&beat),
+            vec![Event::KernelReasserted {
+                table: 198,
+                prefix: p(VIP),
+            }]
+        );
+    }
+
+    #[test]
+    fn addresses_come_and_go_and_links_are_no_core_events() {
+        let add = KernelEvent::AddressAdded {
+            ifindex: 1,
+            prefix: p(VIP),
+            len: 32,
+        };
+        let del = KernelEvent::AddressRemoved {
+            ifindex: 1,
+            prefix: p(VIP),
+            len: 32,
+        };
+        assert_eq!(
+            kernel(&add),
+            vec![Event::KernelAddress {
+                prefix: p(VIP),
+                present: true
+            }]
+        );
+        assert_eq!(
+            kernel(&del),
+            vec![Event::KernelAddress {
+                prefix: p(VIP),
+                present: false
+            }]
+        );
+        for link in [
+            KernelEvent::LinkUp {
+                ifindex: 2,
+                name: "eth0".into(),
+            },
+            KernelEvent::LinkDown {
+                ifindex: 2,
+                name: "eth0".into(),
+            },
+        ] {
+            assert_eq!(kernel(&link), vec![], "{link:?}");
+        }
+    }
+
+    #[test]
+    fn a_resync_is_the_whole_view_even_when_empty() {
+        let ev = KernelEvent::Resynced {
+            reason: ResyncReason::Overrun,
+            routes: vec![route(198, VIP, 1), route(198, OTHER, 3)],
+        };
+        assert_eq!(
+            kernel(&ev),
+            vec![Event::KernelSynced {
+                routes: vec![
+                    KernelEntry {
+                        table: 198,
+                        prefix: p(VIP),
+                        facts: facts(&route(198, VIP, 1)),
+                    },
+                    KernelEntry {
+                        table: 198,
+                        prefix: p(OTHER),
+                        facts: facts(&route(198, OTHER, 3)),
+                    },
+                ],
+            }]
+        );
+        // An empty table after a resync clears the core's mirror: the
+        // event must still come.
+        let empty = KernelEvent::Resynced {
+            reason: ResyncReason::Timer,
+            routes: vec![],
+        };
+        assert_eq!(kernel(&empty), vec![Event::KernelSynced { routes: vec![] }]);
+    }
+
+    /// Routes of unwatched tables, and at the router routes that are not a
+    /// configured VIP, translate as they are; the core drops them.
+    #[test]
+    fn other_tables_and_non_vip_routes_are_ignored_by_the_core() {
+        let mut node = State::new(Config::default(), 0);
+        for e in kernel(&KernelEvent::RouteAdded {
+            route: route(254, VIP, 1),
+        }) {
+            assert_eq!(
+                e,
+                Event::KernelRoute {
+                    table: 254,
+                    prefix: p(VIP),
+                    route: Some(facts(&route(254, VIP, 1))),
+                }
+            );
+            assert_eq!(reconcile::step(&mut node, e, 10), vec![]);
+        }
+        assert!(node.vips.is_empty(), "{:?}", node.vips);
+
+        let mut router = State::new(
+            Config {
+                vantage: Vantage::Router,
+                tables: vec![254],
+                vips: [p(VIP)].into(),
+                ..Config::default()
+            },
+            0,
+        );
+        for e in kernel(&KernelEvent::Resynced {
+            reason: ResyncReason::Startup,
+            routes: vec![route(254, VIP, 2), route(254, "10.0.0.0/8", 1)],
+        }) {
+            reconcile::step(&mut router, e, 10);
+        }
+        let keys: Vec<_> = router.vips.keys().copied().collect();
+        assert_eq!(keys, vec![(254, p(VIP))], "only the configured VIP");
+        assert_eq!(
+            router.vips[&(254, p(VIP))].kernel,
+            Some(facts(&route(254, VIP, 2)))
+        );
+    }
+
+    #[test]
+    fn releases_and_table_modes() {
+        assert_eq!(
+            release(&frr_release(10, 7)),
+            Release {
+                major: 10,
+                minor: 7
+            }
+        );
+        assert_eq!(release(&frr_release(8, 4)), Release { major: 8, minor: 4 });
+        // Out of the core's range: saturates, never wraps to an old release.
+        assert_eq!(
+            release(&frr_release(u32::MAX, 70_000)),
+            Release {
+                major: u16::MAX,
+                minor: u16::MAX
+            }
+        );
+        assert_eq!(
+            redistribution(TableMode::TableDirect),
+            Redistribution::TableDirect
+        );
+        assert_eq!(
+            redistribution(TableMode::ImportTable),
+            Redistribution::ImportTable
+        );
+    }
+
+    #[test]
+    fn a_session_dump_becomes_one_synced_view() {
+        let mut v = ZapiView::new(198);
+        assert_eq!(
+            v.apply(&connected()),
+            vec![Event::ZebraUp {
+                release: Release {
+                    major: 10,
+                    minor: 7
+                },
+                redistribution: Redistribution::TableDirect,
+            }]
+        );
+        assert_eq!(
+            v.apply(&ZapiEvent::RouteAdd { route: zroute(VIP) }),
+            vec![zebra_route(VIP, true)]
+        );
+        v.apply(&ZapiEvent::RouteAdd {
+            route: zroute(OTHER),
+        });
+        // An add is an upsert: the same route again is still one route.
+        v.apply(&ZapiEvent::RouteAdd { route: zroute(VIP) });
+        assert_eq!(v.apply(&synced()), vec![zebra_synced(&[VIP, OTHER])]);
+        // Live changes after the dump.
+        assert_eq!(
+            v.apply(&ZapiEvent::RouteDel {
+                route: zroute(OTHER),
+                stale: false
+            }),
+            vec![zebra_route(OTHER, false)]
+        );
+        assert_eq!(v.apply(&synced()), vec![zebra_synced(&[VIP])]);
+    }
+
+    /// zebra restarted without OTHER: the client drops it as stale once the
+    /// new dump is complete. The synced view must not carry it over.
+    #[test]
+    fn a_stale_delete_after_a_reconnect_leaves_the_view() {
+        let mut v = ZapiView::new(198);
+        v.apply(&connected());
+        v.apply(&ZapiEvent::RouteAdd { route: zroute(VIP) });
+        v.apply(&ZapiEvent::RouteAdd {
+            route: zroute(OTHER),
+        });
+        v.apply(&synced());
+        assert_eq!(
+            v.apply(&ZapiEvent::Disconnected {
+                reason: "zebra closed the session".into(),
+                retry_in_ms: 100,
+            }),
+            vec![Event::ZebraDown]
+        );
+        v.apply(&connected());
+        v.apply(&ZapiEvent::RouteAdd { route: zroute(VIP) });
+        assert_eq!(
+            v.apply(&ZapiEvent::RouteDel {
+                route: zroute(OTHER),
+                stale: true
+            }),
+            vec![zebra_route(OTHER, false)]
+        );
+        assert_eq!(
+            v.apply(&ZapiEvent::Synced {
+                routes: 1,
+                dropped_stale: 1
+            }),
+            vec![zebra_synced(&[VIP])]
+        );
+    }
+
+    #[test]
+    fn a_delete_of_a_route_never_seen_is_harmless() {
+        let mut v = ZapiView::new(198);
+        v.apply(&connected());
+        assert_eq!(
+            v.apply(&ZapiEvent::RouteDel {
+                route: zroute(VIP),
+                stale: true
+            }),
+            vec![zebra_route(VIP, false)]
+        );
+        assert_eq!(v.apply(&synced()), vec![zebra_synced(&[])]);
+    }
+
+    /// A frame that did not decode is no event and changes nothing; a
+    /// session that ended forgets its routes (the next dump rebuilds them).
+    #[test]
+    fn undecodable_frames_and_ended_sessions() {
+        let mut v = ZapiView::new(198);
+        v.apply(&connected());
+        v.apply(&ZapiEvent::RouteAdd { route: zroute(VIP) });
+        assert_eq!(
+            v.apply(&ZapiEvent::Undecodable {
+                command: 31,
+                reason: "body too short for the prefix".into(),
+            }),
+            vec![]
+        );
+        assert_eq!(v.apply(&synced()), vec![zebra_synced(&[VIP])]);
+        v.apply(&ZapiEvent::Disconnected {
+            reason: "connection refused".into(),
+            retry_in_ms: 1_000,
+        });
+        assert_eq!(v.apply(&synced()), vec![zebra_synced(&[])]);
+        // A reconnect starts from nothing too.
+        v.apply(&ZapiEvent::RouteAdd {
+            route: zroute(OTHER),
+        });
+        v.apply(&connected());
+        assert_eq!(v.apply(&synced()), vec![zebra_synced(&[])]);
+    }
+
+    #[test]
+    fn the_view_names_the_table_it_was_made_for() {
+        let mut v = ZapiView::new(200);
+        assert_eq!(
+            v.apply(&ZapiEvent::RouteAdd { route: zroute(VIP) }),
+            vec![Event::ZebraRoute {
+                table: 200,
+                prefix: p(VIP),
+                present: true
+            }]
+        );
+        assert_eq!(
+            v.apply(&synced()),
+            vec![Event::ZebraSynced {
+                table: 200,
+                prefixes: [p(VIP)].into(),
+            }]
+        );
+    }
+}

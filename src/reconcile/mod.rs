@@ -4,7 +4,7 @@
 //! Contract (ARCHITECTURE.md, rule 1): no I/O, no tokio, no clock. Time is
 //! the `now` argument (milliseconds on the daemon's monotonic clock). The
 //! only input is [`Event`], serde-serialisable, so a run recorded as JSON
-//! lines replays through [`step`] to the same classes and actions. The only
+//! lines replays through [`step`](fn@step) to the same classes and actions. The only
 //! output is [`Action`]s; the daemon executes them and feeds results back as
 //! events.
 //!
@@ -22,7 +22,7 @@
 //!
 //! Cases: `tests/data/reconcile/<case>/` holds runs recorded on the lab's
 //! real FRR releases (`scripts/record-cases.sh`); `tests/reconcile_cases.rs`
-//! replays each through [`step`] and compares every action and the final
+//! replays each through [`step`](fn@step) and compares every action and the final
 //! classes with the case's expectations.
 
 #![deny(missing_docs)]

@@ -160,6 +160,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             Scope::All
         }
         Event::BgpView { peers } => {
+            note_sent(&mut state.sent, &peers, now);
             state.peers = peers;
             state.bgp_view_at = Some(now);
             Scope::All
@@ -282,15 +283,19 @@ fn evaluate(
         return decide_heal(state, key, now, actions) || confirm;
     }
     let mut due = v.observed_since + grace;
-    // Sessions that came up after the VIP took its current state (bgpd
-    // restarted) have not sent the table yet: a VIP they miss is not a
-    // drift before the startup grace. Sessions older than the state (a
-    // kube-vip heartbeat on 8.4) get the plain grace.
+    // Sessions that have not sent bgpd's table yet (bgpd restarted, or
+    // this process started beside a bgpd that just did) miss every VIP:
+    // not a drift before the startup grace since they came up. Sessions
+    // that did send it (a kube-vip heartbeat on 8.4 drops an import under
+    // sessions that advertised it) get the plain grace.
     if observed == Class::NotRedistributed {
-        if let Some(since) = sessions_since(&state.peers, state.bgp_view_at) {
-            if since >= v.since {
-                due = due.max(since + state.config.bgp_startup_grace_ms);
-            }
+        if let Some(until) = initial_update_due(
+            &state.peers,
+            state.bgp_view_at,
+            &state.sent,
+            state.config.bgp_startup_grace_ms,
+        ) {
+            due = due.max(until);
         }
     }
     // Every class reads the polled views (bgpd's peers, zebra's table): it
@@ -339,19 +344,60 @@ fn evaluate(
     false
 }
 
-/// When the oldest established session came up, if bgpd said so for every
-/// established session (an unknown uptime counts as old: no delay; so does
-/// a session that came up before this process started).
-pub(super) fn sessions_since(peers: &[PeerView], view_at: Option<Millis>) -> Option<Millis> {
+/// When the startup grace of the established sessions ends, if none of
+/// them has sent bgpd's table yet: the oldest session's coming up plus
+/// `grace`. None (no delay) when one of them has sent it, when bgpd did not
+/// say how long a session is up, or when there is no view or no session.
+pub(super) fn initial_update_due(
+    peers: &[PeerView],
+    view_at: Option<Millis>,
+    sent: &BTreeMap<String, Option<i64>>,
+    grace: Millis,
+) -> Option<Millis> {
     let at = view_at?;
     let mut oldest: Option<Millis> = None;
     for p in peers.iter().filter(|p| p.established) {
+        if sent.contains_key(&p.peer) {
+            return None;
+        }
         let up = p.up_ms?;
         oldest = Some(oldest.map_or(up, |o| o.max(up)));
     }
-    // A session older than our clock's zero predates this process: old.
-    oldest.and_then(|up| at.checked_sub(up))
+    // A session up before our clock's zero may still be young: the end of
+    // its grace is computed without going below zero.
+    oldest.map(|up| at.saturating_add(grace).saturating_sub(up))
 }
+
+/// Keep [`State`]'s record of the sessions that have sent bgpd's table
+/// up to date with a fresh view taken at `at`: a session that went down,
+/// or came up again since (its coming up moved later by more than bgpd's
+/// one-second uptime resolution), has not sent it any more; an established
+/// session that advertises something has.
+fn note_sent(sent: &mut BTreeMap<String, Option<i64>>, peers: &[PeerView], at: Millis) {
+    let ms = |t: Millis| i64::try_from(t).unwrap_or(i64::MAX);
+    let came_up = |p: &PeerView| p.up_ms.map(|up| ms(at).saturating_sub(ms(up)));
+    sent.retain(|name, before| {
+        peers.iter().any(|p| {
+            p.established
+                && p.peer == *name
+                && !matches!((*before, came_up(p)), (Some(b), Some(n)) if n > b + UPTIME_RESOLUTION)
+        })
+    });
+    for p in peers.iter().filter(|p| p.established) {
+        match sent.get_mut(&p.peer) {
+            Some(known @ None) => *known = came_up(p),
+            Some(Some(_)) => {}
+            None if !p.advertised.is_empty() => {
+                sent.insert(p.peer.clone(), came_up(p));
+            }
+            None => {}
+        }
+    }
+}
+
+/// bgpd reports a session's uptime in whole seconds; with the poll's own
+/// latency, an estimate of when it came up moves by up to this much.
+const UPTIME_RESOLUTION: i64 = 1_500;
 
 /// The grace of a class: what waits on bgpd (a session, or sending a route
 /// zebra does redistribute) waits for bgpd's coalescing.

@@ -6,7 +6,7 @@
 //! recorded or reported (events, actions, configuration, state) is serde;
 //! their JSON form is what `ribbridge run --record` writes and what the
 //! cases under `tests/data/reconcile/` hold, so it does not change without
-//! re-recording them. The decisions live in [`super::step`].
+//! re-recording them. The decisions live in [`step`](fn@super::step).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -299,10 +299,13 @@ pub struct Config {
     /// The same for classes read from bgpd (`not_redistributed`, `no_peer`):
     /// bgpd batches new advertisements for up to its 1 s coalesce time.
     pub bgp_grace_ms: Millis,
-    /// After bgpd (re)starts, how long its sessions may take to send the
-    /// table before a VIP they miss is `not_redistributed`: measured ~4 s
-    /// on 10.7 between Established and the first update after a bgpd
-    /// restart (netns-tests/faults.rs).
+    /// How long a session may take after it came up to send bgpd's table,
+    /// before a VIP it misses is `not_redistributed`: measured ~4 s on 10.7
+    /// between Established and the first update after a bgpd restart
+    /// (netns-tests/faults.rs), and ~5 s on 8.4, 10.3 and 10.7 when
+    /// ribbridge starts beside a bgpd that just came up (the
+    /// `*-zebra-bgpd-restart` and `*-withdraw` cases). Only sessions that
+    /// have not advertised anything yet get it.
     #[serde(default = "default_startup_grace")]
     pub bgp_startup_grace_ms: Millis,
     /// Heal attempts per drift before giving up.
@@ -419,6 +422,12 @@ pub struct State {
     /// Deadlines: (time, VIP) pairs to re-evaluate at that time.
     #[serde(skip)]
     pub(super) wakeups: BTreeSet<(Millis, (TableId, Prefix))>,
+    /// Established sessions seen advertising something since they came up
+    /// (bgpd's initial-update delay is over for them), by peer, with when
+    /// they came up on our clock (negative: before this process started;
+    /// None: bgpd did not say).
+    #[serde(skip)]
+    pub(super) sent: BTreeMap<String, Option<i64>>,
 }
 
 impl State {
@@ -433,6 +442,7 @@ impl State {
             peers: Vec::new(),
             bgp_view_at: None,
             wakeups: BTreeSet::new(),
+            sent: BTreeMap::new(),
             config,
         };
         let table = s
