@@ -157,6 +157,7 @@ mod tests {
     /// A kube-vip route (protocol 248) with `legs` ECMP legs.
     fn route(table: TableId, prefix: &str, legs: u32) -> Route {
         Route {
+            prefsrc: None,
             table,
             prefix: p(prefix),
             protocol: 248,
