@@ -22,10 +22,9 @@ use std::net::{IpAddr, Ipv4Addr};
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ribbridge::kernel::wire::Message;
 use ribbridge::kernel::{Mirror, Nexthop, ResyncReason, Route};
+use ribbridge::model::{PeerView, Release, TableMode};
 use ribbridge::model::{Prefix, VIP_PROTOCOL, VIP_TABLE};
-use ribbridge::reconcile::{
-    self, Class, Event, KernelEntry, KernelFacts, PeerView, Redistribution, Release, State,
-};
+use ribbridge::reconcile::{self, Class, Event, KernelEntry, KernelFacts, State};
 
 const SIZES: [usize; 3] = [10, 10_000, 100_000];
 const NOW: u64 = 10_000;
@@ -56,11 +55,8 @@ fn state(n: usize) -> State {
         .collect();
     let events = [
         Event::ZebraUp {
-            release: Release {
-                major: 10,
-                minor: 7,
-            },
-            redistribution: Redistribution::TableDirect,
+            release: Release::new(10, 7),
+            table_mode: TableMode::TableDirect,
         },
         Event::KernelSynced { routes },
         Event::ZebraSynced {

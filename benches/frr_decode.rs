@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::BytesMut;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ribbridge::frr::release::Release;
+use ribbridge::frr::release::{Release, ReleaseNumbering};
 use ribbridge::frr::vty::codec::VtyCodec;
 use ribbridge::frr::vty::json::{parse_advertised, parse_route_table};
 use ribbridge::frr::zapi::codec::{Command, FrameCodec};

@@ -66,7 +66,7 @@ fn logged_classes(log: &[String]) -> Vec<Class> {
         .collect()
 }
 
-fn core_config(mode: reconcile::Mode, heal_addresses: bool) -> reconcile::Config {
+fn core_config(mode: ribbridge::model::Mode, heal_addresses: bool) -> reconcile::Config {
     reconcile::Config {
         mode,
         heal_addresses,
@@ -149,7 +149,7 @@ async fn consistent_then_heartbeat(frr: &'static str, beats: u32) {
         took < Duration::from_secs(1),
         "stops within a second: {took:?}"
     );
-    let replayed = replay(&record, core_config(reconcile::Mode::Repair, false));
+    let replayed = replay(&record, core_config(ribbridge::model::Mode::Repair, false));
     let logged = logged_classes(&log);
     assert!(!logged.is_empty());
     // The replay has no heal results to feed back beyond the recorded ones,

@@ -16,6 +16,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
+use ribbridge::frr::release::ReleaseNumbering;
 use ribbridge::frr::zapi::client::{ZapiConfig, run};
 use ribbridge::frr::zapi::codec::{Command, Dialect, FrameCodec, Hello, Redistribute};
 use ribbridge::frr::{Afi, TableMode, VtyClient, ZapiEvent, ZapiRoute, bgp_snapshot};
@@ -167,7 +168,7 @@ async fn frr_clients(frr: &'static str) {
     };
     assert_eq!(mode, want_mode, "mode read from bgpd's running config");
     assert!(
-        release.text.starts_with(frr),
+        release.to_string().starts_with(frr),
         "release {release} for lab {frr}"
     );
     s.until(SETTLE, "Synced", |e| matches!(e, ZapiEvent::Synced { .. }))

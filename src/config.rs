@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::model::{Mode, TableMode, Vantage};
 use crate::model::{Prefix, TableId, VIP_TABLE};
-use crate::reconcile::{Mode, Redistribution, Vantage};
 
 /// Where FRR's sockets are when nothing says otherwise.
 pub const DEFAULT_FRR_DIR: &str = "/var/run/frr";
@@ -56,8 +56,7 @@ pub struct Layer {
     /// Allow address-touching heal actions.
     pub heal_addresses: Option<bool>,
     /// Force the table mode instead of reading bgpd's configuration.
-    #[serde(default, deserialize_with = "table_mode")]
-    pub table_mode: Option<Redistribution>,
+    pub table_mode: Option<TableMode>,
     /// Slow refresh of bgpd's per-peer view, seconds.
     pub bgp_poll_secs: Option<u64>,
     /// Slow periodic kernel re-dump, seconds.
@@ -90,7 +89,7 @@ pub struct Settings {
     /// Allow address-touching heal actions.
     pub heal_addresses: bool,
     /// Forced table mode (None: read from bgpd).
-    pub table_mode: Option<Redistribution>,
+    pub table_mode: Option<TableMode>,
     /// bgpd slow refresh, seconds.
     pub bgp_poll_secs: u64,
     /// Kernel slow re-dump, seconds.
@@ -342,19 +341,6 @@ fn check_tables(
     Ok(t)
 }
 
-/// A table mode as the file spells it (`table-direct` or `table_direct`,
-/// `import-table` or `import_table`).
-fn table_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Redistribution>, D::Error> {
-    let m = String::deserialize(d)?;
-    match m.as_str() {
-        "table_direct" | "table-direct" => Ok(Some(Redistribution::TableDirect)),
-        "import_table" | "import-table" => Ok(Some(Redistribution::ImportTable)),
-        _ => Err(serde::de::Error::custom(format!(
-            "'{m}' is not a table mode: use table-direct or import-table"
-        ))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,7 +364,7 @@ mod tests {
         assert_eq!(s.grace_ms, 300);
         assert_eq!(s.listen.port(), 7999);
         assert_eq!(s.vips.len(), 1);
-        assert_eq!(s.table_mode, Some(Redistribution::ImportTable));
+        assert_eq!(s.table_mode, Some(TableMode::ImportTable));
     }
 
     #[test]
@@ -395,10 +381,7 @@ mod tests {
     #[test]
     fn bad_values_name_the_file_key_and_line() {
         let cases = [
-            (
-                "mode = \"fix\"",
-                ":1: unknown variant `fix`, expected `observe` or `repair`",
-            ),
+            ("mode = \"fix\"", ":1: 'fix' is not a mode: use observe"),
             ("tables = [254]", ": key 'tables': table 254 is reserved"),
             (
                 "tables = [70000]",

@@ -173,18 +173,34 @@ pub struct UnknownWord {
     pub allowed: &'static str,
 }
 
-/// How zebra feeds a kernel table to bgpd.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// How zebra feeds a kernel table to bgpd. Serialised snake_case
+/// (`table_direct`); read in either FRR's or that spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TableMode {
     /// `redistribute table-direct N` (FRR 10.0 and later).
-    #[serde(alias = "table-direct")]
     TableDirect,
     /// `ip import-table N` + `redistribute table N` (every release; the only
     /// one before 10.0).
-    #[serde(alias = "import-table")]
     ImportTable,
 }
+
+/// Deserialise a word type through its `FromStr`, so a file's bad value
+/// gets the same message as a flag's (naming the allowed words).
+macro_rules! deserialize_from_str {
+    ($t:ty) => {
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+deserialize_from_str!(TableMode);
+deserialize_from_str!(Mode);
+deserialize_from_str!(Vantage);
 
 impl TableMode {
     /// FRR's own spelling (`table-direct`, `import-table`).
@@ -287,7 +303,7 @@ impl fmt::Display for Release {
 }
 
 /// What the daemon does with a drift.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Decide and report; never act.
@@ -330,7 +346,7 @@ impl FromStr for Mode {
 }
 
 /// Where ribbridge runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Vantage {
     /// Beside the FRR that advertises the VIPs: the full join.

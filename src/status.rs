@@ -9,8 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::Vantage;
 use crate::model::{Prefix, TableId};
-use crate::reconcile::{Class, Millis, State, Vantage};
+use crate::reconcile::{Class, Millis, State};
 
 /// The `/status` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,8 +124,8 @@ pub fn document(
     StatusDoc {
         frr_release,
         mode: match state.config.mode {
-            crate::reconcile::Mode::Observe => "observe",
-            crate::reconcile::Mode::Repair => "repair",
+            crate::model::Mode::Observe => "observe",
+            crate::model::Mode::Repair => "repair",
         }
         .to_string(),
         vantage: state.config.vantage,
@@ -249,7 +250,8 @@ fn yes_no(b: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::{Config, Event, KernelFacts, PeerView, Redistribution, Release, step};
+    use crate::model::{PeerView, Release, TableMode};
+    use crate::reconcile::{Config, Event, KernelFacts, step};
 
     #[test]
     fn rfc3339_is_exact() {
@@ -266,11 +268,8 @@ mod tests {
         step(
             &mut s,
             Event::ZebraUp {
-                release: Release {
-                    major: 10,
-                    minor: 7,
-                },
-                redistribution: Redistribution::TableDirect,
+                release: Release::new(10, 7),
+                table_mode: TableMode::TableDirect,
             },
             0,
         );

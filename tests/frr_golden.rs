@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use bytes::BytesMut;
 use ribbridge::frr::TableMode;
-use ribbridge::frr::release::Release;
+use ribbridge::frr::release::{Release, ReleaseNumbering};
 use ribbridge::frr::vty::codec::{VtyCodec, VtyReply, VtyStatus};
 use ribbridge::frr::vty::json::{
     parse_advertised, parse_route_table, parse_summary, table_mode_from_config,
@@ -48,7 +48,7 @@ fn dialect(release: &str) -> (Release, Dialect) {
     let v = vty_reply(release, "show-version");
     assert_eq!(v.status, VtyStatus::Success);
     let r = Release::from_show_version(&v.text).unwrap();
-    assert_eq!(r.text, release);
+    assert_eq!(r.to_string(), release);
     let d = r.dialect().unwrap();
     (r, d)
 }

@@ -25,8 +25,9 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use ribbridge::model::Mode;
 use ribbridge::model::{Prefix, TableId};
-use ribbridge::reconcile::{self, Action, Class, Config, Event, HealAction, Millis, Mode, State};
+use ribbridge::reconcile::{self, Action, Class, Config, Event, HealAction, Millis, State};
 use serde::{Deserialize, Serialize};
 
 /// What a case must replay to.

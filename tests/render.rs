@@ -17,10 +17,11 @@ use std::error::Error as _;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use ribbridge::model::TableMode;
 use ribbridge::render::output::{self, Written};
 use ribbridge::render::{
-    self, Discovery, FrrRelease, IdentityError, MappingError, MappingSource, Note, RenderError,
-    RenderInput, Rendered, TemplateError, ValueError,
+    self, Discovery, IdentityError, MappingError, MappingSource, Note, RenderError, RenderInput,
+    Rendered, TemplateError, ValueError,
 };
 
 fn dir() -> PathBuf {
@@ -72,8 +73,8 @@ impl Case {
         self
     }
 
-    fn release(mut self, r: FrrRelease) -> Case {
-        self.input.frr_release = r;
+    fn release(mut self, r: TableMode) -> Case {
+        self.input.table_mode = r;
         self
     }
 
@@ -154,7 +155,7 @@ fn defaults_only() {
 fn defaults_only_for_frr_8_4() {
     let case = Case::file("defaults-only.json")
         .master0()
-        .release(FrrRelease::Frr84);
+        .release(TableMode::ImportTable);
     let t = render_ok(case, "defaults-only-8.4.conf").text;
     assert!(t.contains("\nip import-table 198\n"), "{t}");
     assert!(
@@ -287,7 +288,7 @@ fn every_optional_field() {
 fn every_optional_field_for_frr_8_4() {
     let case = Case::file("every-field.json")
         .master0()
-        .release(FrrRelease::Frr84);
+        .release(TableMode::ImportTable);
     render_ok(case, "every-field-8.4.conf");
 }
 
@@ -296,7 +297,7 @@ fn communities_standard_large_and_well_known() {
     let t = render_ok(Case::file("communities.json").master0(), "communities.conf").text;
     let std_line = " set community 64512:100 65535:0 no-export graceful-shutdown additive\n";
     let large = " set large-community 64512:7:42 additive\n";
-    // Attached to both families' redistribution, i.e. to what is sent.
+    // Attached to both families' table_mode, i.e. to what is sent.
     assert_eq!(t.matches(std_line).count(), 2, "{t}");
     assert_eq!(t.matches(large).count(), 2, "{t}");
 }
@@ -343,14 +344,14 @@ fn vips_without_a_peer_of_their_family_are_a_warning() {
 
 /// Render `json` (named peers.json) for master-0 with `release` and expect
 /// exactly `want` as the error's message.
-fn rejects_for(json: &str, release: FrrRelease, want: &str) -> RenderError {
+fn rejects_for(json: &str, release: TableMode, want: &str) -> RenderError {
     let e = Case::text(json).master0().release(release).err();
     assert_eq!(e.to_string(), want);
     e
 }
 
 fn rejects(json: &str, want: &str) -> RenderError {
-    rejects_for(json, FrrRelease::Frr10, want)
+    rejects_for(json, TableMode::TableDirect, want)
 }
 
 fn one_peer(fields: &str) -> String {
@@ -621,12 +622,12 @@ fn no_peers_and_release_mismatch() {
     assert!(matches!(e, RenderError::NoPeers { .. }), "{e:?}");
     rejects_for(
         r#"{"localASN": 64512, "defaultPeers": [{"peerAddress": "192.168.1.1", "peerASN": 1}], "apiVIPs": ["2001:db8::5"]}"#,
-        FrrRelease::Frr84,
+        TableMode::ImportTable,
         "peers.json: the mapping lists IPv6 VIPs but FRR 8.4 cannot advertise IPv6 VIPs (it has no IPv6 import-table; table-direct came with FRR 10): render for FRR 10 with --frr-release 10",
     );
     rejects_for(
         r#"{"localASN": 64512, "defaultPeers": [{"peerAddress": "2001:db8::1", "peerASN": 1}]}"#,
-        FrrRelease::Frr84,
+        TableMode::ImportTable,
         "peers.json: every peer of this host is IPv6 but FRR 8.4 cannot advertise IPv6 VIPs (it has no IPv6 import-table; table-direct came with FRR 10): render for FRR 10 with --frr-release 10",
     );
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
 use ribbridge::frr::TableMode;
-use ribbridge::frr::release::Release;
+use ribbridge::frr::release::{Release, ReleaseNumbering};
 use ribbridge::frr::zapi::client::{self, ZapiConfig, ZapiEvent};
 use ribbridge::frr::zapi::codec::{
     Command, Dialect, Frame, FrameCodec, Gateway, Nexthop, Numbering, ROUTE_SYSTEM, ZapiRoute,

@@ -6,7 +6,8 @@
 use libfuzzer_sys::fuzz_target;
 use ribbridge::render::identity::RouterId;
 use ribbridge::render::mapping::Mapping;
-use ribbridge::render::template::{self, Context, FrrRelease};
+use ribbridge::model::TableMode;
+use ribbridge::render::template::{self, Context};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -22,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     let mut hosts: Vec<String> = m.host_overrides.keys().take(4).cloned().collect();
     hosts.push("no-such-host".into());
     for h in &hosts {
-        for rel in [FrrRelease::Frr10, FrrRelease::Frr84] {
+        for rel in [TableMode::TableDirect, TableMode::ImportTable] {
             let ctx = Context::new(&m, h, id, rel);
             let _ = template::render("built-in", template::BUILTIN, &ctx);
         }

@@ -5,7 +5,7 @@
 
 use bytes::BytesMut;
 use libfuzzer_sys::fuzz_target;
-use ribbridge::frr::release::Release;
+use ribbridge::frr::release::{Release, ReleaseNumbering};
 use ribbridge::frr::vty::codec::VtyCodec;
 use ribbridge::frr::vty::json;
 use tokio_util::codec::Decoder;

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ribbridge::frr::release::Release;
+use ribbridge::frr::release::{Release, ReleaseNumbering};
 use ribbridge::frr::vty::json;
 
 fuzz_target!(|data: &[u8]| {

@@ -18,7 +18,7 @@ pub struct Args {
     table: u16,
     /// How bgpd is fed the table: table-direct or import-table; read from
     /// bgpd's running config when absent.
-    #[arg(long, value_parser = table_mode)]
+    #[arg(long, value_name = "table-direct|import-table")]
     table_mode: Option<TableMode>,
     /// How long to wait for zebra's ZAPI dump, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10)]
@@ -26,14 +26,6 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     json: bool,
-}
-
-fn table_mode(s: &str) -> Result<TableMode, String> {
-    match s {
-        "table-direct" | "table_direct" => Ok(TableMode::TableDirect),
-        "import-table" | "import_table" => Ok(TableMode::ImportTable),
-        _ => Err("use table-direct (FRR 10) or import-table".to_string()),
-    }
 }
 
 /// `ribbridge frr`.

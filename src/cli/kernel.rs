@@ -17,16 +17,8 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Only one family: 4 or 6 (default: both, IPv4 first).
-    #[arg(long, value_parser = family)]
+    #[arg(long, value_name = "4|6")]
     family: Option<Family>,
-}
-
-fn family(s: &str) -> Result<Family, String> {
-    match s {
-        "4" | "inet" => Ok(Family::Ipv4),
-        "6" | "inet6" => Ok(Family::Ipv6),
-        _ => Err("use 4 or 6".to_string()),
-    }
 }
 
 /// `ribbridge kernel`.

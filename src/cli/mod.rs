@@ -105,16 +105,26 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// A log filter that does not parse, and where it came from.
+#[derive(Debug, thiserror::Error)]
+#[error("{origin} '{text}' is not a log filter: {source}; use e.g. info or ribbridge=debug,warn")]
+struct LogFilterError {
+    origin: &'static str,
+    text: String,
+    source: tracing_subscriber::filter::ParseError,
+}
+
 /// The filter from RUST_LOG, else `--log`; names the bad one.
-fn log_filter(flag: &str) -> Result<tracing_subscriber::EnvFilter, String> {
+fn log_filter(flag: &str) -> Result<tracing_subscriber::EnvFilter, LogFilterError> {
     use tracing_subscriber::EnvFilter;
-    if let Ok(env) = std::env::var("RUST_LOG") {
-        return EnvFilter::try_new(&env).map_err(|e| {
-            format!("RUST_LOG='{env}' is not a log filter: {e}; use e.g. info or ribbridge=debug")
-        });
-    }
-    EnvFilter::try_new(flag).map_err(|e| {
-        format!("--log '{flag}' is not a log filter: {e}; use e.g. info or ribbridge=debug,warn")
+    let (origin, text) = match std::env::var("RUST_LOG") {
+        Ok(env) => ("RUST_LOG", env),
+        Err(_) => ("--log", flag.to_string()),
+    };
+    EnvFilter::try_new(&text).map_err(|source| LogFilterError {
+        origin,
+        text,
+        source,
     })
 }
 

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{EXIT_ERROR, EXIT_UNCHANGED};
-use crate::render::{self, Discovery, FrrRelease, MappingSource, RenderInput, output};
+use crate::model::TableMode;
+use crate::render::{self, Discovery, MappingSource, RenderInput, output};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = exit_status_help())]
@@ -56,11 +57,12 @@ pub enum Release {
     Frr84,
 }
 
-impl From<Release> for FrrRelease {
-    fn from(r: Release) -> FrrRelease {
+impl From<Release> for TableMode {
+    /// What each release renders: 8.4 has only import-table.
+    fn from(r: Release) -> TableMode {
         match r {
-            Release::Frr10 => FrrRelease::Frr10,
-            Release::Frr84 => FrrRelease::Frr84,
+            Release::Frr10 => TableMode::TableDirect,
+            Release::Frr84 => TableMode::ImportTable,
         }
     }
 }
@@ -90,7 +92,7 @@ fn execute(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         mapping: MappingSource::File(args.peers.clone()),
         hostname: args.hostname.clone(),
         router_id: args.router_id,
-        frr_release: args.frr_release.into(),
+        table_mode: args.frr_release.into(),
         template: args.template.clone(),
         discovery: Discovery::from_env(),
     };

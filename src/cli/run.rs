@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::config::{self, Layer, Settings};
+use crate::model::{Mode, Vantage};
 use crate::model::{Prefix, TableId};
-use crate::reconcile::{Mode, Vantage};
 
 /// `ribbridge run` flags. Each overrides the configuration file's key of
 /// the same name (`--table` is `tables`, `--vip` is `vips`).
@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, value_name = "ADDR:PORT")]
     listen: Option<SocketAddr>,
     /// What to do with a drift [default: repair].
-    #[arg(long, value_parser = mode)]
+    #[arg(long, value_name = "observe|repair")]
     mode: Option<Mode>,
     /// Write every event the core sees to FILE as JSON lines.
     #[arg(long, value_name = "FILE")]
@@ -43,24 +43,8 @@ pub struct Args {
     /// Where ribbridge runs: `node` (beside FRR: the full join) or `router`
     /// (only the kernel's ECMP legs of the configured VIPs; may watch the
     /// main table, 254).
-    #[arg(long, value_parser = vantage)]
+    #[arg(long, value_name = "node|router")]
     vantage: Option<Vantage>,
-}
-
-fn mode(s: &str) -> Result<Mode, String> {
-    match s {
-        "observe" => Ok(Mode::Observe),
-        "repair" => Ok(Mode::Repair),
-        _ => Err("use observe (decide and report, never act) or repair (heal)".to_string()),
-    }
-}
-
-fn vantage(s: &str) -> Result<Vantage, String> {
-    match s {
-        "node" => Ok(Vantage::Node),
-        "router" => Ok(Vantage::Router),
-        _ => Err("use node or router".to_string()),
-    }
 }
 
 impl Args {

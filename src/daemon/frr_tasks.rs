@@ -17,9 +17,10 @@ use tokio_util::sync::CancellationToken;
 use super::owner::Input;
 use crate::config::Settings;
 use crate::frr::zapi::client::{self as zapi, ZapiConfig};
-use crate::frr::{Afi, TableMode, VtyClient, ZapiEvent};
+use crate::frr::{Afi, VtyClient, ZapiEvent};
+use crate::model::PeerView;
 use crate::model::Prefix;
-use crate::reconcile::{Event, PeerView, Redistribution};
+use crate::reconcile::Event;
 use crate::telemetry;
 
 /// Coalescing trigger for the poller: many triggers while a poll runs make
@@ -37,10 +38,7 @@ impl PollTrigger {
 fn zapi_config(s: &Settings) -> ZapiConfig {
     let table = s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE);
     let mut cfg = ZapiConfig::in_dir(&s.frr_dir, u16::try_from(table).unwrap_or(u16::MAX));
-    cfg.mode = s.table_mode.map(|m| match m {
-        Redistribution::TableDirect => TableMode::TableDirect,
-        Redistribution::ImportTable => TableMode::ImportTable,
-    });
+    cfg.mode = s.table_mode;
     cfg
 }
 
@@ -190,7 +188,7 @@ pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), sup
                 Some(ZapiEvent::Disconnected { reason, .. }) => break Err(reason),
                 Some(ev) => {
                     if let ZapiEvent::Connected { release: r, .. } = &ev {
-                        release = Some(r.text.clone());
+                        release = Some(r.to_string());
                     }
                     let done = matches!(ev, ZapiEvent::Synced { .. });
                     events.push(ev);

@@ -117,7 +117,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
         });
     }
     // The router vantage reads only its kernel: no ZAPI, no vty.
-    if s.vantage == reconcile::Vantage::Node {
+    if s.vantage == crate::model::Vantage::Node {
         let (r, p, st) = (result_tx.clone(), poll.clone(), stop.clone());
         frr_tasks::spawn(&mut tasks, &s, frr_tx, r, p, st);
     }

@@ -206,7 +206,8 @@ impl Owner {
     /// Every route of a node's watched table is a VIP; at the router only
     /// the configured ones are.
     fn is_vip(&self, r: &Route) -> bool {
-        self.settings.vantage == reconcile::Vantage::Node || self.settings.vips.contains(&r.prefix)
+        self.settings.vantage == crate::model::Vantage::Node
+            || self.settings.vips.contains(&r.prefix)
     }
 
     fn on_zapi(&mut self, ev: ZapiEvent) {
@@ -216,9 +217,9 @@ impl Owner {
                 mode,
                 table,
             } => {
-                tracing::info!(release = %release.text, ?mode, table, "zebra: subscribed");
-                self.frr_release = Some(release.text.clone());
-                telemetry::build_info(&release.text);
+                tracing::info!(%release, ?mode, table, "zebra: subscribed");
+                self.frr_release = Some(release.to_string());
+                telemetry::build_info(&release.to_string());
                 telemetry::zapi_connected(true);
                 self.zebra_reason = "zebra's first view is not complete yet".to_string();
             }
@@ -360,7 +361,7 @@ pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonErr
     let kernel_events = w.resync(ResyncReason::Startup).await?;
     let config = reconcile::Config {
         grace_ms: 0,
-        mode: reconcile::Mode::Observe,
+        mode: crate::model::Mode::Observe,
         ..super::core_config(s)
     };
     let mut state = State::new(config, 0);

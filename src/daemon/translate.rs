@@ -6,10 +6,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::frr::{Release as FrrRelease, TableMode, ZapiEvent};
+use crate::frr::ZapiEvent;
 use crate::kernel::{KernelEvent, Route};
 use crate::model::{Prefix, TableId};
-use crate::reconcile::{Event, KernelEntry, KernelFacts, Redistribution, Release};
+use crate::reconcile::{Event, KernelEntry, KernelFacts};
 
 /// The core's view of a kernel route.
 pub fn facts(route: &Route) -> KernelFacts {
@@ -60,22 +60,6 @@ pub fn kernel(ev: &KernelEvent) -> Vec<Event> {
     }
 }
 
-/// The core's release from FRR's.
-pub fn release(r: &FrrRelease) -> Release {
-    Release {
-        major: u16::try_from(r.major).unwrap_or(u16::MAX),
-        minor: u16::try_from(r.minor).unwrap_or(u16::MAX),
-    }
-}
-
-/// The core's table mode from FRR's.
-pub fn redistribution(m: TableMode) -> Redistribution {
-    match m {
-        TableMode::TableDirect => Redistribution::TableDirect,
-        TableMode::ImportTable => Redistribution::ImportTable,
-    }
-}
-
 /// Tracks one ZAPI session's view so that its end-of-dump becomes one
 /// [`Event::ZebraSynced`] with the whole set.
 #[derive(Debug, Default)]
@@ -101,8 +85,8 @@ impl ZapiView {
             } => {
                 self.prefixes.clear();
                 vec![Event::ZebraUp {
-                    release: release(r),
-                    redistribution: redistribution(*mode),
+                    release: *r,
+                    table_mode: *mode,
                 }]
             }
             ZapiEvent::RouteAdd { route } => {
@@ -145,7 +129,8 @@ mod tests {
     use super::*;
     use crate::frr::ZapiRoute;
     use crate::kernel::{Nexthop, ResyncReason};
-    use crate::reconcile::{self, Config, State, Vantage};
+    use crate::model::{Release, TableMode, Vantage};
+    use crate::reconcile::{self, Config, State};
 
     const VIP: &str = "192.0.2.10/32";
     const OTHER: &str = "192.0.2.20/32";
@@ -199,13 +184,8 @@ mod tests {
         }
     }
 
-    fn frr_release(major: u32, minor: u32) -> FrrRelease {
-        FrrRelease {
-            major,
-            minor,
-            patch: None,
-            text: format!("{major}.{minor}"),
-        }
+    fn frr_release(major: u16, minor: u16) -> Release {
+        Release::new(major, minor)
     }
 
     fn connected() -> ZapiEvent {
@@ -431,44 +411,13 @@ mod tests {
     }
 
     #[test]
-    fn releases_and_table_modes() {
-        assert_eq!(
-            release(&frr_release(10, 7)),
-            Release {
-                major: 10,
-                minor: 7
-            }
-        );
-        assert_eq!(release(&frr_release(8, 4)), Release { major: 8, minor: 4 });
-        // Out of the core's range: saturates, never wraps to an old release.
-        assert_eq!(
-            release(&frr_release(u32::MAX, 70_000)),
-            Release {
-                major: u16::MAX,
-                minor: u16::MAX
-            }
-        );
-        assert_eq!(
-            redistribution(TableMode::TableDirect),
-            Redistribution::TableDirect
-        );
-        assert_eq!(
-            redistribution(TableMode::ImportTable),
-            Redistribution::ImportTable
-        );
-    }
-
-    #[test]
     fn a_session_dump_becomes_one_synced_view() {
         let mut v = ZapiView::new(198);
         assert_eq!(
             v.apply(&connected()),
             vec![Event::ZebraUp {
-                release: Release {
-                    major: 10,
-                    minor: 7
-                },
-                redistribution: Redistribution::TableDirect,
+                release: Release::new(10, 7),
+                table_mode: TableMode::TableDirect,
             }]
         );
         assert_eq!(

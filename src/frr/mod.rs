@@ -36,9 +36,10 @@ pub use zapi::codec::{Afi, ZapiRoute};
 
 use crate::model::Prefix;
 
-/// One BGP peer as bgpd reports it.
+/// One BGP peer of one address family as bgpd reports it (the core sees
+/// both families merged, as [`crate::model::PeerView`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PeerView {
+pub struct PeerReport {
     /// FSM state text (`Established`, `Active`, ...).
     pub state: String,
     /// True when Established.
@@ -52,7 +53,7 @@ pub struct PeerView {
 }
 
 /// bgpd's sessions and per-peer advertised prefixes, per address family.
-pub type BgpView = BTreeMap<Afi, BTreeMap<String, PeerView>>;
+pub type BgpView = BTreeMap<Afi, BTreeMap<String, PeerReport>>;
 
 /// Reads bgpd's sessions for IPv4 and IPv6 unicast and, for each Established
 /// peer, the prefixes bgpd sends it. Call on bgpd.vty.
@@ -73,7 +74,7 @@ pub async fn bgp_snapshot(bgpd: &VtyClient) -> Result<BgpView, VtyError> {
             };
             peers.insert(
                 name,
-                PeerView {
+                PeerReport {
                     state: p.state,
                     established,
                     advertised,

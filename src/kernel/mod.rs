@@ -87,6 +87,23 @@ pub enum Family {
     Ipv6,
 }
 
+impl std::str::FromStr for Family {
+    type Err = crate::model::UnknownWord;
+
+    /// `4` or `inet`, `6` or `inet6`, as iproute2 spells them.
+    fn from_str(s: &str) -> Result<Family, Self::Err> {
+        match s {
+            "4" | "inet" => Ok(Family::Ipv4),
+            "6" | "inet6" => Ok(Family::Ipv6),
+            _ => Err(crate::model::UnknownWord {
+                word: s.to_string(),
+                what: "family",
+                allowed: "4 or 6",
+            }),
+        }
+    }
+}
+
 /// What [`show_table`] prints.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShowInput {

@@ -34,8 +34,7 @@ mod vocab;
 pub use policy::{HealAction, heal_policy};
 pub use step::{classify, step};
 pub use vocab::{
-    Action, Class, Config, Event, HealState, KernelEntry, KernelFacts, Millis, Mode, PeerView,
-    Redistribution, Release, State, Vantage, Vip,
+    Action, Class, Config, Event, HealState, KernelEntry, KernelFacts, Millis, State, Vip,
 };
 
 #[cfg(test)]

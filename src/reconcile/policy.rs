@@ -9,7 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Class, Redistribution, Release};
+use super::Class;
+use crate::model::{Release, TableMode};
 
 /// An action that heals a VIP. Kernel actions only ever touch a route that
 /// the mirror found in a watched table, and only that route.
@@ -41,10 +42,7 @@ impl HealAction {
 }
 
 /// FRR 10.7 fixed the SELECTED-flag bug; a realm toggle heals a lost route there.
-const FIXED_SELECTED: Release = Release {
-    major: 10,
-    minor: 7,
-};
+const FIXED_SELECTED: Release = Release::new(10, 7);
 
 /// The policy table. `has_address`: a local address equals the VIP;
 /// `allow_address`: the operator allowed address-touching actions. The
@@ -64,21 +62,21 @@ const FIXED_SELECTED: Release = Release {
 pub fn heal_policy(
     class: Class,
     release: Release,
-    redistribution: Redistribution,
+    table_mode: TableMode,
     has_address: bool,
     allow_address: bool,
 ) -> Option<HealAction> {
-    match (class, redistribution) {
-        (Class::KernelOnly, Redistribution::ImportTable) => Some(HealAction::DeleteAdd),
-        (Class::KernelOnly, Redistribution::TableDirect) => {
+    match (class, table_mode) {
+        (Class::KernelOnly, TableMode::ImportTable) => Some(HealAction::DeleteAdd),
+        (Class::KernelOnly, TableMode::TableDirect) => {
             if has_address && release < FIXED_SELECTED {
                 allow_address.then_some(HealAction::AddressCycle)
             } else {
                 Some(HealAction::RealmToggle)
             }
         }
-        (Class::NotRedistributed, Redistribution::ImportTable) => Some(HealAction::ReimportTable),
-        (Class::NotRedistributed, Redistribution::TableDirect) => Some(HealAction::RealmToggle),
+        (Class::NotRedistributed, TableMode::ImportTable) => Some(HealAction::ReimportTable),
+        (Class::NotRedistributed, TableMode::TableDirect) => Some(HealAction::RealmToggle),
         _ => None,
     }
 }
@@ -87,15 +85,9 @@ pub fn heal_policy(
 mod tests {
     use super::*;
 
-    const R84: Release = Release { major: 8, minor: 4 };
-    const R103: Release = Release {
-        major: 10,
-        minor: 3,
-    };
-    const R107: Release = Release {
-        major: 10,
-        minor: 7,
-    };
+    const R84: Release = Release::new(8, 4);
+    const R103: Release = Release::new(10, 3);
+    const R107: Release = Release::new(10, 7);
 
     #[test]
     fn consistent_and_unhealable_classes_get_no_action() {
@@ -107,7 +99,7 @@ mod tests {
             Class::NoPeer,
         ] {
             for r in [R84, R103, R107] {
-                for m in [Redistribution::ImportTable, Redistribution::TableDirect] {
+                for m in [TableMode::ImportTable, TableMode::TableDirect] {
                     assert_eq!(
                         heal_policy(class, r, m, true, true),
                         None,
@@ -120,7 +112,7 @@ mod tests {
 
     #[test]
     fn address_actions_need_permission() {
-        let td = Redistribution::TableDirect;
+        let td = TableMode::TableDirect;
         assert_eq!(heal_policy(Class::KernelOnly, R103, td, true, false), None);
         assert_eq!(
             heal_policy(Class::KernelOnly, R103, td, true, true),
@@ -135,13 +127,7 @@ mod tests {
     #[test]
     fn import_table_heals_by_delete_add_not_realm() {
         assert_eq!(
-            heal_policy(
-                Class::KernelOnly,
-                R84,
-                Redistribution::ImportTable,
-                false,
-                false
-            ),
+            heal_policy(Class::KernelOnly, R84, TableMode::ImportTable, false, false),
             Some(HealAction::DeleteAdd)
         );
     }

@@ -13,10 +13,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::heal_policy;
-use super::vocab::{
-    Action, Class, Config, Event, KernelFacts, Millis, Mode, PeerView, State, Vantage, Vip,
-};
-use crate::model::{Prefix, TableId};
+use super::vocab::{Action, Class, Config, Event, KernelFacts, Millis, State, Vip};
+use crate::model::{Mode, PeerView, Prefix, TableId, Vantage};
 
 /// The instantaneous class of one VIP from the joined views.
 ///
@@ -109,9 +107,9 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
         }
         Event::ZebraUp {
             release,
-            redistribution,
+            table_mode,
         } => {
-            state.zebra = Some((release, redistribution));
+            state.zebra = Some((release, table_mode));
             state.zebra_synced = false;
             Scope::All
         }
@@ -418,7 +416,7 @@ fn decide_heal(
     now: Millis,
     actions: &mut Vec<Action>,
 ) -> bool {
-    let Some((release, redistribution)) = state.zebra else {
+    let Some((release, table_mode)) = state.zebra else {
         return false;
     };
     let bgp_view_at = state.bgp_view_at;
@@ -433,7 +431,7 @@ fn decide_heal(
     if v.heal.in_flight || v.heal.gave_up {
         return false;
     }
-    let Some(action) = heal_policy(v.state, release, redistribution, has_addr, allow_addr) else {
+    let Some(action) = heal_policy(v.state, release, table_mode, has_addr, allow_addr) else {
         if v.heal.last_result.as_deref() != Some("no_safe_action") {
             v.heal.last_result = Some("no_safe_action".to_string());
         }

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::step::initial_update_due;
 use super::*;
-use crate::model::{Prefix, TableId};
+use crate::model::{PeerView, Prefix, Release, TableId, TableMode};
 
 const T: TableId = 198;
 
@@ -44,18 +44,18 @@ fn peer(sent: bool) -> PeerView {
 }
 
 fn release(major: u16, minor: u16) -> Release {
-    Release { major, minor }
+    Release::new(major, minor)
 }
 
 /// A ready state on `rel` with no route anywhere yet.
-fn ready(config: Config, rel: Release, red: Redistribution) -> State {
+fn ready(config: Config, rel: Release, red: TableMode) -> State {
     let mut s = State::new(config, 0);
     step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
     step(
         &mut s,
         Event::ZebraUp {
             release: rel,
-            redistribution: red,
+            table_mode: red,
         },
         0,
     );
@@ -134,11 +134,7 @@ fn converge(s: &mut State, at: Millis) -> Vec<Action> {
 
 #[test]
 fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() {
-    let mut s = ready(
-        Config::default(),
-        release(8, 4),
-        Redistribution::ImportTable,
-    );
+    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
     converge(&mut s, 0);
     // kube-vip's realm flip: the kernel keeps the route, zebra drops the import.
     let a = zebra(&mut s, 1_000, false);
@@ -192,11 +188,7 @@ fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() 
 
 #[test]
 fn a_difference_shorter_than_the_grace_never_counts() {
-    let mut s = ready(
-        Config::default(),
-        release(10, 3),
-        Redistribution::TableDirect,
-    );
+    let mut s = ready(Config::default(), release(10, 3), TableMode::TableDirect);
     converge(&mut s, 0);
     let mut all = zebra(&mut s, 1_000, false);
     all.extend(zebra(&mut s, 1_300, true));
@@ -211,11 +203,7 @@ fn a_difference_shorter_than_the_grace_never_counts() {
 
 #[test]
 fn failed_heals_back_off_then_give_up_visibly() {
-    let mut s = ready(
-        Config::default(),
-        release(10, 7),
-        Redistribution::TableDirect,
-    );
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
     converge(&mut s, 0);
     zebra(&mut s, 1_000, false);
     let mut now = 1_500;
@@ -275,11 +263,7 @@ fn failed_heals_back_off_then_give_up_visibly() {
 
 #[test]
 fn stale_zebra_route_is_reported_without_action() {
-    let mut s = ready(
-        Config::default(),
-        release(10, 3),
-        Redistribution::TableDirect,
-    );
+    let mut s = ready(Config::default(), release(10, 3), TableMode::TableDirect);
     converge(&mut s, 0);
     kernel(&mut s, 1_000, false);
     let a = step(&mut s, Event::Tick, 1_500);
@@ -301,11 +285,7 @@ fn stale_zebra_route_is_reported_without_action() {
 /// sent is `not_redistributed` and healed.
 #[test]
 fn sessions_just_up_get_the_startup_grace() {
-    let mut s = ready(
-        Config::default(),
-        release(10, 7),
-        Redistribution::TableDirect,
-    );
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
     converge(&mut s, 0);
     // bgpd says how long the session that sent the VIP is up: a minute.
     let old = PeerView {
@@ -382,11 +362,7 @@ fn sessions_just_up_get_the_startup_grace() {
     // heartbeat drops an import under sessions that advertised it): the
     // plain 2 s, however young they are.
     for up in [None, Some(5_000)] {
-        let mut s = ready(
-            Config::default(),
-            release(10, 7),
-            Redistribution::TableDirect,
-        );
+        let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
         converge(&mut s, 3_000);
         let old = PeerView {
             up_ms: up.map(|u| u + 1_000),

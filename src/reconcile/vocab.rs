@@ -13,35 +13,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::HealAction;
+use crate::model::{Mode, PeerView, Release, TableMode, Vantage};
 use crate::model::{Prefix, TableId};
 
 /// Milliseconds on the daemon's monotonic clock.
 pub type Millis = u64;
-
-/// How zebra feeds the kernel table to bgpd.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Redistribution {
-    /// `redistribute table-direct N` (FRR 10.0+).
-    TableDirect,
-    /// `ip import-table N` + `redistribute table N`.
-    ImportTable,
-}
-
-/// An FRR release as `major.minor`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Release {
-    /// Major version (8, 10, ...).
-    pub major: u16,
-    /// Minor version.
-    pub minor: u16,
-}
-
-impl std::fmt::Display for Release {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
 
 /// What the kernel holds for a VIP in a watched table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,22 +37,6 @@ pub struct KernelEntry {
     pub prefix: Prefix,
     /// What the kernel holds.
     pub facts: KernelFacts,
-}
-
-/// One BGP peer as bgpd reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PeerView {
-    /// Peer address or name as bgpd prints it.
-    pub peer: String,
-    /// Session state is Established.
-    pub established: bool,
-    /// Prefixes in this peer's advertised-routes.
-    pub advertised: BTreeSet<Prefix>,
-    /// How long the session has been established, when bgpd says
-    /// (`peerUptimeMsec`): a session that just came up has not sent its
-    /// table yet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub up_ms: Option<Millis>,
 }
 
 /// Everything the core learns. Each variant is one observation or result.
@@ -116,7 +76,8 @@ pub enum Event {
         /// zebra's release, from its HELLO exchange.
         release: Release,
         /// How the table reaches bgpd on this node.
-        redistribution: Redistribution,
+        #[serde(alias = "redistribution")]
+        table_mode: TableMode,
     },
     /// The ZAPI session is gone (zebra stopped or restarting).
     ZebraDown,
@@ -267,28 +228,6 @@ impl std::fmt::Display for Class {
     }
 }
 
-/// `observe` decides and reports; `repair` also acts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// Never act.
-    Observe,
-    /// Heal with the proven action.
-    Repair,
-}
-
-/// Where ribbridge runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Vantage {
-    /// Beside the FRR that advertises the VIPs: the full join.
-    #[default]
-    Node,
-    /// On the router (or a worker) that receives them: only the kernel's
-    /// ECMP legs for the configured VIPs; `advertised` while it has a route.
-    Router,
-}
-
 /// Tunables of the core.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
@@ -410,7 +349,7 @@ pub struct State {
     /// Local host addresses (for shadowing).
     pub addresses: BTreeSet<Prefix>,
     /// The ZAPI session, when up.
-    pub zebra: Option<(Release, Redistribution)>,
+    pub zebra: Option<(Release, TableMode)>,
     /// The ZAPI session has delivered its first complete view.
     pub zebra_synced: bool,
     /// The kernel mirror has completed a full dump.

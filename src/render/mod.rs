@@ -32,10 +32,12 @@ pub use check::CheckError;
 pub use identity::{Discovery, IdentityError};
 pub use mapping::{MappingError, ValueError};
 pub use output::OutputError;
-pub use template::{FrrRelease, TemplateError};
+pub use template::TemplateError;
 
 use mapping::Mapping;
 use template::Context;
+
+use crate::model::TableMode;
 
 /// Where the peer mapping comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,8 +75,9 @@ pub struct RenderInput {
     /// The node address the BGP router id comes from; `None`: found through
     /// `discovery`.
     pub router_id: Option<IpAddr>,
-    /// The FRR release to render for.
-    pub frr_release: FrrRelease,
+    /// How FRR feeds table 198 to bgpd: table-direct (FRR 10) or
+    /// import-table (FRR 8.4's only way).
+    pub table_mode: TableMode,
     /// A minijinja template to use instead of the built-in one.
     pub template: Option<PathBuf>,
     /// Where the hostname and node address are looked up when not given.
@@ -89,7 +92,7 @@ impl RenderInput {
             mapping,
             hostname: None,
             router_id: None,
-            frr_release: FrrRelease::default(),
+            table_mode: TableMode::TableDirect,
             template: None,
             discovery: Discovery::default(),
         }
@@ -184,7 +187,7 @@ pub fn render(input: &RenderInput) -> Result<Rendered, RenderError> {
     let mut notes = vec![Note::Info(peers_note(&mapping, &host))];
     let (has_v4, has_v6) = mapping::families(peers);
     let v6_vips = mapping.vips.iter().any(|p| !p.is_ipv4());
-    if input.frr_release == FrrRelease::Frr84 && (v6_vips || !has_v4) {
+    if input.table_mode == TableMode::ImportTable && (v6_vips || !has_v4) {
         return Err(RenderError::NeedsFrr10 {
             file,
             ipv6_only_peers: !has_v4,
@@ -209,7 +212,7 @@ pub fn render(input: &RenderInput) -> Result<Rendered, RenderError> {
     let id = identity::router_id(input.router_id, !has_v4, &input.discovery)?;
     notes.push(Note::Info(router_id_note(&id)));
     notes.extend(warnings);
-    let ctx = Context::new(&mapping, hostname, id.value, input.frr_release);
+    let ctx = Context::new(&mapping, hostname, id.value, input.table_mode);
     let text = match &input.template {
         None => template::render(template::BUILTIN_NAME, template::BUILTIN, &ctx)?,
         Some(t) => template::render(&t.display().to_string(), &template::load(t)?, &ctx)?,

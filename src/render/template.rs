@@ -9,6 +9,7 @@
 //! The context a template sees:
 //! `hostname`, `router_id` (IPv4, for `bgp router-id`), `node_ip` (the
 //! address it came from), `local_asn`, `frr_release` ("10" or "8.4"),
+//! `table_mode` ("table-direct" or "import-table"),
 //! `vip_table` (198), `peers_from` ("defaultPeers" or "hostOverrides"),
 //! `peers` / `ipv4_peers` / `ipv6_peers` (each: `address`, `asn`, `password`,
 //! `bfd`, `ebgp_multihop`, `port`, `timers.keepalive`, `timers.hold`; absent
@@ -23,20 +24,10 @@ use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
 use super::mapping::{Community, Mapping, Peer};
-use crate::model::{Prefix, VIP_TABLE};
+use crate::model::{Prefix, TableMode, VIP_TABLE};
 
 /// The built-in template.
 pub const BUILTIN: &str = include_str!("frr.conf.j2");
-
-/// The FRR release the configuration is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FrrRelease {
-    /// FRR 10.x: `redistribute table-direct`.
-    #[default]
-    Frr10,
-    /// FRR 8.4: `ip import-table` + `redistribute table`, IPv4 only.
-    Frr84,
-}
 
 /// Why a template could not be read or rendered.
 #[derive(Debug, thiserror::Error)]
@@ -70,13 +61,12 @@ pub fn load(path: &std::path::Path) -> Result<String, TemplateError> {
     })
 }
 
-impl FrrRelease {
-    /// The name templates compare against.
-    pub fn name(self) -> &'static str {
-        match self {
-            FrrRelease::Frr10 => "10",
-            FrrRelease::Frr84 => "8.4",
-        }
+/// The release name templates compare against (`frr_release`): "8.4" for
+/// import-table (FRR 8.4's only way), "10" for table-direct.
+pub fn release_name(mode: TableMode) -> &'static str {
+    match mode {
+        TableMode::TableDirect => "10",
+        TableMode::ImportTable => "8.4",
     }
 }
 
@@ -101,6 +91,7 @@ pub struct Context {
     node_ip: std::net::IpAddr,
     local_asn: u32,
     frr_release: &'static str,
+    table_mode: &'static str,
     vip_table: u32,
     peers_from: &'static str,
     peers: Vec<Peer>,
@@ -118,7 +109,7 @@ impl Context {
         mapping: &Mapping,
         hostname: &str,
         id: super::identity::RouterId,
-        release: FrrRelease,
+        table_mode: TableMode,
     ) -> Context {
         let (peers, peers_from) = mapping.peers_for(hostname);
         let of = |v4: bool| -> Vec<Peer> {
@@ -172,7 +163,8 @@ impl Context {
             router_id: id.router_id,
             node_ip: id.node_ip,
             local_asn: mapping.local_asn,
-            frr_release: release.name(),
+            frr_release: release_name(table_mode),
+            table_mode: table_mode.name(),
             vip_table: VIP_TABLE,
             peers_from,
             peers: peers.to_vec(),

@@ -219,15 +219,7 @@ impl From<serde_json::Error> for JsonError {
     }
 }
 
-/// The table mode bgpd uses for a kernel table, from its running config.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TableMode {
-    /// `redistribute table-direct N` (FRR 10.0 and later).
-    TableDirect,
-    /// `ip import-table N` + `redistribute table N`.
-    ImportTable,
-}
+pub use crate::model::TableMode;
 
 /// Reads `redistribute table-direct N` / `redistribute table N` lines of a
 /// running configuration; `None` when neither names `table`.

@@ -50,7 +50,7 @@ use tracing::{debug, info, warn};
 use super::codec::{
     Afi, Command, Dialect, FrameCodec, Hello, ROUTE_SYSTEM, Redistribute, ZapiError, ZapiRoute,
 };
-use crate::frr::release::{Release, ReleaseError};
+use crate::frr::release::{Release, ReleaseNumbering, Unsupported};
 use crate::frr::vty::client::VtyClient;
 use crate::frr::vty::codec::VtyError;
 use crate::frr::vty::json::TableMode;
@@ -176,7 +176,7 @@ pub enum DiscoverError {
         socket: PathBuf,
         /// Why the release is unusable.
         #[source]
-        source: ReleaseError,
+        source: Unsupported,
     },
     /// bgpd redistributes the table in neither mode.
     #[error(
@@ -414,7 +414,7 @@ async fn session(
     if let Err(e) = emit(
         tx,
         ZapiEvent::Connected {
-            release: release.clone(),
+            release,
             mode,
             table: cfg.table,
         },
