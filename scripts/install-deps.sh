@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Debian packages the build and tests need beyond the machine image: iproute2
-# for the lab, debootstrap for the FRR 10.x roots. Idempotent and quiet.
+# for the lab, debootstrap for the FRR 10.x roots, podman and runc for the
+# container image (deploy/Containerfile; crun refuses this machine's hybrid
+# cgroups, runc does not). Idempotent and quiet.
 set -euo pipefail
 [[ $(id -u) -eq 0 ]] || { echo "install-deps: must run as root" >&2; exit 1; }
 missing=()
-for p in iproute2 debootstrap procps; do
+for p in iproute2 debootstrap procps podman runc; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then

@@ -67,7 +67,7 @@ impl Daemon {
         std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
             .expect("chmod record dir");
         let record = dir.join("events.jsonl");
-        let port = 9774;
+        let port = 7585;
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", ns])
             .args(wrapper)
@@ -77,8 +77,23 @@ impl Daemon {
             .args(["--listen", &format!("127.0.0.1:{port}"), "--record"])
             .arg(&record)
             .args(args)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
+            .env("RUST_LOG", "info");
+        Daemon::spawn_command(ns, cmd, record, port, args)
+    }
+
+    /// A daemon started by `cmd`, which already holds every flag: its
+    /// stderr is the log, `record` the host path of its `--record` file,
+    /// `port` its HTTP port on 127.0.0.1 in `ns`, `args` the flags after
+    /// the fixture's own. For a daemon that is not this build's binary
+    /// under `ip netns exec` (the container image: netns-tests/image.rs).
+    pub fn spawn_command(
+        ns: &'static str,
+        mut cmd: Command,
+        record: PathBuf,
+        port: u16,
+        args: &[&str],
+    ) -> Daemon {
+        cmd.stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let mut child = cmd.spawn().expect("spawn ribbridge");
@@ -342,28 +357,48 @@ pub fn replay_changes(record: &Path, config: reconcile::Config) -> Vec<Change> {
 /// flags over `--config`'s file over the defaults, as `ribbridge run`
 /// resolves them. A flag this does not know is an error, not a guess.
 pub fn core_config_of(args: &[String]) -> Result<reconcile::Config, String> {
-    use ribbridge::config;
-    let mut it = args.iter();
-    let mut s = config::Settings::default();
+    use ribbridge::config::{self, Layer, Settings};
+    use ribbridge::reconcile::{Mode, Vantage};
     // The file first: flags override it, wherever they stand.
-    if let Some(i) = args.iter().position(|a| a == "--config") {
-        let p = Path::new(args.get(i + 1).ok_or("--config without a file")?);
-        s = config::resolve(config::load(p)?, p)?;
-    }
-    let mut tables = Vec::new();
-    let mut vips = Vec::new();
+    let file = match args.iter().position(|a| a == "--config") {
+        Some(i) => {
+            let p = Path::new(args.get(i + 1).ok_or("--config without a file")?);
+            Some((p, config::load(p).map_err(|e| e.to_string())?))
+        }
+        None => None,
+    };
+    let mut flags = Layer::default();
+    let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().ok_or(format!("{a} without a value"));
         match a.as_str() {
             "--config" => {
                 value()?;
             }
-            "--mode" => s.mode = config::parse_mode(value()?)?,
-            "--vantage" => s.vantage = config::parse_vantage(value()?)?,
-            "--table" => tables.push(value()?.parse::<u32>().map_err(|e| e.to_string())?),
-            "--vip" => vips.push(value()?.clone()),
-            "--grace-ms" => s.grace_ms = value()?.parse().map_err(|e| format!("{e}"))?,
-            "--heal-addresses" => s.heal_addresses = true,
+            "--mode" => {
+                flags.mode = Some(match value()?.as_str() {
+                    "observe" => Mode::Observe,
+                    "repair" => Mode::Repair,
+                    m => return Err(format!("--mode {m}")),
+                });
+            }
+            "--vantage" => {
+                flags.vantage = Some(match value()?.as_str() {
+                    "node" => Vantage::Node,
+                    "router" => Vantage::Router,
+                    v => return Err(format!("--vantage {v}")),
+                });
+            }
+            "--table" => flags
+                .tables
+                .get_or_insert_with(Vec::new)
+                .push(value()?.parse::<u32>().map_err(|e| e.to_string())?),
+            "--vip" => flags
+                .vips
+                .get_or_insert_with(Vec::new)
+                .push(value()?.parse().map_err(|e| format!("--vip: {e}"))?),
+            "--grace-ms" => flags.grace_ms = Some(value()?.parse().map_err(|e| format!("{e}"))?),
+            "--heal-addresses" => flags.heal_addresses = Some(true),
             other => {
                 return Err(format!(
                     "flag {other} unknown to support::daemon::core_config_of"
@@ -371,12 +406,7 @@ pub fn core_config_of(args: &[String]) -> Result<reconcile::Config, String> {
             }
         }
     }
-    if !tables.is_empty() {
-        s.tables = config::check_tables(tables, s.vantage)?;
-    }
-    if !vips.is_empty() {
-        s.vips = config::parse_vips(&vips)?;
-    }
+    let s = Settings::resolve(file, flags).map_err(|e| e.to_string())?;
     Ok(reconcile::Config {
         mode: s.mode,
         grace_ms: s.grace_ms,
