@@ -47,9 +47,16 @@ strip -o "$ctx/ribbridge" "$bin"
 chmod 0755 "$ctx/ribbridge"
 log "binary: $(stat -c %s "$ctx/ribbridge") bytes stripped (from $bin)"
 
-"${podman[@]}" build --quiet --pull=never --network=none \
+old=$("${podman[@]}" image inspect --format '{{.Id}}' "$tag" 2>/dev/null || true)
+"${podman[@]}" build --quiet --layers=false --pull=never --network=none \
     --build-arg "VERSION=$version" --build-arg "REVISION=$revision" \
     -f deploy/Containerfile -t "$tag" "$ctx" >/dev/null
+# The image this tag named before, if now untagged, is this script's own
+# leftover: remove it (and nothing else).
+new=$("${podman[@]}" image inspect --format '{{.Id}}' "$tag")
+if [[ -n $old && $old != "$new" ]] && [[ -z $("${podman[@]}" image inspect --format '{{join .RepoTags ","}}' "$old" 2>/dev/null) ]]; then
+    "${podman[@]}" rmi "$old" >/dev/null 2>&1 || true
+fi
 size=$("${podman[@]}" image inspect --format '{{.Size}}' "$tag")
 log "image $tag: $size bytes ($(numfmt --to=iec-i --suffix=B "$size"))"
 echo "$tag"
