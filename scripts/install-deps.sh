@@ -4,11 +4,13 @@
 # container image (deploy/Containerfile; crun refuses this machine's hybrid
 # cgroups, runc does not), python3-venv for the manifest checks' venv
 # ($CACHE/venv: PyPI's kubernetes-validate, pinned, which validates offline
-# against the schemas it bundles). Idempotent and quiet.
+# against the schemas it bundles), systemd-container for booting an FRR root
+# with systemd-nspawn beside the unit (scripts/check-systemd-unit.sh).
+# Idempotent and quiet.
 set -euo pipefail
 [[ $(id -u) -eq 0 ]] || { echo "install-deps: must run as root" >&2; exit 1; }
 missing=()
-for p in iproute2 debootstrap procps podman runc python3-venv; do
+for p in iproute2 debootstrap procps podman runc python3-venv systemd-container; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
