@@ -33,7 +33,7 @@ step "fuzz: every cargo-fuzz target for ${FUZZ_SECS:-15} s (scripts/fuzz.sh)"
 scripts/fuzz.sh "${FUZZ_SECS:-15}"
 
 # Costs below: this 2-core machine, shared with other builds.
-# ~1 s: strict schema validation of every manifest (Kubernetes 1.33, offline:
+# ~5 s: strict schema validation of every manifest (Kubernetes 1.33, offline:
 # kubernetes-validate's bundled schemas, in the venv install-deps.sh makes),
 # the posture rules, and the self-test that breaks them one by one. Run in a
 # network namespace of its own (`unshare -n`): offline is proven, not assumed.
