@@ -109,7 +109,7 @@ impl Daemon {
             .arg(env!("CARGO_BIN_EXE_ribbridge"))
             .args(["run", "--frr-dir"])
             .arg(lab.sockdir("rb-node1"))
-            .args(["--listen", "127.0.0.1:9774"])
+            .args(["--listen", "127.0.0.1:7585"])
             .args(args)
             .env("RUST_LOG", log)
             .stdout(Stdio::null())

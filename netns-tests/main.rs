@@ -7,6 +7,7 @@ mod support;
 mod bridge;
 mod faults;
 mod frr_clients;
+mod image;
 mod kernel_mirror;
 mod lab_ecmp;
 mod privilege;

@@ -26,7 +26,7 @@ const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 1
 
 /// The id of `name` in `/etc/{file}` of the FRR root of `frr` (the
 /// sockets' owner and group).
-fn frr_id(frr: &str, file: &str, name: &str) -> u32 {
+pub(crate) fn frr_id(frr: &str, file: &str, name: &str) -> u32 {
     let group = match frr {
         "8.4" => format!("/etc/{file}"),
         v => format!("/var/cache/ribbridge/frr-{v}/etc/{file}"),

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Debian packages the build and tests need beyond the machine image: iproute2
-# for the lab, debootstrap for the FRR 10.x roots. Idempotent and quiet.
+# for the lab, debootstrap for the FRR 10.x roots, podman and runc for the
+# container image (deploy/Containerfile; crun refuses this machine's hybrid
+# cgroups, runc does not), python3-venv for the manifest checks' venv
+# ($CACHE/venv: PyPI's kubernetes-validate, pinned, which validates offline
+# against the schemas it bundles), systemd-container for booting an FRR root
+# with systemd-nspawn beside the unit (scripts/check-systemd-unit.sh).
+# Idempotent and quiet.
 set -euo pipefail
 [[ $(id -u) -eq 0 ]] || { echo "install-deps: must run as root" >&2; exit 1; }
 missing=()
-for p in iproute2 debootstrap procps; do
+for p in iproute2 debootstrap procps podman runc python3-venv systemd-container; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
@@ -13,3 +19,16 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 command -v cargo >/dev/null || { echo "install-deps: cargo is missing: this needs the machine's Rust toolchain" >&2; exit 1; }
+# The manifest checks' venv (scripts/check-manifests.py runs in it). A marker
+# names the pinned version, so a new pin reinstalls and nothing else does.
+CACHE=${RIBBRIDGE_CACHE:-/var/cache/ribbridge}
+KUBERNETES_VALIDATE=1.37.0
+venv=$CACHE/venv
+if [[ ! -e $venv/.kubernetes-validate-$KUBERNETES_VALIDATE ]]; then
+    echo "install-deps: kubernetes-validate==$KUBERNETES_VALIDATE into $venv" >&2
+    rm -rf "$venv"
+    mkdir -p "$CACHE"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE"
+    touch "$venv/.kubernetes-validate-$KUBERNETES_VALIDATE"
+fi

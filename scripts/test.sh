@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Every test of ribbridge, on a fresh Debian 12 machine, as root:
 #   formatting, clippy (warnings are errors), unit and integration tests, a
-#   bounded fuzz run of every decoder (FUZZ_SECS per target, default 15), and
-#   the netns tests against the real kernel and FRR 8.4, 10.3 and 10.7.
+#   bounded fuzz run of every decoder (FUZZ_SECS per target, default 15), the
+#   deployment files (manifests against the Kubernetes schema and the
+#   security posture, the container image, the systemd unit), and the netns
+#   tests against the real kernel and FRR 8.4, 10.3 and 10.7 (the image among
+#   them, beside FRR 10.7).
 # Installs what is missing first (FRR releases, iproute2). A netns test that
 # cannot run (no root, no FRR) fails; nothing is skipped silently.
 set -euo pipefail
@@ -29,7 +32,29 @@ cargo test --locked
 step "fuzz: every cargo-fuzz target for ${FUZZ_SECS:-15} s (scripts/fuzz.sh)"
 scripts/fuzz.sh "${FUZZ_SECS:-15}"
 
-step "netns tests (real kernel, real FRR; one at a time)"
+# Costs below: this 2-core machine, shared with other builds.
+# ~5 s: strict schema validation of every manifest (Kubernetes 1.33, offline:
+# kubernetes-validate's bundled schemas, in the venv install-deps.sh makes),
+# the posture rules, and the self-test that breaks them one by one. Run in a
+# network namespace of its own (`unshare -n`): offline is proven, not assumed.
+step "manifests: Kubernetes schema (offline) and security posture, then the checker's self-test"
+unshare -n "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/check-manifests.py
+unshare -n "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/check-manifests.py --self-test
+
+# ~6 min cold (the static release build), ~2 s when the binary is current;
+# the podman build itself takes under a second. Prints the image's size.
+step "container image: static release binary in FROM scratch, podman build offline"
+image=$(scripts/build-image.sh)
+export RIBBRIDGE_IMAGE=$image
+
+# ~5 s: systemd-analyze verify and security (exposure at most 2.5), then the
+# FRR 10.7 root booted with systemd-nspawn, the unit started beside FRR in
+# repair and in observe mode.
+step "systemd unit: verify, exposure, started beside FRR 10.7 in systemd-nspawn"
+scripts/check-systemd-unit.sh
+
+# image.rs adds ~11 s to this step (a 10.7 lab, three containers).
+step "netns tests (real kernel, real FRR; one at a time; the image beside FRR 10.7)"
 # Each lab owns the rb-* namespaces: the tests must not run concurrently.
 out=$(mktemp)
 trap 'rm -f "$out"; scripts/lab.sh down >/dev/null 2>&1 || true' EXIT

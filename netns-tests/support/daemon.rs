@@ -67,7 +67,7 @@ impl Daemon {
         std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
             .expect("chmod record dir");
         let record = dir.join("events.jsonl");
-        let port = 9774;
+        let port = 7585;
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", ns])
             .args(wrapper)
@@ -77,8 +77,23 @@ impl Daemon {
             .args(["--listen", &format!("127.0.0.1:{port}"), "--record"])
             .arg(&record)
             .args(args)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
+            .env("RUST_LOG", "info");
+        Daemon::spawn_command(ns, cmd, record, port, args)
+    }
+
+    /// A daemon started by `cmd`, which already holds every flag: its
+    /// stderr is the log, `record` the host path of its `--record` file,
+    /// `port` its HTTP port on 127.0.0.1 in `ns`, `args` the flags after
+    /// the fixture's own. For a daemon that is not this build's binary
+    /// under `ip netns exec` (the container image: netns-tests/image.rs).
+    pub fn spawn_command(
+        ns: &'static str,
+        mut cmd: Command,
+        record: PathBuf,
+        port: u16,
+        args: &[&str],
+    ) -> Daemon {
+        cmd.stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let mut child = cmd.spawn().expect("spawn ribbridge");

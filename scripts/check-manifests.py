@@ -1,0 +1,486 @@
+#!/usr/bin/env python3
+"""Check every manifest under deploy/openshift and deploy/kubernetes.
+
+Usage: check-manifests.py [--self-test] [--kubernetes-version X.Y.Z]
+
+1. Schema: each Kubernetes object validates, strictly (unknown fields are
+   errors), against the Kubernetes OpenAPI schemas bundled in PyPI's
+   kubernetes-validate (offline). What is not a Kubernetes object is turned
+   into one first: the machine-config operator's static-pod file entry
+   (mode, path, contents.inline) is checked as a file entry and its Pod
+   validated; a container on its own is validated inside a Pod; a
+   strategic-merge patch of a DaemonSet is applied (containers and volumes
+   merged by name) to a stand-in of the DaemonSet it patches (frr-k8s', or
+   MetalLB's speaker in FRR mode: hostNetwork, FRR's sockets in an emptyDir
+   named frr-sockets) and the result validated. A ServiceMonitor is a CRD,
+   not in those schemas: its fields are checked against the Service it
+   selects.
+2. Posture of every ribbridge container: not privileged, no privilege
+   escalation, capabilities drop [ALL], add nothing in observe mode and only
+   NET_ADMIN in repair mode (`--mode` in its args; the file name says
+   `repair` exactly when it is), read-only root filesystem, a non-root uid
+   and gid, requests and limits, startup/readiness/liveness httpGet probes
+   on 127.0.0.1:7585 whose paths the daemon serves (read from src/http.rs),
+   `--listen 127.0.0.1:7585`, FRR's socket directory at /var/run/frr
+   mounted read-only in observe mode; the pods hostNetwork; a static pod
+   system-node-critical, tolerating everything, with a termination grace,
+   named to start after FRR (0000-frr-k8s.yaml) and before kube-vip
+   (0010-...). Other containers: not privileged, drop ALL, add nothing,
+   read-only root. The same container is written in several files: they
+   must be equal.
+
+--self-test breaks good manifests in known ways (privileged, a capability
+added or not dropped, a writable root or socket mount, uid 0, a probe on a
+path or port the daemon does not serve, a field of the wrong type, ...) and
+fails unless every broken one is refused.
+
+Exit status: 0 all good, 1 a manifest is wrong (each problem printed).
+Run it with the venv's python that scripts/install-deps.sh makes
+(/var/cache/ribbridge/venv/bin/python).
+"""
+
+import argparse
+import copy
+import os
+import re
+import sys
+
+import yaml
+
+try:
+    import kubernetes_validate
+except ImportError:
+    sys.exit(
+        "check-manifests: kubernetes_validate is missing: run scripts/install-deps.sh "
+        "and this script with /var/cache/ribbridge/venv/bin/python"
+    )
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DIRS = ["deploy/openshift", "deploy/kubernetes"]
+PORT = 7585
+LISTEN = f"127.0.0.1:{PORT}"
+SOCKETS = "/var/run/frr"
+# Static pods start in file-name order: after FRR, before kube-vip.
+FRR_MANIFEST = "0000-frr-k8s.yaml"
+KUBE_VIP_FIRST = "0010-kube-vip-api.yaml"
+
+
+def served_paths():
+    """The paths src/http.rs answers (its `"/path" =>` match arms)."""
+    text = open(os.path.join(REPO, "src/http.rs")).read()
+    paths = set(re.findall(r'"(/[a-z]+)"\s*=>', text))
+    if not {"/healthz", "/readyz"} <= paths:
+        sys.exit(f"check-manifests: src/http.rs serves {sorted(paths)}: no /healthz or /readyz?")
+    return paths
+
+
+def stand_in_daemonset(name, namespace):
+    """The DaemonSet a sidecar patch applies to: its FRR container and the
+    emptyDir FRR's sockets live in, as frr-k8s and MetalLB's speaker have."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "hostNetwork": True,
+                    "containers": [
+                        {
+                            "name": "frr",
+                            "image": "quay.io/frrouting/frr:10.4.3",
+                            "volumeMounts": [{"name": "frr-sockets", "mountPath": SOCKETS}],
+                        }
+                    ],
+                    "volumes": [{"name": "frr-sockets", "emptyDir": {}}],
+                },
+            },
+        },
+    }
+
+
+def merge(base, patch):
+    """Strategic merge as far as these patches use it: maps merge key by
+    key; lists of maps with a `name` merge item by name; other lists and
+    scalars are replaced."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = dict(base)
+        for k, v in patch.items():
+            out[k] = merge(base[k], v) if k in base else copy.deepcopy(v)
+        return out
+    if (
+        isinstance(base, list)
+        and isinstance(patch, list)
+        and all(isinstance(i, dict) and "name" in i for i in base + patch)
+    ):
+        out = [copy.deepcopy(i) for i in base]
+        for item in patch:
+            for i, old in enumerate(out):
+                if old["name"] == item["name"]:
+                    out[i] = merge(old, item)
+                    break
+            else:
+                out.append(copy.deepcopy(item))
+        return out
+    return copy.deepcopy(patch)
+
+
+def pod_of_container(c):
+    """A container alone, in the smallest pod that gives it its volume."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "ribbridge"},
+        "spec": {
+            "hostNetwork": True,
+            "containers": [c],
+            "volumes": [{"name": "frr-sockets", "hostPath": {"path": "/run/frr-k8s/sockets"}}],
+        },
+    }
+
+
+class Checker:
+    def __init__(self, version, paths):
+        self.version = version
+        self.paths = paths
+        self.problems = []
+
+    def fail(self, where, what):
+        self.problems.append(f"{where}: {what}")
+
+    def schema(self, where, obj):
+        try:
+            kubernetes_validate.validate(obj, self.version, strict=True)
+        except kubernetes_validate.ValidationError as e:
+            path = "/".join(str(p) for p in e.path)
+            self.fail(where, f"{obj.get('kind')} does not validate at {path or '/'}: {e.message}")
+        except kubernetes_validate.SchemaNotFoundError as e:
+            self.fail(where, f"no schema: {e}")
+
+    # -- posture ---------------------------------------------------------
+
+    def ribbridge_container(self, where, c, volumes, repair_name):
+        sc = c.get("securityContext") or {}
+        args = [str(a) for a in c.get("args") or []]
+        mode = None
+        for i, a in enumerate(args):
+            if a == "--mode" and i + 1 < len(args):
+                mode = args[i + 1]
+            elif a.startswith("--mode="):
+                mode = a.split("=", 1)[1]
+        if mode not in ("observe", "repair"):
+            self.fail(where, f"args {args}: no --mode observe|repair (the default would act)")
+        if (mode == "repair") != repair_name:
+            self.fail(where, f"mode {mode} but the file name {'says' if repair_name else 'does not say'} repair")
+        listen = None
+        for i, a in enumerate(args):
+            if a == "--listen" and i + 1 < len(args):
+                listen = args[i + 1]
+            elif a.startswith("--listen="):
+                listen = a.split("=", 1)[1]
+        if listen != LISTEN:
+            self.fail(where, f"--listen {listen}: expected {LISTEN} (loopback, the registered port)")
+        if sc.get("privileged") is not False:
+            self.fail(where, f"privileged is {sc.get('privileged')!r}: must be false")
+        if sc.get("allowPrivilegeEscalation") is not False:
+            self.fail(where, "allowPrivilegeEscalation must be false")
+        if sc.get("readOnlyRootFilesystem") is not True:
+            self.fail(where, "readOnlyRootFilesystem must be true")
+        if sc.get("runAsNonRoot") is not True:
+            self.fail(where, "runAsNonRoot must be true")
+        uid, gid = sc.get("runAsUser"), sc.get("runAsGroup")
+        if not isinstance(uid, int) or uid == 0:
+            self.fail(where, f"runAsUser {uid!r}: must be FRR's (non-root) uid")
+        if not isinstance(gid, int) or gid == 0:
+            self.fail(where, f"runAsGroup {gid!r}: must be FRR's (non-root) gid")
+        caps = sc.get("capabilities") or {}
+        if caps.get("drop") != ["ALL"]:
+            self.fail(where, f"capabilities.drop {caps.get('drop')!r}: must be [ALL]")
+        want_add = ["NET_ADMIN"] if mode == "repair" else None
+        if caps.get("add") != want_add:
+            self.fail(where, f"capabilities.add {caps.get('add')!r} in {mode} mode: expected {want_add!r}")
+        res = c.get("resources") or {}
+        for kind in ("requests", "limits"):
+            for r in ("cpu", "memory"):
+                if r not in (res.get(kind) or {}):
+                    self.fail(where, f"resources.{kind}.{r} missing (size it from docs/PERFORMANCE.md)")
+        want = {
+            "startupProbe": {"/healthz", "/readyz"},
+            "readinessProbe": {"/readyz"},
+            "livenessProbe": {"/healthz"},
+        }
+        for probe, paths in want.items():
+            p = (c.get(probe) or {}).get("httpGet")
+            if not p:
+                self.fail(where, f"{probe}: no httpGet probe")
+                continue
+            if p.get("path") not in paths or p.get("path") not in self.paths:
+                self.fail(where, f"{probe} path {p.get('path')!r}: expected one of {sorted(paths)}, served by src/http.rs")
+            if p.get("port") != PORT or p.get("host") != "127.0.0.1":
+                self.fail(where, f"{probe} on {p.get('host')}:{p.get('port')}: expected 127.0.0.1:{PORT}")
+            if p.get("scheme", "HTTP") != "HTTP":
+                self.fail(where, f"{probe}: scheme {p.get('scheme')}: the endpoint is plain HTTP")
+        mounts = [m for m in c.get("volumeMounts") or [] if m.get("mountPath") == SOCKETS]
+        if len(mounts) != 1:
+            self.fail(where, f"FRR's socket directory is not mounted at {SOCKETS}")
+        for m in c.get("volumeMounts") or []:
+            vol = volumes.get(m.get("name"))
+            if vol is None:
+                self.fail(where, f"volumeMount {m.get('name')!r}: no such volume in the pod")
+                continue
+            if mode == "observe" and m.get("readOnly") is not True and ("hostPath" in vol or m.get("mountPath") == SOCKETS):
+                self.fail(where, f"volumeMount {m.get('name')!r} at {m.get('mountPath')}: must be readOnly in observe mode")
+            if m.get("mountPath") == SOCKETS and not ("hostPath" in vol or "emptyDir" in vol):
+                self.fail(where, f"{SOCKETS} is volume {vol}: expected FRR's hostPath or shared emptyDir")
+        return mode
+
+    def other_container(self, where, c):
+        sc = c.get("securityContext") or {}
+        caps = sc.get("capabilities") or {}
+        if sc.get("privileged") is True or sc.get("allowPrivilegeEscalation") is not False:
+            self.fail(where, "privileged or may escalate privileges")
+        if caps.get("drop") != ["ALL"] or caps.get("add"):
+            self.fail(where, f"capabilities {caps}: drop [ALL] and add nothing")
+        if sc.get("readOnlyRootFilesystem") is not True:
+            self.fail(where, "readOnlyRootFilesystem must be true")
+
+    def pod_spec(self, where, spec, repair_name, static):
+        volumes = {v["name"]: v for v in spec.get("volumes") or []}
+        psc = spec.get("securityContext") or {}
+        if psc.get("runAsUser") == 0:
+            self.fail(where, "pod runAsUser 0")
+        if spec.get("hostNetwork") is not True:
+            self.fail(where, "hostNetwork must be true (ribbridge reads the node's routing tables)")
+        ribbridge = []
+        for c in spec.get("containers") or []:
+            w = f"{where}: container {c.get('name')}"
+            if c.get("name") == "ribbridge":
+                ribbridge.append(c)
+                self.ribbridge_container(w, c, volumes, repair_name)
+            elif static or c.get("name", "").startswith("kube-rbac-proxy"):
+                self.other_container(w, c)
+        if static:
+            if spec.get("priorityClassName") != "system-node-critical":
+                self.fail(where, "priorityClassName must be system-node-critical")
+            tol = spec.get("tolerations")
+            if not isinstance(tol, list) or {"operator": "Exists"} not in tol:
+                self.fail(where, "tolerations must hold {operator: Exists}")
+            if not isinstance(spec.get("terminationGracePeriodSeconds"), int):
+                self.fail(where, "terminationGracePeriodSeconds missing")
+            for v in volumes.values():
+                if "hostPath" in v and v["hostPath"].get("path") != "/run/frr-k8s/sockets":
+                    self.fail(where, f"hostPath {v['hostPath'].get('path')}: only FRR's socket directory")
+        return ribbridge
+
+    # -- files -----------------------------------------------------------
+
+    def check_file(self, rel, docs):
+        """Check one file's documents; returns {variant: container} for the
+        consistency check."""
+        repair_name = "repair" in os.path.basename(rel)
+        found = []
+        for doc in docs:
+            if doc is None:
+                continue
+            if set(doc) == {"mode", "path", "contents"}:
+                found += self.file_entry(rel, doc, repair_name)
+            elif "kind" not in doc and "image" in doc:
+                self.schema(rel, pod_of_container(doc))
+                volumes = {"frr-sockets": {"hostPath": {}}}
+                self.ribbridge_container(f"{rel}: container {doc.get('name')}", doc, volumes, repair_name)
+                found.append(doc)
+            elif doc.get("kind") == "DaemonSet" and "selector" not in doc.get("spec", {}):
+                base = stand_in_daemonset(doc["metadata"]["name"], doc["metadata"].get("namespace"))
+                merged = merge(base, doc)
+                self.schema(rel, merged)
+                found += self.pod_spec(rel, merged["spec"]["template"]["spec"], repair_name, static=False)
+            elif doc.get("kind") == "ServiceMonitor":
+                self.service_monitor(rel, doc)
+            elif "kind" in doc:
+                self.schema(rel, doc)
+                spec = (doc.get("spec") or {}).get("template", {}).get("spec")
+                if spec:
+                    found += self.pod_spec(rel, spec, repair_name, static=False)
+            else:
+                self.fail(rel, f"a document that is no manifest: keys {sorted(doc)}")
+        return found
+
+    def file_entry(self, rel, doc, repair_name):
+        path = str(doc["path"])
+        if doc["mode"] != 0o644:
+            self.fail(rel, f"mode {oct(doc['mode']) if isinstance(doc['mode'], int) else doc['mode']}: expected 0644")
+        if not path.startswith("/etc/kubernetes/manifests/"):
+            self.fail(rel, f"path {path}: a static pod lives in /etc/kubernetes/manifests/")
+        name = os.path.basename(path)
+        if not FRR_MANIFEST < name < KUBE_VIP_FIRST:
+            self.fail(rel, f"{name} does not start after {FRR_MANIFEST} and before {KUBE_VIP_FIRST}")
+        try:
+            pod = yaml.safe_load(doc["contents"]["inline"])
+        except (yaml.YAMLError, KeyError, TypeError) as e:
+            self.fail(rel, f"contents.inline is not a YAML Pod: {e}")
+            return []
+        if not isinstance(pod, dict) or pod.get("kind") != "Pod":
+            self.fail(rel, "contents.inline does not hold a Pod")
+            return []
+        self.schema(f"{rel} (contents.inline)", pod)
+        return self.pod_spec(f"{rel} (contents.inline)", pod["spec"], repair_name, static=True)
+
+    def service_monitor(self, rel, doc):
+        spec = doc.get("spec") or {}
+        services = [d for d in self.all_docs if d and d.get("kind") == "Service"]
+        sel = (spec.get("selector") or {}).get("matchLabels") or {}
+        match = [s for s in services if sel and all(s["metadata"].get("labels", {}).get(k) == v for k, v in sel.items())]
+        if len(match) != 1:
+            self.fail(rel, f"ServiceMonitor selects {len(match)} Services, not one")
+            return
+        svc = match[0]
+        ports = {p.get("name") for p in svc["spec"].get("ports", [])}
+        for ep in spec.get("endpoints") or []:
+            if ep.get("port") not in ports:
+                self.fail(rel, f"endpoint port {ep.get('port')!r} is not a port of Service {svc['metadata']['name']}")
+            if ep.get("scheme") != "https":
+                self.fail(rel, "endpoint scheme must be https (TLS from the proxy)")
+            want = f"{svc['metadata']['name']}.{svc['metadata']['namespace']}.svc"
+            if (ep.get("tlsConfig") or {}).get("serverName") != want:
+                self.fail(rel, f"tlsConfig.serverName must be {want}")
+
+    def run(self, files):
+        """files: {relative path: [documents]}; returns the problems."""
+        self.problems = []
+        self.all_docs = [d for docs in files.values() for d in docs]
+        containers = {}
+        for rel, docs in sorted(files.items()):
+            try:
+                found = self.check_file(rel, docs)
+            except (AttributeError, KeyError, TypeError, IndexError) as e:
+                # A shape this checker cannot walk is wrong too.
+                self.fail(rel, f"malformed ({type(e).__name__}: {e})")
+                continue
+            for c in found:
+                containers.setdefault("repair" in os.path.basename(rel), []).append((rel, c))
+        for variant, cs in containers.items():
+            first_rel, first = cs[0]
+            for rel, c in cs[1:]:
+                if c != first:
+                    self.fail(rel, f"its ribbridge container differs from {first_rel}'s")
+        return self.problems
+
+
+def load(rel):
+    with open(os.path.join(REPO, rel)) as f:
+        return list(yaml.safe_load_all(f))
+
+
+def manifests():
+    files = {}
+    for d in DIRS:
+        for name in sorted(os.listdir(os.path.join(REPO, d))):
+            if name.endswith(".yaml"):
+                files[f"{d}/{name}"] = load(f"{d}/{name}")
+    return files
+
+
+def ribbridge_of(doc):
+    """The ribbridge container (a live reference) inside a document."""
+    if set(doc) == {"mode", "path", "contents"}:
+        return None
+    if "image" in doc and "kind" not in doc:
+        return doc
+    for c in doc.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
+        if c.get("name") == "ribbridge":
+            return c
+    return None
+
+
+def self_test(checker, files):
+    """Each breakage of a good manifest must be refused."""
+    base = "deploy/openshift/ribbridge-container.yaml"
+    repair = "deploy/openshift/ribbridge-container-repair.yaml"
+    entry = "deploy/openshift/0005-ribbridge.yaml"
+    patch = "deploy/kubernetes/frr-k8s-daemonset-patch.yaml"
+    assert not checker.run(files), "the manifests must pass before they are broken"
+
+    def sc(c):
+        return c.setdefault("securityContext", {})
+
+    # (file, what, how, a words of the problem it must cause): the words
+    # make sure the right rule refused it (any change to one copy of the
+    # container would also trip the copies-must-be-equal rule).
+    breakages = [
+        (base, "privileged", lambda c: sc(c).update(privileged=True), "privileged is True"),
+        (base, "privilege escalation", lambda c: sc(c).pop("allowPrivilegeEscalation"), "allowPrivilegeEscalation"),
+        (base, "drop not ALL", lambda c: sc(c)["capabilities"].update(drop=["NET_RAW"]), "capabilities.drop"),
+        (base, "NET_ADMIN in observe", lambda c: sc(c)["capabilities"].update(add=["NET_ADMIN"]), "in observe mode"),
+        (repair, "SYS_ADMIN beside NET_ADMIN", lambda c: sc(c)["capabilities"].update(add=["NET_ADMIN", "SYS_ADMIN"]), "in repair mode"),
+        (repair, "repair without --mode", lambda c: c.update(args=["run", "--listen", LISTEN]), "no --mode"),
+        (repair, "repair file in observe mode", lambda c: c.update(args=["run", "--mode", "observe", "--listen", LISTEN]), "the file name says repair"),
+        (base, "writable root", lambda c: sc(c).update(readOnlyRootFilesystem=False), "readOnlyRootFilesystem"),
+        (base, "root uid", lambda c: sc(c).update(runAsUser=0), "runAsUser 0"),
+        (base, "readiness on /metrics", lambda c: c["readinessProbe"]["httpGet"].update(path="/metrics"), "readinessProbe path"),
+        (base, "liveness on the old port", lambda c: c["livenessProbe"]["httpGet"].update(port=9774), "livenessProbe on"),
+        (base, "no startup probe", lambda c: c.pop("startupProbe"), "startupProbe: no httpGet"),
+        (base, "listen on all addresses", lambda c: c.update(args=["run", "--mode", "observe", "--listen", f"0.0.0.0:{PORT}"]), "--listen 0.0.0.0"),
+        (base, "sockets writable in observe", lambda c: c["volumeMounts"][0].update(readOnly=False), "must be readOnly"),
+        (base, "no memory limit", lambda c: c["resources"]["limits"].pop("memory"), "limits.memory"),
+        (base, "schema: port not a number", lambda c: c["ports"][0].update(containerPort="http"), "does not validate"),
+        (base, "schema: unknown field", lambda c: c.update(securityContex={}), "does not validate"),
+        (patch, "patch differs from the container file", lambda c: c.update(image="localhost/ribbridge:other"), "differs from"),
+        (patch, "patch mounts a volume the DaemonSet lacks", lambda c: c["volumeMounts"][0].update(name="frr-socks"), "no such volume"),
+    ]
+    failed = []
+    for rel, what, breakit, words in breakages:
+        broken = copy.deepcopy(files)
+        breakit(ribbridge_of(broken[rel][0]))
+        if not any(words in p for p in checker.run(broken)):
+            failed.append(f"{rel}: {what} (no problem with {words!r})")
+
+    def entry_breakage(what, change, words):
+        broken = copy.deepcopy(files)
+        doc = broken[entry][0]
+        pod = yaml.safe_load(doc["contents"]["inline"])
+        change(doc, pod)
+        doc["contents"]["inline"] = yaml.safe_dump(pod)
+        if not any(words in p for p in checker.run(broken)):
+            failed.append(f"{entry}: {what} (no problem with {words!r})")
+
+    entry_breakage("mode 0666", lambda d, p: d.update(mode=0o666), "expected 0644")
+    entry_breakage("named before FRR", lambda d, p: d.update(path="/etc/kubernetes/manifests/0000-a.yaml"), "does not start after")
+    entry_breakage("named after kube-vip", lambda d, p: d.update(path="/etc/kubernetes/manifests/0011-ribbridge.yaml"), "does not start after")
+    entry_breakage("not hostNetwork", lambda d, p: p["spec"].pop("hostNetwork"), "hostNetwork")
+    entry_breakage("not system-node-critical", lambda d, p: p["spec"].pop("priorityClassName"), "system-node-critical")
+    entry_breakage("no toleration", lambda d, p: p["spec"].pop("tolerations"), "tolerations")
+    entry_breakage("another hostPath", lambda d, p: p["spec"]["volumes"][0]["hostPath"].update(path="/"), "only FRR's socket directory")
+    entry_breakage("container differs", lambda d, p: p["spec"]["containers"][0]["resources"]["limits"].update(memory="1Gi"), "differs from")
+    entry_breakage("schema: tolerations a map", lambda d, p: p["spec"].update(tolerations={"operator": "Exists"}), "does not validate")
+    total = len(breakages) + 9  # the entry_breakage lines
+    if failed:
+        print(f"check-manifests --self-test: {len(failed)} of {total} breakages were NOT refused:", file=sys.stderr)
+        for f in failed:
+            print(f"  {f}", file=sys.stderr)
+        return 1
+    print(f"check-manifests --self-test: all {total} breakages refused")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--self-test", action="store_true", help="break good manifests; each must be refused")
+    ap.add_argument("--kubernetes-version", default="1.33.0", help="schemas to validate against (default 1.33.0)")
+    a = ap.parse_args()
+    checker = Checker(a.kubernetes_version, served_paths())
+    files = manifests()
+    if a.self_test:
+        return self_test(checker, files)
+    problems = checker.run(files)
+    for p in problems:
+        print(f"check-manifests: {p}", file=sys.stderr)
+    if problems:
+        return 1
+    print(f"check-manifests: {len(files)} files valid against Kubernetes {a.kubernetes_version} (strict) and posture ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Check deploy/systemd/ribbridge.service, as root:
+#   1. `systemd-analyze verify` accepts it, alone and with the observe.conf
+#      drop-in;
+#   2. `systemd-analyze security --offline=true` rates its exposure at most
+#      MAX_EXPOSURE (2.5): repair (as installed) and observe (with the
+#      drop-in); the figures are printed (docs/DEPLOY.md quotes them);
+#   3. unless --no-boot: boots the FRR 10.7 root ($CACHE/frr-10.7, made by
+#      scripts/install-frr.sh) with systemd-nspawn (a throwaway overlay over
+#      the root, its own network namespace), starts the unit there beside
+#      FRR's frr.service, and checks that it runs as frr with frrvty, with
+#      CAP_NET_ADMIN only (repair) or no capability (observe), under the
+#      unit's seccomp filter, and that `ribbridge status` answers with the
+#      VIP it put in table 198, seen in the kernel and in zebra.
+# Usage: scripts/check-systemd-unit.sh [--no-boot] [--bin PATH]
+#   --bin: the ribbridge to install in the container (default: the static
+#   release binary scripts/build-image.sh builds).
+# The host's PID 1 need not be systemd; nspawn needs SYSTEMD_NSPAWN_UNIFIED_
+# HIERARCHY=1 on hybrid-cgroup hosts (the root's systemd refuses cgroup v1)
+# and --keep-unit --register=no where there is no host systemd to ask.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() { echo "check-systemd-unit: $*" >&2; exit 1; }
+log() { echo "check-systemd-unit: $*" >&2; }
+
+MAX_EXPOSURE=2.5
+CACHE=${RIBBRIDGE_CACHE:-/var/cache/ribbridge}
+ROOT=$CACHE/frr-10.7
+boot=1
+bin=target/x86_64-unknown-linux-gnu/release/ribbridge
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --no-boot) boot=0; shift ;;
+        --bin) [[ $# -ge 2 ]] || die "--bin needs a PATH"; bin=$2; shift 2 ;;
+        *) die "unknown argument '$1' (usage: $0 [--no-boot] [--bin PATH])" ;;
+    esac
+done
+[[ -x $bin ]] || die "$bin is missing: run scripts/build-image.sh first, or give --bin"
+bin=$(realpath "$bin")
+
+work=$(mktemp -d)
+nspawn_pid=
+init=
+# The container, if still up: powered off from inside, else nspawn is asked
+# (SIGTERM), else killed; never waited on without a bound.
+stop_container() {
+    [[ -n $nspawn_pid ]] || return 0
+    if [[ -n $init ]]; then
+        nsenter -t "$init" -a systemctl poweroff >/dev/null 2>&1 || true
+    fi
+    for sig in TERM KILL; do
+        for _ in $(seq 1 100); do
+            kill -0 "$nspawn_pid" 2>/dev/null || break 2
+            sleep 0.1
+        done
+        kill "-$sig" "$nspawn_pid" 2>/dev/null || true
+    done
+    wait "$nspawn_pid" 2>/dev/null || true
+    nspawn_pid=
+}
+cleanup() {
+    stop_container
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# 1. verify: the unit as shipped, its binary path pointed at a real one.
+mkdir -p "$work/verify/ribbridge.service.d"
+sed "s#/usr/local/bin/ribbridge#$bin#g" deploy/systemd/ribbridge.service >"$work/verify/ribbridge.service"
+systemd-analyze verify --man=no "$work/verify/ribbridge.service" \
+    || die "systemd-analyze verify refused deploy/systemd/ribbridge.service"
+sed "s#/usr/local/bin/ribbridge#$bin#g" deploy/systemd/observe.conf >"$work/verify/ribbridge.service.d/observe.conf"
+systemd-analyze verify --man=no "$work/verify/ribbridge.service" \
+    || die "systemd-analyze verify refused ribbridge.service with observe.conf"
+log "systemd-analyze verify: ok (repair, and observe with its drop-in)"
+
+# 2. exposure, as shipped (repair) and with the observe drop-in.
+exposure() {
+    local out figure
+    out=$(systemd-analyze security --offline=true "$1/ribbridge.service" 2>&1) \
+        || die "systemd-analyze security failed: $out"
+    figure=$(sed -n 's/.*Overall exposure level for ribbridge.service: \([0-9.]*\).*/\1/p' <<<"$out")
+    [[ -n $figure ]] || die "no exposure figure in: $out"
+    echo "$figure"
+}
+mkdir -p "$work/repair"
+cp deploy/systemd/ribbridge.service "$work/repair/"
+mkdir -p "$work/observe/ribbridge.service.d"
+cp deploy/systemd/ribbridge.service "$work/observe/"
+cp deploy/systemd/observe.conf "$work/observe/ribbridge.service.d/"
+repair=$(exposure "$work/repair")
+observe=$(exposure "$work/observe")
+log "exposure (systemd-analyze security --offline=true): repair $repair, observe $observe (at most $MAX_EXPOSURE)"
+for f in "$repair" "$observe"; do
+    awk -v f="$f" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(f <= m) }' \
+        || die "exposure $f is above $MAX_EXPOSURE: see systemd-analyze security --offline=true deploy/systemd/ribbridge.service"
+done
+
+[[ $boot -eq 1 ]] || exit 0
+
+# 3. boot the FRR 10.7 root, the unit beside frr.service.
+command -v systemd-nspawn >/dev/null || die "systemd-nspawn is missing: run scripts/install-deps.sh"
+[[ -x $ROOT/usr/lib/systemd/systemd ]] || die "$ROOT has no systemd: run scripts/install-frr.sh"
+[[ -e $ROOT/usr/lib/systemd/system/frr.service ]] || die "$ROOT has no frr.service: run scripts/install-frr.sh"
+sed 's/^bgpd=no/bgpd=yes/' "$ROOT/etc/frr/daemons" >"$work/daemons"
+SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn -D "$ROOT" --volatile=overlay \
+    --private-network --register=no --keep-unit -M "rb-unit-$$" \
+    --bind-ro="$bin:/usr/local/bin/ribbridge" \
+    --bind-ro="$PWD/deploy/systemd/ribbridge.service:/etc/systemd/system/ribbridge.service" \
+    --bind-ro="$PWD/deploy/ribbridge.toml:/etc/ribbridge/ribbridge.toml" \
+    --bind-ro="$work/daemons:/etc/frr/daemons" \
+    -b </dev/null >"$work/console.log" 2>&1 &
+nspawn_pid=$!
+for _ in $(seq 1 100); do
+    init=$(pgrep -P "$nspawn_pid" -x systemd || true)
+    [[ -n $init ]] && break
+    kill -0 "$nspawn_pid" 2>/dev/null || break
+    sleep 0.1
+done
+[[ -n $init ]] || die "systemd-nspawn did not boot $ROOT:$(echo; tail -n 20 "$work/console.log")"
+inside() { nsenter -t "$init" -a "$@"; }
+# Until its systemd answers (its bus comes up a moment after it starts).
+state=
+for _ in $(seq 1 120); do
+    state=$(timeout 60 nsenter -t "$init" -a systemctl is-system-running --wait 2>/dev/null || true)
+    [[ $state == running || $state == degraded ]] && break
+    sleep 0.5
+done
+[[ $state == running || $state == degraded ]] \
+    || die "the container did not finish booting (state '$state'):$(echo; tail -n 20 "$work/console.log")"
+inside systemctl is-active --quiet frr.service || die "frr.service is not active in the container"
+inside vtysh -c 'conf t' -c 'router bgp 64512' -c 'bgp router-id 192.0.2.1' \
+    -c 'address-family ipv4 unicast' -c 'redistribute table-direct 198' -c end >/dev/null
+inside ip link set lo up
+inside ip route add 192.0.2.10/32 dev lo table 198 proto 248 scope global
+
+# The unit, as shipped (repair) then with the observe drop-in.
+check_run() {
+    local mode=$1 cap=$2 pid status
+    inside systemctl restart ribbridge.service
+    for _ in $(seq 1 50); do
+        status=$(inside /usr/local/bin/ribbridge status --endpoint 127.0.0.1:7585 2>&1 || true)
+        grep -Eq '^192\.0\.2\.10/32 +198 +[a-z_]+ +yes +yes ' <<<"$status" && break
+        sleep 0.2
+    done
+    if ! grep -Eq "mode $mode" <<<"$status" || ! grep -Eq '^192\.0\.2\.10/32 +198 +[a-z_]+ +yes +yes ' <<<"$status"; then
+        die "ribbridge.service ($mode): status does not show the VIP in kernel and zebra:$(echo; echo "$status"; inside journalctl -u ribbridge --no-pager -n 20)"
+    fi
+    pid=$(pgrep -f '^/usr/local/bin/ribbridge run --config /etc/ribbridge/ribbridge.toml' | head -n1)
+    local frr frrvty
+    frr=$(awk -F: '$1 == "frr" { print $3 }' "$ROOT/etc/passwd")
+    frrvty=$(awk -F: '$1 == "frrvty" { print $3 }' "$ROOT/etc/group")
+    grep -Eq "^Uid:\s+$frr\s" "/proc/$pid/status" || die "$mode: not running as frr ($frr)"
+    grep -Eq "^Groups:.*\b$frrvty\b" "/proc/$pid/status" || die "$mode: not in frrvty ($frrvty)"
+    grep -Eq "^CapEff:\s+$cap$" "/proc/$pid/status" || die "$mode: CapEff is not $cap: $(grep CapEff "/proc/$pid/status")"
+    grep -Eq '^NoNewPrivs:\s+1$' "/proc/$pid/status" || die "$mode: NoNewPrivs is not set"
+    grep -Eq '^Seccomp:\s+2$' "/proc/$pid/status" || die "$mode: no seccomp filter"
+    log "booted $(basename "$ROOT") with nspawn: ribbridge.service ($mode) beside frr.service: uid $frr, frrvty, CapEff $cap, seccomp on; status:"
+    while IFS= read -r l; do echo "    $l"; done <<<"$status" >&2
+}
+check_run repair 0000000000001000
+inside mkdir -p /etc/systemd/system/ribbridge.service.d
+inside sh -c 'cat > /etc/systemd/system/ribbridge.service.d/observe.conf' <deploy/systemd/observe.conf
+inside systemctl daemon-reload
+check_run observe 0000000000000000
+inside systemctl stop ribbridge.service
+result=$(inside systemctl show -p Result --value ribbridge.service)
+[[ $result == success ]] || die "ribbridge.service stopped with result '$result'"
+stop_container
+log "the unit stopped cleanly; container powered off"

@@ -1,0 +1,192 @@
+//! The deployment files under `deploy/` agree with the code: the example
+//! configuration holds every key at its default and parses with the
+//! daemon's own parser; the image, the unit and every manifest use the
+//! registered port; the image is built from nothing but the static binary,
+//! as FRR's user. (The manifests' schema and security posture are checked
+//! by scripts/check-manifests.py, the unit's exposure and a boot beside FRR
+//! by scripts/check-systemd-unit.sh; scripts/test.sh runs both.)
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use ribbridge::config::{self, Layer, Settings};
+
+/// The port the deployment files use: outside 9000-9999 (OpenShift opens
+/// that range between nodes; localhost-only ports stay out of it) and clear
+/// of frr-k8s (7572, 7573, 9123, 9140, 9141).
+const PORT: u16 = 7585;
+
+/// Every key of the configuration file (`config::Layer`).
+const KEYS: [&str; 14] = [
+    "frr_dir",
+    "tables",
+    "vips",
+    "listen",
+    "mode",
+    "record",
+    "grace_ms",
+    "bgp_grace_ms",
+    "max_attempts",
+    "heal_addresses",
+    "table_mode",
+    "bgp_poll_secs",
+    "resync_secs",
+    "vantage",
+];
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], PORT))
+}
+
+#[test]
+fn example_config_is_every_key_at_its_default() {
+    let path = repo().join("deploy/ribbridge.toml");
+    let file = config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let s = Settings::resolve(Some((&path, file)), Layer::default()).expect("resolves");
+    // The defaults, with the registered port (the code's default moves to
+    // it too; until then the example sets it).
+    let want = Settings {
+        listen: listen(),
+        ..Settings::default()
+    };
+    assert_eq!(s, want);
+
+    // Every key has its line, set or commented out, and the commented
+    // ones are keys the parser knows (uncommented, the file still parses).
+    let text = read("deploy/ribbridge.toml");
+    for key in KEYS {
+        assert!(
+            text.lines().any(|l| {
+                let l = l.trim_start_matches("# ");
+                l.starts_with(&format!("{key} = "))
+            }),
+            "deploy/ribbridge.toml has no line for '{key}'"
+        );
+    }
+    let uncommented: String = text
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(rest) if KEYS.iter().any(|k| rest.starts_with(&format!("{k} = "))) => rest,
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let all = config::parse(
+        &uncommented,
+        Path::new("deploy/ribbridge.toml (all keys set)"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    Settings::resolve(Some((&path, all)), Layer::default()).expect("all keys set resolve");
+}
+
+#[test]
+fn containerfile_is_the_static_binary_alone_as_frrs_user() {
+    let text = read("deploy/Containerfile");
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(lines.first(), Some(&"FROM scratch"), "{lines:?}");
+    assert!(
+        lines.contains(&"USER 100:101"),
+        "FRR's image user: {lines:?}"
+    );
+    assert!(lines.contains(&"ENTRYPOINT [\"/usr/bin/ribbridge\"]"));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("CMD [") && l.contains(&format!("\"127.0.0.1:{PORT}\""))),
+        "{lines:?}"
+    );
+    // Nothing else enters the image: one COPY, of the binary, no RUN.
+    let copies: Vec<&&str> = lines.iter().filter(|l| l.starts_with("COPY")).collect();
+    assert_eq!(copies, [&"COPY ribbridge /usr/bin/ribbridge"]);
+    assert!(!lines.iter().any(|l| l.starts_with("RUN")));
+    assert!(text.contains("org.opencontainers.image.version"));
+}
+
+#[test]
+fn systemd_unit_has_the_hardening_and_the_example_config() {
+    let unit = read("deploy/systemd/ribbridge.service");
+    let has = |line: &str| unit.lines().any(|l| l.trim() == line);
+    for line in [
+        "After=frr.service",
+        "Requires=frr.service",
+        "User=frr",
+        "SupplementaryGroups=frrvty",
+        "AmbientCapabilities=CAP_NET_ADMIN",
+        "CapabilityBoundingSet=CAP_NET_ADMIN",
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "ProtectHome=yes",
+        "PrivateTmp=yes",
+        "RestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6",
+        "SystemCallFilter=@system-service",
+        "Restart=on-failure",
+        "ExecStart=/usr/local/bin/ribbridge run --config /etc/ribbridge/ribbridge.toml",
+    ] {
+        assert!(has(line), "deploy/systemd/ribbridge.service lacks '{line}'");
+    }
+    assert!(
+        unit.lines().any(|l| l.starts_with("MemoryMax=")),
+        "no MemoryMax"
+    );
+    // Observe mode's drop-in takes every capability away.
+    let observe = read("deploy/systemd/observe.conf");
+    for line in [
+        "AmbientCapabilities=",
+        "CapabilityBoundingSet=",
+        "ExecStart=",
+    ] {
+        assert!(
+            observe.lines().any(|l| l.trim() == line),
+            "observe.conf lacks '{line}'"
+        );
+    }
+    assert!(observe.contains("--mode observe"));
+}
+
+/// Every `127.0.0.1:PORT` and `port: N` near the endpoint in deploy/ names
+/// the registered port, never one inside 9000-9999.
+#[test]
+fn every_deployment_file_uses_the_registered_port() {
+    let mut files = Vec::new();
+    let mut dirs = vec![repo().join("deploy")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).expect("deploy/") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() >= 10, "{files:?}");
+    let mut seen = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("read");
+        for (n, line) in text.lines().enumerate() {
+            let mut rest = line;
+            while let Some(i) = rest.find("127.0.0.1:") {
+                rest = &rest[i + "127.0.0.1:".len()..];
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                if let Ok(port) = digits.parse::<u16>() {
+                    seen += 1;
+                    assert_eq!(port, PORT, "{}:{}: {line}", f.display(), n + 1);
+                }
+            }
+        }
+    }
+    assert!(seen >= 10, "only {seen} endpoint addresses found");
+    assert!(!(9000..=9999).contains(&PORT));
+}
