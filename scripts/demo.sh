@@ -59,6 +59,6 @@ ip netns exec rb-node1 "$RB" status
 echo
 ip netns exec rb-router "$RB" status
 echo
-echo "metrics: ip netns exec rb-node1 curl -s 127.0.0.1:9774/metrics | grep ^ribbridge_"
+echo "metrics: ip netns exec rb-node1 curl -s 127.0.0.1:7585/metrics | grep ^ribbridge_"
 echo
 echo "The lab is still up: try scripts/lab.sh vip-del node1 $VIP, then look again. Remove it with: scripts/lab.sh down"

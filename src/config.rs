@@ -23,10 +23,6 @@ use crate::model::{Prefix, TableId, VIP_TABLE};
 /// Where FRR's sockets are when nothing says otherwise.
 pub const DEFAULT_FRR_DIR: &str = "/var/run/frr";
 
-/// The HTTP endpoint's default address (loopback only).
-pub const DEFAULT_LISTEN: SocketAddr =
-    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 9774);
-
 /// Allowed graces, milliseconds.
 pub const GRACE_MS: RangeInclusive<u64> = 10..=600_000;
 
@@ -104,7 +100,7 @@ impl Default for Settings {
             frr_dir: PathBuf::from(DEFAULT_FRR_DIR),
             tables: vec![VIP_TABLE],
             vips: BTreeSet::new(),
-            listen: DEFAULT_LISTEN,
+            listen: crate::http::DEFAULT_LISTEN,
             mode: Mode::Repair,
             record: None,
             grace_ms: 500,

@@ -25,7 +25,7 @@ pub struct Args {
     /// A prefix to treat as a VIP even when no table holds it (repeatable).
     #[arg(long = "vip", value_name = "PREFIX")]
     vips: Vec<Prefix>,
-    /// Address of the HTTP endpoint (/metrics, /healthz, /readyz, /status) [default: 127.0.0.1:9774].
+    /// Address of the HTTP endpoint (/metrics, /healthz, /readyz, /status) [default: 127.0.0.1:7585].
     #[arg(long, value_name = "ADDR:PORT")]
     listen: Option<SocketAddr>,
     /// What to do with a drift [default: repair].

@@ -2,7 +2,7 @@
 //! over hyper's HTTP/1.1 client connection.
 //!
 //! Contract: [`Address`] accepts `http://HOST:PORT`, `http://HOST:PORT/`
-//! and `HOST:PORT` (an IPv6 address in brackets, `[::1]:9774`) and refuses
+//! and `HOST:PORT` (an IPv6 address in brackets, `[::1]:7585`) and refuses
 //! anything else, `https` included, with a message that shows the accepted
 //! forms. [`get`] connects, sends `GET PATH` with `Connection: close`, and
 //! reads the whole answer, at most [`MAX_BODY`] bytes, all within the
@@ -16,7 +16,7 @@
 //! # use std::time::Duration;
 //! # use ribbridge::http::client;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let endpoint: client::Address = "127.0.0.1:9774".parse()?;
+//! let endpoint: client::Address = "127.0.0.1:7585".parse()?;
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let json = rt.block_on(client::get_ok(&endpoint, "/status", client::DEFAULT_TIMEOUT))?;
 //! # let _ = json;
@@ -159,7 +159,7 @@ fn parse(t: &str) -> Result<Address, Refused> {
     } else {
         let (host, port) = rest.rsplit_once(':').ok_or("no port")?;
         if host.contains(':') {
-            return Err("an IPv6 address needs brackets, as in [::1]:9774".into());
+            return Err("an IPv6 address needs brackets, as in [::1]:7585".into());
         }
         if host.is_empty() {
             return Err("no host".into());

@@ -37,8 +37,22 @@ mod server;
 
 pub use server::{BindError, Endpoint, bind, serve};
 
-/// Default listen address: loopback, port 9774 (clear of 179, 1936, 7572,
-/// 9140, 9141, 9342, 9445, 29445).
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:9774";
-/// The same, as a URL for `ribbridge status`.
-pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:9774";
+/// Default listen address: loopback, port 7585. Outside 9000-9999, which
+/// OpenShift opens between nodes (a loopback-only port belongs outside
+/// it), and clear of frr-k8s (7572, 7573, 9123, 9140, 9141), kube-vip and
+/// the host-port registry (docs/DEPLOY.md has the entry to file).
+pub const DEFAULT_LISTEN: std::net::SocketAddr =
+    std::net::SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 7585);
+/// The same, as a URL for `ribbridge status` (a test keeps the two equal).
+pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:7585";
+
+#[cfg(test)]
+mod defaults {
+    #[test]
+    fn the_endpoint_is_the_listen_address() {
+        assert_eq!(
+            super::DEFAULT_ENDPOINT,
+            format!("http://{}", super::DEFAULT_LISTEN)
+        );
+    }
+}

@@ -16,18 +16,18 @@ use super::{Address, ClientError, DEFAULT_TIMEOUT, get, get_limited, get_ok};
 fn endpoint_forms_accepted() {
     for (text, host, port, shown) in [
         (
-            "http://127.0.0.1:9774",
+            "http://127.0.0.1:7585",
             "127.0.0.1",
-            9774,
-            "http://127.0.0.1:9774",
+            7585,
+            "http://127.0.0.1:7585",
         ),
         (
-            "http://127.0.0.1:9774/",
+            "http://127.0.0.1:7585/",
             "127.0.0.1",
-            9774,
-            "http://127.0.0.1:9774",
+            7585,
+            "http://127.0.0.1:7585",
         ),
-        ("127.0.0.1:9774", "127.0.0.1", 9774, "http://127.0.0.1:9774"),
+        ("127.0.0.1:7585", "127.0.0.1", 7585, "http://127.0.0.1:7585"),
         (
             "HTTP://localhost:80",
             "localhost",
@@ -40,8 +40,8 @@ fn endpoint_forms_accepted() {
             65535,
             "http://node-1.example.net:65535",
         ),
-        ("[::1]:9774", "::1", 9774, "http://[::1]:9774"),
-        ("http://[::1]:9774/", "::1", 9774, "http://[::1]:9774"),
+        ("[::1]:7585", "::1", 7585, "http://[::1]:7585"),
+        ("http://[::1]:7585/", "::1", 7585, "http://[::1]:7585"),
         (
             "[2001:db8:0::1]:1",
             "2001:db8::1",
@@ -49,10 +49,10 @@ fn endpoint_forms_accepted() {
             "http://[2001:db8::1]:1",
         ),
         (
-            "  127.0.0.1:9774\n",
+            "  127.0.0.1:7585\n",
             "127.0.0.1",
-            9774,
-            "http://127.0.0.1:9774",
+            7585,
+            "http://127.0.0.1:7585",
         ),
     ] {
         let a: Address = text
@@ -68,29 +68,29 @@ fn endpoint_forms_accepted() {
 #[test]
 fn endpoint_forms_refused_with_the_reason() {
     for (text, why) in [
-        ("https://127.0.0.1:9774", "https is not served"),
-        ("ftp://127.0.0.1:9774", "scheme 'ftp'"),
+        ("https://127.0.0.1:7585", "https is not served"),
+        ("ftp://127.0.0.1:7585", "scheme 'ftp'"),
         ("", "empty"),
         ("http://", "no host and port"),
         ("127.0.0.1", "no port"),
         ("http://127.0.0.1", "no port"),
-        (":9774", "no host"),
+        (":7585", "no host"),
         ("127.0.0.1:", "port ''"),
         ("127.0.0.1:0", "port '0'"),
         ("127.0.0.1:65536", "port '65536'"),
         ("127.0.0.1:+80", "port '+80'"),
         ("127.0.0.1:http", "port 'http'"),
-        ("http://127.0.0.1:9774/status", "a path ('/status')"),
-        ("127.0.0.1:9774//", "a path ('/')"),
-        ("http://127.0.0.1:9774?x=1", "a query"),
-        ("http://user@127.0.0.1:9774", "user information"),
-        ("::1:9774", "needs brackets"),
-        ("[::1:9774", "closing ']'"),
+        ("http://127.0.0.1:7585/status", "a path ('/status')"),
+        ("127.0.0.1:7585//", "a path ('/')"),
+        ("http://127.0.0.1:7585?x=1", "a query"),
+        ("http://user@127.0.0.1:7585", "user information"),
+        ("::1:7585", "needs brackets"),
+        ("[::1:7585", "closing ']'"),
         ("[::1]", "no port after"),
-        ("[::1]9774", "no port after"),
-        ("[not-v6]:9774", "'not-v6' is not an IPv6 address"),
-        ("bad_host:9774", "'bad_host' is not a host name"),
-        ("a b:9774", "'a b' is not a host name"),
+        ("[::1]7585", "no port after"),
+        ("[not-v6]:7585", "'not-v6' is not an IPv6 address"),
+        ("bad_host:7585", "'bad_host' is not a host name"),
+        ("a b:7585", "'a b' is not a host name"),
     ] {
         let e = text
             .parse::<Address>()
