@@ -31,6 +31,8 @@ fn state_of(doc: &StatusDoc) -> Class {
         .find(|v| v.prefix.to_string() == VIP)
         .unwrap_or_else(|| panic!("no {VIP} in {doc:?}"))
         .state
+        .class()
+        .unwrap_or_else(|| panic!("{VIP} is unknown (the daemon is not ready): {doc:?}"))
 }
 
 /// Replay a `--record` log through the core; return the classes the VIP

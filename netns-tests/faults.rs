@@ -39,6 +39,8 @@ fn state_of(doc: &ribbridge::status::StatusDoc) -> Class {
         .find(|v| v.prefix.to_string() == VIP)
         .unwrap_or_else(|| panic!("no {VIP} in {doc:?}"))
         .state
+        .class()
+        .unwrap_or_else(|| panic!("{VIP} is unknown (the daemon is not ready): {doc:?}"))
 }
 
 fn count(log: &[String], needle: &str) -> usize {

@@ -270,7 +270,7 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
         .iter()
         .find(|v| v.prefix.to_string() == VIP)
         .expect("vip");
-    assert_eq!((v.state, code), (Class::KernelOnly, 1));
+    assert_eq!((v.state.class(), code), (Some(Class::KernelOnly), 1));
     let result = v.heal.last_result.clone().unwrap_or_default();
     assert!(
         result.starts_with("error:") || result == "gave_up",

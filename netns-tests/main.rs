@@ -12,3 +12,4 @@ mod kernel_mirror;
 mod lab_ecmp;
 mod privilege;
 mod render;
+mod status_contract;

@@ -25,6 +25,9 @@ pub struct StatusDoc {
     pub vantage: Vantage,
     /// Kernel mirror synced and zebra's view complete.
     pub ready: bool,
+    /// Why not ready (which view is missing and what to check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_ready: Option<String>,
     /// One entry per VIP, sorted by table then prefix.
     pub vips: Vec<VipStatus>,
 }
@@ -36,16 +39,16 @@ pub struct VipStatus {
     pub prefix: Prefix,
     /// The watched table.
     pub table: TableId,
-    /// The class name.
-    pub state: Class,
-    /// The kernel holds it.
-    pub kernel: bool,
-    /// zebra redistributes it.
-    pub zebra: bool,
+    /// The class, or `unknown` while a view it needs is incomplete.
+    pub state: VipState,
+    /// The kernel holds it (`null`: the kernel mirror is not synced).
+    pub kernel: Option<bool>,
+    /// zebra redistributes it (`null`: zebra's view is not complete).
+    pub zebra: Option<bool>,
     /// Each BGP peer: established, and whether it is sent the VIP.
     pub peers: Vec<PeerStatus>,
-    /// ECMP legs in the kernel (0 when absent).
-    pub ecmp_nexthops: u32,
+    /// ECMP legs in the kernel (0 when absent; `null`: not synced).
+    pub ecmp_nexthops: Option<u32>,
     /// The legs' next hops (gateway, else the device), when the daemon
     /// knows them (the router vantage's whole answer).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -78,30 +81,88 @@ pub struct HealStatus {
     pub last_result: Option<String>,
 }
 
+/// A VIP's state as `/status` reports it: a class, or `unknown` while the
+/// daemon cannot see a view the class needs (never `withdrawn` or `no` for
+/// what it cannot see).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum VipState {
+    /// The core's class.
+    Known(Class),
+    /// A view is incomplete.
+    Unknown(UnknownWord),
+}
+
+/// The word `unknown` (how [`VipState::Unknown`] is spelled in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnknownWord {
+    /// `"unknown"`.
+    Unknown,
+}
+
+impl VipState {
+    /// The unknown state.
+    pub const UNKNOWN: VipState = VipState::Unknown(UnknownWord::Unknown);
+
+    /// The class, when known.
+    pub fn class(self) -> Option<Class> {
+        match self {
+            VipState::Known(c) => Some(c),
+            VipState::Unknown(_) => None,
+        }
+    }
+
+    /// The name printed in the table and the metric label.
+    pub fn name(self) -> &'static str {
+        match self {
+            VipState::Known(c) => c.name(),
+            VipState::Unknown(_) => "unknown",
+        }
+    }
+}
+
+impl PartialEq<Class> for VipState {
+    fn eq(&self, c: &Class) -> bool {
+        *self == VipState::Known(*c)
+    }
+}
+
 impl StatusDoc {
     /// True when any VIP is in a drift class.
     pub fn drifting(&self) -> bool {
-        self.vips.iter().any(|v| !v.state.is_consistent())
+        self.vips
+            .iter()
+            .any(|v| matches!(v.state, VipState::Known(c) if !c.is_consistent()))
     }
 }
 
 /// Build the document. `zero_unix_ms`: wall-clock time of monotonic zero;
-/// `nexthops`: the next hops the kernel holds for a VIP (empty when unknown).
+/// `nexthops`: the next hops the kernel holds for a VIP (empty when unknown);
+/// `not_ready`: why the daemon is not ready, when it is not.
 pub fn document(
     state: &State,
     frr_release: Option<String>,
     zero_unix_ms: u64,
     nexthops: &dyn Fn(TableId, Prefix) -> Vec<String>,
+    not_ready: Option<String>,
 ) -> StatusDoc {
+    let ready = state.ready();
+    let kernel_seen = state.kernel_synced;
+    let zebra_seen = state.zebra.is_some() && state.zebra_synced;
     let vips = state
         .vips
         .iter()
         .map(|((table, prefix), v)| VipStatus {
             prefix: *prefix,
             table: *table,
-            state: v.state,
-            kernel: v.kernel.is_some(),
-            zebra: v.zebra,
+            state: if ready {
+                VipState::Known(v.state)
+            } else {
+                VipState::UNKNOWN
+            },
+            kernel: kernel_seen.then_some(v.kernel.is_some()),
+            zebra: zebra_seen.then_some(v.zebra),
             peers: state
                 .peers
                 .iter()
@@ -111,7 +172,7 @@ pub fn document(
                     sent: p.established && p.advertised.contains(prefix),
                 })
                 .collect(),
-            ecmp_nexthops: v.kernel.as_ref().map_or(0, |k| k.nexthops),
+            ecmp_nexthops: kernel_seen.then(|| v.kernel.as_ref().map_or(0, |k| k.nexthops)),
             nexthops: nexthops(*table, *prefix),
             since: rfc3339(zero_unix_ms + v.since),
             heal: HealStatus {
@@ -129,7 +190,12 @@ pub fn document(
         }
         .to_string(),
         vantage: state.config.vantage,
-        ready: state.ready(),
+        ready,
+        not_ready: if ready {
+            None
+        } else {
+            Some(not_ready.unwrap_or_else(|| "the daemon's views are incomplete".to_string()))
+        },
         vips,
     }
 }
@@ -149,7 +215,7 @@ pub fn render_table(doc: &StatusDoc) -> String {
         "FRR {}  mode {}  {}\n",
         doc.frr_release.as_deref().unwrap_or("unknown"),
         doc.mode,
-        if doc.ready { "ready" } else { "NOT READY" }
+        readiness(doc)
     );
     let rows: Vec<[String; 8]> = doc
         .vips
@@ -163,8 +229,12 @@ pub fn render_table(doc: &StatusDoc) -> String {
                 v.state.name().to_string(),
                 yes_no(v.kernel),
                 yes_no(v.zebra),
-                format!("{sent}/{est}"),
-                v.ecmp_nexthops.to_string(),
+                if doc.ready {
+                    format!("{sent}/{est}")
+                } else {
+                    UNKNOWN.to_string()
+                },
+                count(v.ecmp_nexthops),
                 match (&v.heal.last_action, &v.heal.last_result) {
                     (Some(a), Some(r)) => format!("{a}: {r} ({} tries)", v.heal.attempts),
                     (None, Some(r)) => r.clone(),
@@ -192,10 +262,7 @@ pub fn render_table(doc: &StatusDoc) -> String {
 
 /// A router knows its kernel only: the table, the paths, their next hops.
 fn render_router(doc: &StatusDoc) -> String {
-    let mut out = format!(
-        "router vantage  {}\n",
-        if doc.ready { "ready" } else { "NOT READY" }
-    );
+    let mut out = format!("router vantage  {}\n", readiness(doc));
     let rows: Vec<[String; 4]> = doc
         .vips
         .iter()
@@ -203,7 +270,7 @@ fn render_router(doc: &StatusDoc) -> String {
             [
                 v.prefix.to_string(),
                 v.table.to_string(),
-                v.ecmp_nexthops.to_string(),
+                count(v.ecmp_nexthops),
                 if v.nexthops.is_empty() {
                     "-".to_string()
                 } else {
@@ -243,8 +310,28 @@ fn columns<const N: usize>(head: &[&str; N], rows: &[[String; N]]) -> String {
     out
 }
 
-fn yes_no(b: bool) -> String {
-    if b { "yes" } else { "no" }.to_string()
+/// How a view the daemon cannot see is printed.
+const UNKNOWN: &str = "unknown";
+
+fn yes_no(b: Option<bool>) -> String {
+    match b {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => UNKNOWN,
+    }
+    .to_string()
+}
+
+fn count(n: Option<u32>) -> String {
+    n.map_or_else(|| UNKNOWN.to_string(), |n| n.to_string())
+}
+
+fn readiness(doc: &StatusDoc) -> String {
+    match (&doc.not_ready, doc.ready) {
+        (_, true) => "ready".to_string(),
+        (Some(why), false) => format!("NOT READY: {why}"),
+        (None, false) => "NOT READY".to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -305,12 +392,23 @@ mod tests {
             },
             100,
         );
-        let doc = document(&s, Some("10.7".into()), 1_795_996_800_000, &|_, _| vec![]);
+        let doc = document(
+            &s,
+            Some("10.7".into()),
+            1_795_996_800_000,
+            &|_, _| vec![],
+            None,
+        );
         assert!(doc.ready && !doc.drifting());
         let v = &doc.vips[0];
         assert_eq!(
             (v.state, v.kernel, v.zebra, v.ecmp_nexthops),
-            (Class::Advertised, true, true, 2)
+            (
+                VipState::Known(Class::Advertised),
+                Some(true),
+                Some(true),
+                Some(2)
+            )
         );
         assert_eq!(v.since, "2026-11-30T00:00:00.100Z");
         let json = serde_json::to_value(&doc).expect("json");
@@ -351,7 +449,7 @@ mod tests {
             5,
         );
         let hops = |_, _| vec!["198.18.1.2".to_string(), "198.18.2.2".to_string()];
-        let doc = document(&s, None, 0, &hops);
+        let doc = document(&s, None, 0, &hops, None);
         let table = render_table(&doc);
         assert!(table.starts_with("router vantage  ready\n"), "{table}");
         assert!(
@@ -364,5 +462,44 @@ mod tests {
         let json = serde_json::to_value(&doc).expect("json");
         assert_eq!(json["vantage"], "router");
         assert_eq!(json["vips"][0]["nexthops"][1], "198.18.2.2");
+    }
+
+    #[test]
+    fn a_blind_daemon_says_unknown_never_withdrawn_or_no() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let config = Config {
+            vips: [vip].into(),
+            ..Config::default()
+        };
+        // Kernel read, zebra never answered (FRR's directory is missing).
+        let mut s = State::new(config, 0);
+        step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
+        let why = "zebra not connected: /var/run/frr/zserv.api: No such file".to_string();
+        let doc = document(&s, None, 0, &|_, _| vec![], Some(why.clone()));
+        assert!(!doc.ready && !doc.drifting());
+        assert_eq!(doc.not_ready.as_deref(), Some(why.as_str()));
+        let v = &doc.vips[0];
+        assert_eq!(v.state, VipState::UNKNOWN);
+        assert_eq!(
+            (v.kernel, v.zebra, v.ecmp_nexthops),
+            (Some(false), None, Some(0))
+        );
+        let json = serde_json::to_value(&doc).expect("json");
+        assert_eq!(json["vips"][0]["state"], "unknown");
+        assert_eq!(json["vips"][0]["zebra"], serde_json::Value::Null);
+        assert_eq!(
+            serde_json::from_value::<StatusDoc>(json).expect("back"),
+            doc
+        );
+        let table = render_table(&doc);
+        assert!(
+            table.starts_with("FRR unknown  mode repair  NOT READY: zebra not connected"),
+            "{table}"
+        );
+        assert!(
+            table.contains("192.0.2.10/32  198    unknown  no      unknown  unknown     0"),
+            "{table}"
+        );
+        assert!(!table.contains("withdrawn"), "{table}");
     }
 }

@@ -33,6 +33,9 @@ pub const KERNEL_RESYNCS_TOTAL: &str = "ribbridge_kernel_resyncs_total";
 pub const KERNEL_REASSERTIONS_TOTAL: &str = "ribbridge_kernel_reassertions_total";
 /// `ribbridge_zapi_connected`: 1 while subscribed to zebra.
 pub const ZAPI_CONNECTED: &str = "ribbridge_zapi_connected";
+/// `ribbridge_zapi_disconnects_total`: ZAPI sessions that ended or could
+/// not start (each is retried with a bounded backoff).
+pub const ZAPI_DISCONNECTS_TOTAL: &str = "ribbridge_zapi_disconnects_total";
 /// `ribbridge_bgp_peer_up{peer}`.
 pub const BGP_PEER_UP: &str = "ribbridge_bgp_peer_up";
 /// `ribbridge_build_info{version,frr_release}`: always 1.
@@ -108,6 +111,10 @@ pub fn describe() {
         ZAPI_CONNECTED,
         "1 while subscribed to zebra's redistribution over ZAPI"
     );
+    describe_counter!(
+        ZAPI_DISCONNECTS_TOTAL,
+        "ZAPI sessions that ended or could not start; each is retried with a backoff capped at 1 s"
+    );
     describe_gauge!(
         BGP_PEER_UP,
         "1 while the BGP session to the peer is Established"
@@ -124,14 +131,38 @@ pub fn describe() {
     );
 }
 
-/// A VIP's state gauge: 1 for `state`, 0 for every other class.
+/// The `state` label of a VIP whose views are incomplete.
+pub const UNKNOWN_STATE: &str = "unknown";
+
+/// A VIP's state gauge: 1 for `state`, 0 for every other class and for
+/// `unknown`.
 pub fn vip_state(prefix: &Prefix, table: TableId, state: Class) {
+    set_vip_state(prefix, table, Some(state));
+}
+
+/// A VIP the daemon cannot judge yet (a view is incomplete): 1 for
+/// `unknown`, 0 for every class. Every configured VIP starts here, so its
+/// series exist from the first scrape.
+pub fn vip_unknown(prefix: &Prefix, table: TableId) {
+    set_vip_state(prefix, table, None);
+}
+
+fn set_vip_state(prefix: &Prefix, table: TableId, state: Option<Class>) {
     let p = prefix.to_string();
     let t = table.to_string();
     for c in Class::ALL {
         gauge!(VIP_STATE, "prefix" => p.clone(), "table" => t.clone(), "state" => c.name())
-            .set(if c == state { 1.0 } else { 0.0 });
+            .set(if Some(c) == state { 1.0 } else { 0.0 });
     }
+    gauge!(VIP_STATE, "prefix" => p, "table" => t, "state" => UNKNOWN_STATE)
+        .set(if state.is_none() { 1.0 } else { 0.0 });
+}
+
+/// A VIP's ECMP legs before the kernel mirror is synced: NaN, so that no
+/// comparison (an alert on fewer than 2 paths) fires on a guess.
+pub fn ecmp_unknown(prefix: &Prefix, table: TableId) {
+    gauge!(ECMP_NEXTHOPS, "prefix" => prefix.to_string(), "table" => table.to_string())
+        .set(f64::NAN);
 }
 
 /// A drift was declared.
@@ -174,6 +205,11 @@ pub fn kernel_reassertion() {
 /// ZAPI session up or down.
 pub fn zapi_connected(up: bool) {
     gauge!(ZAPI_CONNECTED).set(if up { 1.0 } else { 0.0 });
+}
+
+/// A ZAPI session ended or could not start.
+pub fn zapi_disconnect() {
+    counter!(ZAPI_DISCONNECTS_TOTAL).increment(1);
 }
 
 /// A BGP peer's session state.

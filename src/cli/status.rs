@@ -13,7 +13,7 @@ use crate::status::StatusDoc;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit status: 0 every VIP advertised or withdrawn, 1 a VIP in drift, 2 error \
-(daemon unreachable, FRR unreadable, bad flags)."
+(daemon unreachable or not ready, FRR unreadable, bad flags)."
 )]
 pub struct Args {
     /// A running daemon's HTTP endpoint: `http://HOST:PORT` or `HOST:PORT`.
@@ -70,6 +70,18 @@ pub fn run(args: Args) -> ExitCode {
         }
     } else {
         print!("{}", crate::status::render_table(&doc));
+    }
+    // A blind daemon is never "fine": what it cannot see is unknown, and
+    // a probe reading the exit code must not take that for success.
+    if !doc.ready {
+        let why = doc
+            .not_ready
+            .as_deref()
+            .unwrap_or("its views are incomplete");
+        return super::fail(
+            CMD,
+            &format!("the daemon is not ready ({why}): what it cannot see is shown as unknown"),
+        );
     }
     if doc.drifting() {
         ExitCode::from(super::EXIT_DRIFT)

@@ -86,7 +86,7 @@ impl Owner {
             None => None,
         };
         let zero_unix_ms = now_unix_ms();
-        Ok(Owner {
+        let owner = Owner {
             state: State::new(super::core_config(s), 0),
             start: Instant::now(),
             zero_unix_ms,
@@ -101,7 +101,14 @@ impl Owner {
             legs: HashMap::new(),
             settings: s.clone(),
             zebra_reason: "zebra not connected yet".to_string(),
-        })
+        };
+        // Every configured VIP has its series from the first scrape:
+        // unknown until the views are complete.
+        for (table, prefix) in owner.configured() {
+            telemetry::vip_unknown(&prefix, table);
+            telemetry::ecmp_unknown(&prefix, table);
+        }
+        Ok(owner)
     }
 
     fn now(&self) -> Millis {
@@ -122,7 +129,8 @@ impl Owner {
                 Some(Input::Core(ev, source)) = inputs.results.recv() => self.feed(ev, source),
                 Some(reply) = inputs.status.recv() => {
                     let hops = |t, p| self.routes.get(&(t, p)).map(next_hops).unwrap_or_default();
-                    let doc = crate::status::document(&self.state, self.frr_release.clone(), self.zero_unix_ms, &hops);
+                    let why = Some(self.ready.borrow().1.clone()).filter(|w| !w.is_empty());
+                    let doc = crate::status::document(&self.state, self.frr_release.clone(), self.zero_unix_ms, &hops, why);
                     let _ = reply.send(serde_json::to_string(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")));
                 }
                 () = sleep(sleep_until) => {
@@ -167,8 +175,11 @@ impl Owner {
                 // Only what the resync changed moves: a VIP present before
                 // and after must not flicker to 0 legs in between.
                 let old = std::mem::replace(&mut self.routes, fresh);
+                // Gone since the last dump, or configured and never seen:
+                // 0 legs, now that the kernel has been read.
                 let gone: Vec<(TableId, Prefix)> = old
                     .into_keys()
+                    .chain(self.configured())
                     .filter(|k| !self.routes.contains_key(k))
                     .collect();
                 for (t, p) in gone {
@@ -191,6 +202,17 @@ impl Owner {
         for e in translate::kernel(&ev) {
             self.feed(e, "kernel");
         }
+    }
+
+    /// The configured VIPs, in the table the core reports them in.
+    fn configured(&self) -> Vec<(TableId, Prefix)> {
+        let table = self
+            .settings
+            .tables
+            .first()
+            .copied()
+            .unwrap_or(crate::model::VIP_TABLE);
+        self.settings.vips.iter().map(|p| (table, *p)).collect()
     }
 
     /// Export a VIP's ECMP legs; log when the count changes (at the router
@@ -227,9 +249,26 @@ impl Owner {
                 reason,
                 retry_in_ms,
             } => {
-                tracing::warn!(%reason, retry_in_ms, "zebra: disconnected");
                 telemetry::zapi_connected(false);
-                self.zebra_reason = format!("zebra not connected: {reason}");
+                telemetry::zapi_disconnect();
+                let why = format!("zebra not connected: {reason}");
+                // Said once per cause, with what to check; the retries
+                // (at most 1 s apart) are counted, not logged.
+                if why != self.zebra_reason {
+                    if !self.settings.frr_dir.is_dir() {
+                        tracing::error!(
+                            frr_dir = %self.settings.frr_dir.display(),
+                            %reason,
+                            "FRR's socket directory does not exist: check --frr-dir, the volume that \
+                             shares FRR's sockets (hostPath /run/frr-k8s/sockets or the pod's \
+                             /var/run/frr) and that FRR is running; retrying at most 1 s apart, \
+                             counted in ribbridge_zapi_disconnects_total"
+                        );
+                    } else {
+                        tracing::warn!(%reason, retry_in_ms, "zebra: disconnected; retrying, logging only changes");
+                    }
+                }
+                self.zebra_reason = why;
             }
             ZapiEvent::Undecodable { command, reason } => {
                 tracing::warn!(command, %reason, "zebra: undecodable frame");
@@ -277,6 +316,13 @@ impl Owner {
         });
         // /readyz's answer changes rarely and an operator wants the why.
         if changed {
+            for (&(table, prefix), v) in &self.state.vips {
+                if ready {
+                    telemetry::vip_state(&prefix, table, v.state);
+                } else {
+                    telemetry::vip_unknown(&prefix, table);
+                }
+            }
             let why = self.ready.borrow().1.clone();
             if ready {
                 tracing::info!(ready, "readiness changed");
@@ -301,7 +347,11 @@ impl Owner {
                 to,
                 drift_ms,
             } => {
-                telemetry::vip_state(&prefix, table, to);
+                // While a view is incomplete the gauge says `unknown`; the
+                // readiness change publishes every VIP's class.
+                if self.state.ready() {
+                    telemetry::vip_state(&prefix, table, to);
+                }
                 if to.is_consistent() {
                     tracing::info!(%prefix, table, %from, %to, drift_ms, "VIP consistent");
                 } else {
@@ -395,6 +445,7 @@ pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonErr
         Some(release),
         now_unix_ms(),
         &hops,
+        None,
     ))
 }
 

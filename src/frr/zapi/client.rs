@@ -334,7 +334,10 @@ pub async fn run(cfg: ZapiConfig, tx: mpsc::Sender<ZapiEvent>) {
             k.stale = true;
         }
         let reason = reason.to_string();
-        warn!(%reason, retry_in = ?backoff, "ZAPI session ended");
+        // The receiver of `Disconnected` decides what is worth a warning
+        // (the daemon logs each new cause once); a missing socket would
+        // otherwise warn every second forever.
+        debug!(%reason, retry_in = ?backoff, "ZAPI session ended");
         let ev = ZapiEvent::Disconnected {
             reason,
             retry_in_ms: u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
