@@ -362,9 +362,9 @@ pub fn replay_changes(record: &Path, config: reconcile::Config) -> Vec<Change> {
     changes
 }
 
-/// The core's configuration a daemon started with `args` runs with: the
-/// flags over `--config`'s file over the defaults, as `ribbridge run`
-/// resolves them. A flag this does not know is an error, not a guess.
+/// The core's configuration a daemon started with `args` runs with, read by
+/// the CLI's own parser and resolution (`cli::run_settings`), so it cannot
+/// drift from what `ribbridge run` does.
 pub fn core_config_of(args: &[String]) -> Result<reconcile::Config, String> {
     let s = ribbridge::cli::run_settings(args).map_err(|e| e.to_string())?;
     Ok(ribbridge::daemon::core_config(&s))
