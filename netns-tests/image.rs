@@ -146,15 +146,7 @@ fn creds() -> (String, String) {
         .output()
         .expect("podman inspect");
     let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
-    let field = |k: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(k))
-            .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
-            .unwrap_or_default()
-    };
-    (field("Uid:"), field("CapEff:"))
+    super::support::creds_of(&pid)
 }
 
 /// `ribbridge status` run inside the container: (exit code, output).

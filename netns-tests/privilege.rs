@@ -66,14 +66,7 @@ fn as_frr(frr: &str, caps: &str) -> Vec<String> {
 
 /// (uid, effective capabilities) of a process, from /proc.
 fn creds(d: &Daemon) -> (String, String) {
-    let text = std::fs::read_to_string(format!("/proc/{}/status", d.pid())).expect("status");
-    let field = |k: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(k))
-            .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
-            .unwrap_or_default()
-    };
-    (field("Uid:"), field("CapEff:"))
+    super::support::creds_of(&d.pid().to_string())
 }
 
 /// Observe mode as the frr user in FRR's groups, with no capability at all: it

@@ -185,55 +185,6 @@ pub enum TableMode {
     ImportTable,
 }
 
-/// Deserialise a word type through its `FromStr`, so a file's bad value
-/// gets the same message as a flag's (naming the allowed words).
-macro_rules! deserialize_from_str {
-    ($t:ty) => {
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
-                let s = String::deserialize(d)?;
-                s.parse().map_err(serde::de::Error::custom)
-            }
-        }
-    };
-}
-
-deserialize_from_str!(TableMode);
-deserialize_from_str!(Mode);
-deserialize_from_str!(Vantage);
-
-impl TableMode {
-    /// FRR's own spelling (`table-direct`, `import-table`).
-    pub fn name(self) -> &'static str {
-        match self {
-            TableMode::TableDirect => "table-direct",
-            TableMode::ImportTable => "import-table",
-        }
-    }
-}
-
-impl fmt::Display for TableMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for TableMode {
-    type Err = UnknownWord;
-
-    fn from_str(s: &str) -> Result<TableMode, UnknownWord> {
-        match s {
-            "table-direct" | "table_direct" => Ok(TableMode::TableDirect),
-            "import-table" | "import_table" => Ok(TableMode::ImportTable),
-            _ => Err(UnknownWord {
-                word: s.to_string(),
-                what: "table mode",
-                allowed: "table-direct (FRR 10) or import-table",
-            }),
-        }
-    }
-}
-
 /// An FRR release, as zebra's `show version` reports it. Ordered by
 /// (major, minor, patch); a release without a patch number sorts first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -313,38 +264,6 @@ pub enum Mode {
     Repair,
 }
 
-impl Mode {
-    /// The word (`observe`, `repair`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Observe => "observe",
-            Mode::Repair => "repair",
-        }
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Mode {
-    type Err = UnknownWord;
-
-    fn from_str(s: &str) -> Result<Mode, UnknownWord> {
-        match s {
-            "observe" => Ok(Mode::Observe),
-            "repair" => Ok(Mode::Repair),
-            _ => Err(UnknownWord {
-                word: s.to_string(),
-                what: "mode",
-                allowed: "observe (decide and report, never act) or repair (heal)",
-            }),
-        }
-    }
-}
-
 /// Where ribbridge runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -357,30 +276,62 @@ pub enum Vantage {
     Router,
 }
 
-impl fmt::Display for Vantage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Vantage::Node => "node",
-            Vantage::Router => "router",
-        })
-    }
-}
-
-impl FromStr for Vantage {
-    type Err = UnknownWord;
-
-    fn from_str(s: &str) -> Result<Vantage, UnknownWord> {
-        match s {
-            "node" => Ok(Vantage::Node),
-            "router" => Ok(Vantage::Router),
-            _ => Err(UnknownWord {
-                word: s.to_string(),
-                what: "vantage",
-                allowed: "node (beside FRR) or router (ECMP paths only)",
-            }),
+/// Name, `Display`, `FromStr` (naming the allowed words on error) and a
+/// `Deserialize` through `FromStr` for a word type, from one table of its
+/// spellings: the first is the name, the others are accepted too. A file's
+/// bad value then gets the same message as a flag's.
+macro_rules! words {
+    ($t:ident, $what:literal, $allowed:literal, { $($v:ident => $name:literal $(| $alias:literal)*),+ $(,)? }) => {
+        impl $t {
+            /// The word as ribbridge prints it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($t::$v => $name,)+
+                }
+            }
         }
-    }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $t {
+            type Err = UnknownWord;
+
+            fn from_str(s: &str) -> Result<$t, UnknownWord> {
+                match s {
+                    $($name $(| $alias)* => Ok($t::$v),)+
+                    _ => Err(UnknownWord {
+                        word: s.to_string(),
+                        what: $what,
+                        allowed: $allowed,
+                    }),
+                }
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
 }
+
+words!(TableMode, "table mode", "table-direct (FRR 10) or import-table", {
+    TableDirect => "table-direct" | "table_direct",
+    ImportTable => "import-table" | "import_table",
+});
+words!(Mode, "mode", "observe (decide and report, never act) or repair (heal)", {
+    Observe => "observe",
+    Repair => "repair",
+});
+words!(Vantage, "vantage", "node (beside FRR) or router (ECMP paths only)", {
+    Node => "node",
+    Router => "router",
+});
 
 /// One BGP peer as the core sees it (both address families merged).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -122,6 +122,20 @@ impl Drop for Lab {
     }
 }
 
+/// (real uid, effective capabilities in hex) of process `pid`, from
+/// `/proc/PID/status`.
+pub fn creds_of(pid: &str) -> (String, String) {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    (field("Uid:"), field("CapEff:"))
+}
+
 /// Run `f` on a thread that has entered network namespace `ns`. Sockets
 /// created there stay in that namespace for their whole life.
 pub fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
