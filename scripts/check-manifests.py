@@ -20,7 +20,7 @@ Usage: check-manifests.py [--self-test] [--kubernetes-version X.Y.Z]
    NET_ADMIN in repair mode (`--mode` in its args; the file name says
    `repair` exactly when it is), read-only root filesystem, a non-root uid
    and gid, requests and limits, startup/readiness/liveness httpGet probes
-   on 127.0.0.1:7585 whose paths the daemon serves (read from src/http.rs),
+   on 127.0.0.1:7585 whose paths the daemon serves (read from src/http/server.rs),
    `--listen 127.0.0.1:7585`, FRR's socket directory at /var/run/frr
    mounted read-only in observe mode; the pods hostNetwork; a static pod
    system-node-critical, tolerating everything, with a termination grace,
@@ -65,12 +65,15 @@ FRR_MANIFEST = "0000-frr-k8s.yaml"
 KUBE_VIP_FIRST = "0010-kube-vip-api.yaml"
 
 
+SERVER = "src/http/server.rs"
+
+
 def served_paths():
-    """The paths src/http.rs answers (its `"/path" =>` match arms)."""
-    text = open(os.path.join(REPO, "src/http.rs")).read()
+    """The paths the HTTP server answers (its `"/path" =>` match arms)."""
+    text = open(os.path.join(REPO, SERVER)).read()
     paths = set(re.findall(r'"(/[a-z]+)"\s*=>', text))
     if not {"/healthz", "/readyz"} <= paths:
-        sys.exit(f"check-manifests: src/http.rs serves {sorted(paths)}: no /healthz or /readyz?")
+        sys.exit(f"check-manifests: {SERVER} serves {sorted(paths)}: no /healthz or /readyz?")
     return paths
 
 
@@ -217,7 +220,7 @@ class Checker:
                 self.fail(where, f"{probe}: no httpGet probe")
                 continue
             if p.get("path") not in paths or p.get("path") not in self.paths:
-                self.fail(where, f"{probe} path {p.get('path')!r}: expected one of {sorted(paths)}, served by src/http.rs")
+                self.fail(where, f"{probe} path {p.get('path')!r}: expected one of {sorted(paths)}, served by {SERVER}")
             if p.get("port") != PORT or p.get("host") != "127.0.0.1":
                 self.fail(where, f"{probe} on {p.get('host')}:{p.get('port')}: expected 127.0.0.1:{PORT}")
             if p.get("scheme", "HTTP") != "HTTP":
