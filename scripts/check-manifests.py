@@ -20,7 +20,7 @@ Usage: check-manifests.py [--self-test] [--kubernetes-version X.Y.Z]
    NET_ADMIN in repair mode (`--mode` in its args; the file name says
    `repair` exactly when it is), read-only root filesystem, a non-root uid
    and gid, requests and limits, startup/readiness/liveness httpGet probes
-   on 127.0.0.1:7585 whose paths the daemon serves (read from src/http.rs),
+   on 127.0.0.1:7585 whose paths the daemon serves (read from src/http/server.rs),
    `--listen 127.0.0.1:7585`, FRR's socket directory at /var/run/frr
    mounted read-only in observe mode; the pods hostNetwork; a static pod
    system-node-critical, tolerating everything, with a termination grace,
@@ -66,11 +66,11 @@ KUBE_VIP_FIRST = "0010-kube-vip-api.yaml"
 
 
 def served_paths():
-    """The paths src/http.rs answers (its `"/path" =>` match arms)."""
-    text = open(os.path.join(REPO, "src/http.rs")).read()
+    """The paths src/http/server.rs answers (its `"/path" =>` match arms)."""
+    text = open(os.path.join(REPO, "src/http/server.rs")).read()
     paths = set(re.findall(r'"(/[a-z]+)"\s*=>', text))
     if not {"/healthz", "/readyz"} <= paths:
-        sys.exit(f"check-manifests: src/http.rs serves {sorted(paths)}: no /healthz or /readyz?")
+        sys.exit(f"check-manifests: src/http/server.rs serves {sorted(paths)}: no /healthz or /readyz?")
     return paths
 
 
@@ -217,7 +217,7 @@ class Checker:
                 self.fail(where, f"{probe}: no httpGet probe")
                 continue
             if p.get("path") not in paths or p.get("path") not in self.paths:
-                self.fail(where, f"{probe} path {p.get('path')!r}: expected one of {sorted(paths)}, served by src/http.rs")
+                self.fail(where, f"{probe} path {p.get('path')!r}: expected one of {sorted(paths)}, served by src/http/server.rs")
             if p.get("port") != PORT or p.get("host") != "127.0.0.1":
                 self.fail(where, f"{probe} on {p.get('host')}:{p.get('port')}: expected 127.0.0.1:{PORT}")
             if p.get("scheme", "HTTP") != "HTTP":
@@ -298,6 +298,8 @@ class Checker:
                 found += self.pod_spec(rel, merged["spec"]["template"]["spec"], repair_name, static=False)
             elif doc.get("kind") == "ServiceMonitor":
                 self.service_monitor(rel, doc)
+            elif doc.get("kind") == "PrometheusRule":
+                pass  # a CRD: generated and checked by scripts/gen-prometheus-objects.py, promtool
             elif "kind" in doc:
                 self.schema(rel, doc)
                 spec = (doc.get("spec") or {}).get("template", {}).get("spec")

@@ -41,6 +41,15 @@ step "manifests: Kubernetes schema (offline) and security posture, then the chec
 unshare -n "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/check-manifests.py
 unshare -n "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/check-manifests.py --self-test
 
+# ~1 s: the alerting rules (deploy/prometheus/) checked and unit-tested by
+# promtool (every alert firing and not firing), the PrometheusRule generated
+# from them equal to the committed one, every alert with its runbook, and
+# every Grafana panel's expression valid PromQL.
+step "alerting rules: promtool check and unit tests, PrometheusRule, runbooks, dashboard"
+promtool check rules deploy/prometheus/ribbridge-rules.yaml
+promtool test rules deploy/prometheus/tests/*.test.yaml
+"${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/gen-prometheus-objects.py --check
+
 # ~6 min cold (the static release build), ~2 s when the binary is current;
 # the podman build itself takes under a second. Prints the image's size.
 step "container image: static release binary in FROM scratch, podman build offline"
