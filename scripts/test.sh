@@ -45,10 +45,11 @@ unshare -n "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/ch
 # promtool (every alert firing and not firing), the PrometheusRule generated
 # from them equal to the committed one, every alert with its runbook, and
 # every Grafana panel's expression valid PromQL.
-step "alerting rules: promtool check and unit tests, PrometheusRule, runbooks, dashboard"
+step "alerting rules: promtool check and unit tests, PrometheusRule, runbooks, dashboard PromQL"
 promtool check rules deploy/prometheus/ribbridge-rules.yaml
 promtool test rules deploy/prometheus/tests/*.test.yaml
 "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/gen-prometheus-objects.py --check
+"${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/check-dashboard.py
 
 # ~6 min cold (the static release build), ~2 s when the binary is current;
 # the podman build itself takes under a second. Prints the image's size.
