@@ -16,7 +16,9 @@ a rule selecting another job is an error.
 Also checks the runbooks: every alert has runbook_url
 docs/runbooks/<alert>.md, that file exists and has the sections every
 runbook has, and every runbook file belongs to an alert; every alert has
-severity critical|warning|info, a summary and a description.
+severity critical|warning|info, a summary and a description; and every
+alert is expected both firing and not firing in the promtool unit tests of
+deploy/prometheus/tests/.
 
 --check: write nothing; exit 1 when the committed PrometheusRule differs
 from what would be generated (a diff is printed) or a check fails.
@@ -35,6 +37,7 @@ RULES = "deploy/prometheus/ribbridge-rules.yaml"
 MONITORING = "deploy/openshift/monitoring.yaml"
 OUT = "deploy/openshift/ribbridge-prometheusrule.yaml"
 RUNBOOKS = "docs/runbooks"
+TESTS = "deploy/prometheus/tests"
 # The router-vantage job (optional; see the rules file's header).
 ROUTER_JOB = "ribbridge-router"
 SECTIONS = ["## Meaning", "## Impact", "## Diagnosis", "## Mitigation", "## Escalation"]
@@ -149,6 +152,19 @@ def check(rules, job):
                 problems.append(f"{want}: no '{s}' section")
         if "ribbridge status" not in text:
             problems.append(f"{want}: does not say how to confirm with `ribbridge status`")
+    # promtool's unit tests hold every alert both firing and not firing.
+    firing, quiet = set(), set()
+    for f in sorted(os.listdir(os.path.join(ROOT, TESTS))):
+        if not f.endswith(".test.yaml"):
+            continue
+        for t in load(f"{TESTS}/{f}")[0].get("tests", []):
+            for a in t.get("alert_rule_test", []):
+                (firing if a.get("exp_alerts") else quiet).add(a["alertname"])
+    for name in sorted(names):
+        if name not in firing:
+            problems.append(f"{TESTS}: no unit test where {name} fires")
+        if name not in quiet:
+            problems.append(f"{TESTS}: no unit test where {name} does not fire")
     for f in sorted(os.listdir(os.path.join(ROOT, RUNBOOKS))):
         if f.endswith(".md") and f != "README.md" and f[:-3] not in names:
             problems.append(f"{RUNBOOKS}/{f}: no alert of that name")

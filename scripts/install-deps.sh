@@ -30,7 +30,7 @@ if [[ ${#missing[@]} -gt 0 ]]; then
         trap 'rm -f "$policy"' EXIT
     fi
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    [[ -n $policy ]] && rm -f "$policy"
+    if [[ -n $policy ]]; then rm -f "$policy"; fi
 fi
 # The packaged Prometheus service (port 9090, /var/lib/prometheus) is not
 # ours: where systemd is PID 1 keep it disabled and stopped.
