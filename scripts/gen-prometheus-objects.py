@@ -103,7 +103,7 @@ def prometheus_rule(rules, sm):
 
 
 def render(obj):
-    return HEADER + yaml.dump(obj, Dumper=Dumper, sort_keys=False, width=100, allow_unicode=True)
+    return HEADER + yaml.dump(obj, Dumper=Dumper, sort_keys=False, width=4096, allow_unicode=True)
 
 
 def alerts(rules):
