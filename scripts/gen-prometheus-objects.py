@@ -116,7 +116,8 @@ def check(rules, job):
     jobs = set()
     for g in rules["groups"]:
         for r in g["rules"]:
-            jobs.update(re.findall(r'job="([^"]*)"', r["expr"]))
+            for m in re.findall(r'job=~?"([^"]*)"', r["expr"]):
+                jobs.update(m.split("|"))
     if jobs - {job, ROUTER_JOB}:
         problems.append(
             f"{RULES}: rules select job(s) {sorted(jobs - {job, ROUTER_JOB})}; the ServiceMonitor's job is {job!r} "
