@@ -4,6 +4,7 @@
 
 mod support;
 
+mod alerts;
 mod bridge;
 mod faults;
 mod frr_clients;

@@ -301,6 +301,8 @@ class Checker:
                 found += self.pod_spec(rel, merged["spec"]["template"]["spec"], repair_name, static=False)
             elif doc.get("kind") == "ServiceMonitor":
                 self.service_monitor(rel, doc)
+            elif doc.get("kind") == "PrometheusRule":
+                pass  # a CRD: generated and checked by scripts/gen-prometheus-objects.py, promtool
             elif "kind" in doc:
                 self.schema(rel, doc)
                 spec = (doc.get("spec") or {}).get("template", {}).get("spec")

@@ -5,18 +5,37 @@
 # cgroups, runc does not), python3-venv for the manifest checks' venv
 # ($CACHE/venv: PyPI's kubernetes-validate, pinned, which validates offline
 # against the schemas it bundles), systemd-container for booting an FRR root
-# with systemd-nspawn beside the unit (scripts/check-systemd-unit.sh).
+# with systemd-nspawn beside the unit (scripts/check-systemd-unit.sh),
+# prometheus for promtool (the alerting rules' checks and unit tests) and the
+# server binary the alerting netns test runs in the lab with its own data
+# directory: the package's own service is never used, so it is not started
+# at install and is disabled and stopped where systemd runs.
 # Idempotent and quiet.
 set -euo pipefail
 [[ $(id -u) -eq 0 ]] || { echo "install-deps: must run as root" >&2; exit 1; }
 missing=()
-for p in iproute2 debootstrap procps podman runc python3-venv systemd-container; do
+for p in iproute2 debootstrap procps podman runc python3-venv systemd-container prometheus; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
     echo "install-deps: installing ${missing[*]}" >&2
     apt-get update -qq
+    # No service may start during the install (prometheus' own): a
+    # policy-rc.d of our own for its duration when the machine has none.
+    policy=
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\n# install-deps.sh: no service starts during its install\nexit 101\n' >"$policy"
+        chmod 0755 "$policy"
+        trap 'rm -f "$policy"' EXIT
+    fi
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    if [[ -n $policy ]]; then rm -f "$policy"; fi
+fi
+# The packaged Prometheus service (port 9090, /var/lib/prometheus) is not
+# ours: where systemd is PID 1 keep it disabled and stopped.
+if [[ -d /run/systemd/system ]] && systemctl is-enabled --quiet prometheus 2>/dev/null; then
+    systemctl disable --now --quiet prometheus
 fi
 command -v cargo >/dev/null || { echo "install-deps: cargo is missing: this needs the machine's Rust toolchain" >&2; exit 1; }
 # The manifest checks' venv (scripts/check-manifests.py runs in it). A marker

@@ -41,6 +41,16 @@ step "manifests: Kubernetes schema (offline) and security posture, then the chec
 unshare -n "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/check-manifests.py
 unshare -n "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/check-manifests.py --self-test
 
+# ~2 s: the alerting rules (deploy/prometheus/) checked and unit-tested by
+# promtool (every alert firing and not firing), the PrometheusRule generated
+# from them equal to the committed one, every alert with its runbook, and
+# every Grafana panel's expression valid PromQL.
+step "alerting rules: promtool check and unit tests, PrometheusRule, runbooks, dashboard PromQL"
+promtool check rules deploy/prometheus/ribbridge-rules.yaml
+promtool test rules deploy/prometheus/tests/*.test.yaml
+"${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/gen-prometheus-objects.py --check
+"${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/check-dashboard.py
+
 # ~6 min cold (the static release build), ~2 s when the binary is current;
 # the podman build itself takes under a second. Prints the image's size.
 step "container image: static release binary in FROM scratch, podman build offline"
@@ -54,6 +64,8 @@ step "systemd unit: verify, exposure, started beside FRR 10.7 in systemd-nspawn"
 scripts/check-systemd-unit.sh
 
 # image.rs adds ~11 s to this step (a 10.7 lab, three containers).
+# alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
+# every second; 23 dashboard expressions evaluated in the same lab).
 step "netns tests (real kernel, real FRR; one at a time; the image beside FRR 10.7)"
 # Each lab owns the rb-* namespaces: the tests must not run concurrently.
 out=$(mktemp)
