@@ -134,6 +134,9 @@ pub fn describe() {
 /// The `state` label of a VIP whose views are incomplete.
 pub const UNKNOWN_STATE: &str = "unknown";
 
+/// The `frr_release` label of `ribbridge_build_info` before zebra answered.
+pub const UNKNOWN_RELEASE: &str = "unknown";
+
 /// A VIP's state gauge: 1 for `state`, 0 for every other class and for
 /// `unknown`.
 pub fn vip_state(prefix: &Prefix, table: TableId, state: Class) {
@@ -218,7 +221,12 @@ pub fn bgp_peer_up(peer: &str, up: bool) {
 }
 
 /// Build information, with the FRR release once known.
-pub fn build_info(frr_release: &str) {
+pub fn build_info(previous: Option<&str>, frr_release: &str) {
+    // The series of an earlier release stays (the exporter cannot drop
+    // it) but at 0: only the current one is 1.
+    if let Some(old) = previous.filter(|old| *old != frr_release) {
+        gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION"), "frr_release" => old.to_string()).set(0.0);
+    }
     gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION"), "frr_release" => frr_release.to_string()).set(1.0);
 }
 
@@ -257,7 +265,8 @@ mod tests {
             heal_action("realm_toggle", "ok");
             ecmp_nexthops(&p, 198, 2);
             zapi_connected(true);
-            build_info("10.7");
+            build_info(None, "8.4");
+            build_info(Some("8.4"), "10.7");
         });
         let text = handle.render();
         for needle in [
@@ -269,6 +278,9 @@ mod tests {
             "ribbridge_heal_actions_total{action=\"realm_toggle\",result=\"ok\"} 1",
             "ribbridge_ecmp_nexthops{prefix=\"192.0.2.10/32\",table=\"198\"} 2",
             "ribbridge_zapi_connected 1",
+            "ribbridge_vip_state{prefix=\"192.0.2.10/32\",table=\"198\",state=\"unknown\"} 0",
+            "frr_release=\"8.4\"} 0",
+            "frr_release=\"10.7\"} 1",
         ] {
             assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
         }

@@ -86,7 +86,7 @@ pub fn core_config(s: &Settings) -> reconcile::Config {
 /// Run until SIGTERM or SIGINT.
 pub async fn run(s: Settings) -> Result<(), DaemonError> {
     let metrics = crate::telemetry::install()?;
-    crate::telemetry::build_info("unknown");
+    crate::telemetry::build_info(None, crate::telemetry::UNKNOWN_RELEASE);
     let stop = CancellationToken::new();
     let listener = crate::http::bind(s.listen)
         .await

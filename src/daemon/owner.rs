@@ -240,8 +240,11 @@ impl Owner {
                 table,
             } => {
                 tracing::info!(%release, ?mode, table, "zebra: subscribed");
-                self.frr_release = Some(release.to_string());
-                telemetry::build_info(&release.to_string());
+                let previous = self
+                    .frr_release
+                    .replace(release.to_string())
+                    .unwrap_or_else(|| telemetry::UNKNOWN_RELEASE.to_string());
+                telemetry::build_info(Some(&previous), &release.to_string());
                 telemetry::zapi_connected(true);
                 self.zebra_reason = "zebra's first view is not complete yet".to_string();
             }
