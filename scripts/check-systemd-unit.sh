@@ -133,6 +133,10 @@ inside systemctl is-active --quiet frr.service || die "frr.service is not active
 inside vtysh -c 'conf t' -c 'router bgp 64512' -c 'bgp router-id 192.0.2.1' \
     -c 'address-family ipv4 unicast' -c 'redistribute table-direct 198' -c end >/dev/null
 inside ip link set lo up
+# zebra answers ROUTER_ID_ADD, which ribbridge uses as the end of its ZAPI
+# dump, only once it has a router id: a container with nothing but
+# 127.0.0.1 has none, and ribbridge would stay (rightly) not ready.
+inside ip addr add 198.51.100.1/32 dev lo
 inside ip route add 192.0.2.10/32 dev lo table 198 proto 248 scope global
 
 # The unit, as shipped (repair) then with the observe drop-in.
