@@ -86,6 +86,8 @@ struct Poller {
     bgpd: VtyClient,
     zebra: VtyClient,
     tables: Vec<u32>,
+    /// The drain as last reported (None: never read).
+    drained: Option<bool>,
 }
 
 impl Poller {
@@ -95,6 +97,7 @@ impl Poller {
             bgpd: VtyClient::lazy(s.frr_dir.join("bgpd.vty"), timeout),
             zebra: VtyClient::lazy(s.frr_dir.join("zebra.vty"), timeout),
             tables: s.tables.clone(),
+            drained: None,
         }
     }
 
@@ -117,6 +120,24 @@ impl Poller {
             }
             if ok {
                 out.push(Event::ZebraTable { table, prefixes });
+            }
+        }
+        // The drain lives in bgpd's configuration: read back every poll (a
+        // restarted ribbridge finds it there), reported when it changes.
+        match self.bgpd.running_config().await {
+            Ok(config) => {
+                let drained = self
+                    .tables
+                    .iter()
+                    .any(|&t| crate::frr::drain::is_drained(&config, t));
+                if self.drained != Some(drained) {
+                    self.drained = Some(drained);
+                    out.push(Event::Drain { drained });
+                }
+            }
+            Err(e) => {
+                telemetry::frr_query_error("bgpd");
+                tracing::debug!(error = %e, "bgpd: running config unavailable; drain state unchanged");
             }
         }
         out.push(Event::BgpView {

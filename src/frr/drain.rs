@@ -57,9 +57,12 @@ pub fn redistributions(config: &str, table: u32) -> Vec<Redistribution> {
             ["address-family", "ipv4", "unicast"] => afi = Some(Afi::Ipv4),
             ["address-family", "ipv6", "unicast"] => afi = Some(Afi::Ipv6),
             ["exit-address-family"] => afi = None,
-            ["redistribute", kw @ ("table" | "table-direct"), n, rest @ ..]
-                if n.parse() == Ok(table) =>
-            {
+            [
+                "redistribute",
+                kw @ ("table" | "table-direct"),
+                n,
+                rest @ ..,
+            ] if n.parse() == Ok(table) => {
                 let (Some(asn), Some(afi)) = (asn, afi) else {
                     continue;
                 };
@@ -142,7 +145,10 @@ fn maps(rs: &[Redistribution]) -> BTreeSet<String> {
 /// the redistributions re-applied. Empty when already drained.
 pub fn drain_commands(config: &str, rs: &[Redistribution]) -> Vec<String> {
     let marked = drained_route_maps(config);
-    let missing: Vec<String> = maps(rs).into_iter().filter(|m| !marked.contains(m)).collect();
+    let missing: Vec<String> = maps(rs)
+        .into_iter()
+        .filter(|m| !marked.contains(m))
+        .collect();
     if missing.is_empty() {
         return Vec::new();
     }
@@ -160,7 +166,10 @@ pub fn drain_commands(config: &str, rs: &[Redistribution]) -> Vec<String> {
 /// redistributions re-applied. Empty when not drained.
 pub fn undrain_commands(config: &str, rs: &[Redistribution]) -> Vec<String> {
     let marked = drained_route_maps(config);
-    let present: Vec<String> = maps(rs).into_iter().filter(|m| marked.contains(m)).collect();
+    let present: Vec<String> = maps(rs)
+        .into_iter()
+        .filter(|m| marked.contains(m))
+        .collect();
     if present.is_empty() {
         return Vec::new();
     }
@@ -184,7 +193,8 @@ exit-address-family\n !\n address-family ipv6 unicast\n  redistribute table-dire
 KUBE-VIP-ROUTES-V6\n exit-address-family\nexit\n!\nroute-map KUBE-VIP-ROUTES-V4 permit 10\n \
 match ip address prefix-list P4\nexit\n!\nroute-map KUBE-VIP-ROUTES-V6 permit 10\nexit\n";
 
-    const DRAINED_V4: &str = "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-drain\nexit\n!\n";
+    const DRAINED_V4: &str =
+        "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-drain\nexit\n!\n";
 
     #[test]
     fn reads_the_redistributions_of_the_table() {
@@ -214,7 +224,9 @@ match ip address prefix-list P4\nexit\n!\nroute-map KUBE-VIP-ROUTES-V6 permit 10
         let rs = redistributions(CONFIG, 198);
         let d = drain_commands(CONFIG, &rs);
         assert!(d.contains(&"route-map KUBE-VIP-ROUTES-V4 deny 1".to_string()));
-        assert!(d.contains(&"no redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V6".to_string()));
+        assert!(d.contains(
+            &"no redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V6".to_string()
+        ));
         for c in &d {
             allowed_config(c).unwrap_or_else(|e| panic!("{c}: {e}"));
         }
@@ -230,7 +242,9 @@ match ip address prefix-list P4\nexit\n!\nroute-map KUBE-VIP-ROUTES-V6 permit 10
         }
         // Half drained (one family): drain completes it, undrain undoes it.
         let half = format!("{CONFIG}{DRAINED_V4}");
-        assert!(drain_commands(&half, &rs).contains(&"route-map KUBE-VIP-ROUTES-V6 deny 1".to_string()));
+        assert!(
+            drain_commands(&half, &rs).contains(&"route-map KUBE-VIP-ROUTES-V6 deny 1".to_string())
+        );
         assert!(!undrain_commands(&half, &rs).is_empty());
     }
 }
