@@ -5,6 +5,7 @@
 mod support;
 
 mod bridge;
+mod drain;
 mod faults;
 mod frr_clients;
 mod image;
