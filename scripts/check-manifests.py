@@ -67,7 +67,7 @@ KUBE_VIP_FIRST = "0010-kube-vip-api.yaml"
 
 def served_paths():
     """The paths src/http.rs answers (its `"/path" =>` match arms)."""
-    text = open(os.path.join(REPO, "src/http.rs")).read()
+    text = open(os.path.join(REPO, "src/http/server.rs")).read()
     paths = set(re.findall(r'"(/[a-z]+)"\s*=>', text))
     if not {"/healthz", "/readyz"} <= paths:
         sys.exit(f"check-manifests: src/http.rs serves {sorted(paths)}: no /healthz or /readyz?")
