@@ -20,10 +20,18 @@
 //!    (observe mode): time to the first complete kernel view, to ready, peak
 //!    RSS, and the time of a timer resync (the watcher's `kernel resync done`
 //!    debug line).
+//! 5. reboot: from the router, a steady UDP probe stream to the VIP (16
+//!    flows, 100 Hz each, spread over both nodes by an L4 ECMP hash),
+//!    answered by an echo responder on each node; node1 "powers off" (all
+//!    its packets dropped, bgpd SIGKILLed) (a) with no drain, (b) after
+//!    `ribbridge drain` returned, (c) after a clean bgpd stop (SIGTERM: a
+//!    Cease) only. Probes lost, and how long the router kept node1's dead
+//!    path. A fresh lab per cell.
 //!
 //! Settings come from the environment (the script sets them): BENCH_FRR,
 //! BENCH_RUNS, BENCH_FAIL_STOP, BENCH_BOUND_S, BENCH_OBS, BENCH_IDLE_S,
-//! BENCH_SCALE, BENCH_OUT.
+//! BENCH_SCALE, BENCH_OUT, BENCH_REBOOT (0 skips 5), BENCH_ONLY_REBOOT (1:
+//! only 5).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure ends the run
 
@@ -557,6 +565,220 @@ async fn scale(lab_guard: &Lab, n: usize) -> Value {
            "peak_rss_kib": hwm, "rss_kib": rss})
 }
 
+/// How node1 goes away in the reboot bench.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    NoDrain,
+    Drain,
+    CleanStop,
+}
+
+impl Stop {
+    fn name(self) -> &'static str {
+        match self {
+            Stop::NoDrain => "no drain",
+            Stop::Drain => "ribbridge drain",
+            Stop::CleanStop => "clean bgpd stop only",
+        }
+    }
+}
+
+/// Probe flows and their rate.
+const FLOWS: usize = 16;
+const PROBE_EVERY: Duration = Duration::from_millis(10);
+const ECHO_PORT: u16 = 7;
+const PROBE_SRC: &str = "203.0.113.1";
+
+/// A shell command in `ns` with the host's tools (iptables, sysctl).
+fn host_exec(ns: &str, cmd: &str) {
+    let st = std::process::Command::new("ip")
+        .args(["netns", "exec", ns, "sh", "-c", cmd])
+        .status()
+        .expect("ip netns exec");
+    assert!(st.success(), "{ns}: {cmd}: {st}");
+}
+
+/// A UDP echo responder on the VIP in `ns` (the VIP made local by a route
+/// in table local: no address, so zebra sees nothing new).
+fn echo_responder(ns: &'static str) {
+    host_exec(
+        ns,
+        "ip route replace local 192.0.2.10/32 dev lo table local",
+    );
+    let sock = support::in_netns(ns, || {
+        std::net::UdpSocket::bind(("192.0.2.10", ECHO_PORT)).expect("bind echo")
+    });
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        while let Ok((n, from)) = sock.recv_from(&mut buf) {
+            let _ = sock.send_to(&buf[..n], from);
+        }
+    });
+}
+
+/// Counts of one probe stream: sent, answered.
+struct Probes {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<(u64, u64)>>,
+}
+
+fn start_probes() -> Probes {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::new();
+    for _ in 0..FLOWS {
+        let sock = support::in_netns("rb-router", || {
+            // One source address routable from both nodes: a flow rehashed
+            // to node2 is answered there (the interface address of node1's
+            // link would not be).
+            let s = std::net::UdpSocket::bind((PROBE_SRC, 0)).expect("bind probe");
+            s.connect(("192.0.2.10", ECHO_PORT)).expect("connect probe");
+            s.set_read_timeout(Some(PROBE_EVERY)).expect("timeout");
+            s
+        });
+        let stop = stop.clone();
+        threads.push(std::thread::spawn(move || {
+            let (mut sent, mut got) = (0u64, std::collections::BTreeSet::new());
+            let mut buf = [0u8; 8];
+            let mut next = Instant::now();
+            while !stop.load(Ordering::Relaxed) {
+                if Instant::now() >= next {
+                    let _ = sock.send(&sent.to_be_bytes());
+                    sent += 1;
+                    next += PROBE_EVERY;
+                }
+                if let Ok(8) = sock.recv(&mut buf) {
+                    got.insert(u64::from_be_bytes(buf));
+                }
+            }
+            // Late answers still count.
+            let end = Instant::now() + Duration::from_millis(300);
+            while Instant::now() < end {
+                if let Ok(8) = sock.recv(&mut buf) {
+                    got.insert(u64::from_be_bytes(buf));
+                }
+            }
+            (sent, got.len() as u64)
+        }));
+    }
+    Probes { stop, threads }
+}
+
+impl Probes {
+    fn finish(self) -> (u64, u64) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let mut t = (0, 0);
+        for h in self.threads {
+            let (s, g) = h.join().unwrap();
+            t.0 += s;
+            t.1 += g;
+        }
+        t
+    }
+}
+
+async fn reboot_cell(frr: &'static str, how: Stop) -> Value {
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    let mut router = RouteWatch::open("rb-router");
+    // An L4 hash, so the flows (one source port each) spread over both paths.
+    host_exec(
+        "rb-router",
+        "sysctl -qw net.ipv4.fib_multipath_hash_policy=1",
+    );
+    host_exec(
+        "rb-router",
+        &format!("ip link set lo up && ip address add {PROBE_SRC}/32 dev lo"),
+    );
+    host_exec(
+        "rb-node1",
+        &format!("ip route replace {PROBE_SRC}/32 via 198.18.1.1"),
+    );
+    host_exec(
+        "rb-node2",
+        &format!("ip route replace {PROBE_SRC}/32 via 198.18.2.1"),
+    );
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    echo_responder("rb-node1");
+    echo_responder("rb-node2");
+    router
+        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(30))
+        .await
+        .expect("both paths");
+    let probes = start_probes();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut drain_ms = None;
+    match how {
+        Stop::NoDrain => {}
+        Stop::Drain => {
+            let t = Instant::now();
+            let out = Command::new("ip")
+                .args([
+                    "netns",
+                    "exec",
+                    "rb-node1",
+                    env!("CARGO_BIN_EXE_ribbridge"),
+                    "drain",
+                    "--frr-dir",
+                ])
+                .arg(lab_guard.sockdir("rb-node1"))
+                .output()
+                .await
+                .expect("drain");
+            assert!(
+                out.status.success(),
+                "drain: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            drain_ms = Some(ms(t.elapsed()));
+        }
+        Stop::CleanStop => {
+            lab(&["kill", "rb-node1", "bgpd", "TERM"]);
+        }
+    }
+    let paths_at_power_off = router.nexthops(vip_addr(), 32).await;
+    let route_at_power_off = String::from_utf8_lossy(
+        &std::process::Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                "rb-router",
+                "ip",
+                "route",
+                "show",
+                "192.0.2.10/32",
+            ])
+            .output()
+            .expect("ip route")
+            .stdout,
+    )
+    .split_whitespace()
+    .collect::<Vec<_>>()
+    .join(" ");
+    // Power off: every packet of node1 dropped (the router sees no carrier
+    // change, as behind a switch), bgpd killed.
+    let t0 = Instant::now();
+    host_exec(
+        "rb-node1",
+        "iptables -I INPUT -j DROP && iptables -I OUTPUT -j DROP",
+    );
+    if !matches!(how, Stop::CleanStop) {
+        lab(&["kill", "rb-node1", "bgpd", "KILL"]);
+    }
+    let dead = router
+        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(200))
+        .await
+        .map(|_| t0.elapsed());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (sent, answered) = probes.finish();
+    drop(lab_guard);
+    json!({"stop": how.name(), "probes_sent": sent, "probes_lost": sent - answered.min(sent),
+           "dead_path_ms": dead.as_ref().ok().map(|d| ms(*d)),
+           "drain_ms": drain_ms, "router_paths_at_power_off": paths_at_power_off,
+           "router_route_at_power_off": route_at_power_off})
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     support::require_root();
@@ -571,11 +793,26 @@ async fn main() {
     let idle_s: u64 = env_or("BENCH_IDLE_S", 60);
     let scale_n: usize = env_or("BENCH_SCALE", 100_000);
     let out = PathBuf::from(env_or("BENCH_OUT", "bench-e2e.json".to_string()));
+    let reboot_on: u8 = env_or("BENCH_REBOOT", 1);
+    let only_reboot: u8 = env_or("BENCH_ONLY_REBOOT", 0);
     let began = Instant::now();
     let mut results = Vec::new();
     for frr in &releases {
         let frr: &'static str = Box::leak(frr.clone().into_boxed_str());
         let t = Instant::now();
+        let mut reboot = Vec::new();
+        if reboot_on == 1 || only_reboot == 1 {
+            for how in [Stop::NoDrain, Stop::Drain, Stop::CleanStop] {
+                eprintln!("== FRR {frr}: reboot with {}", how.name());
+                let c = reboot_cell(frr, how).await;
+                eprintln!("{c}");
+                reboot.push(c);
+            }
+        }
+        if only_reboot == 1 {
+            results.push(json!({"frr": frr, "reboot": reboot, "took_s": t.elapsed().as_secs()}));
+            continue;
+        }
         eprintln!("== FRR {frr}: lab up");
         let lab_guard = Lab::up(frr, 2, &[VIP, VIP2]);
         eprintln!("== FRR {frr}: observation latency ({obs} changes)");
@@ -607,7 +844,7 @@ async fn main() {
         };
         drop(lab_guard);
         results.push(json!({"frr": frr, "observation": o, "idle": i,
-            "heal": {"case": case, "cells": cells}, "scale": s,
+            "heal": {"case": case, "cells": cells}, "scale": s, "reboot": reboot,
             "took_s": t.elapsed().as_secs()}));
     }
     let doc = json!({
@@ -641,6 +878,31 @@ fn print_table(doc: &Value) {
         Some(x) => format!("{x:.1}"),
         None => "-".to_string(),
     };
+    println!(
+        "\n{:<6} {:<22} {:>8} {:>12} {:>16} {:>10}",
+        "FRR", "node1 powered off", "probes", "probes lost", "dead path (ms)", "drain ms"
+    );
+    for r in doc["releases"].as_array().unwrap() {
+        for c in r["reboot"].as_array().into_iter().flatten() {
+            println!(
+                "{:<6} {:<22} {:>8} {:>12} {:>16} {:>10}",
+                r["frr"].as_str().unwrap(),
+                c["stop"].as_str().unwrap(),
+                c["probes_sent"],
+                c["probes_lost"],
+                f(&c["dead_path_ms"]),
+                f(&c["drain_ms"])
+            );
+        }
+    }
+    if doc["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["observation"].is_null())
+    {
+        return;
+    }
     println!(
         "\n{:<6} {:<22} {:>10} {:>10} {:>6}",
         "FRR", "observation (ms)", "median", "worst", "n"

@@ -6,6 +6,7 @@ mod support;
 
 mod alerts;
 mod bridge;
+mod drain;
 mod faults;
 mod frr_clients;
 mod image;

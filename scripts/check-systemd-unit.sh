@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Check deploy/systemd/ribbridge.service, as root:
 #   1. `systemd-analyze verify` accepts it, alone and with the observe.conf
-#      drop-in;
+#      drop-in, and ribbridge-drain.service (exposure at most MAX_EXPOSURE);
 #   2. `systemd-analyze security --offline=true` rates its exposure at most
 #      MAX_EXPOSURE (2.5): repair (as installed) and observe (with the
 #      drop-in); the figures are printed (docs/DEPLOY.md quotes them);
@@ -74,6 +74,13 @@ sed "s#/usr/local/bin/ribbridge#$bin#g" deploy/systemd/observe.conf >"$work/veri
 systemd-analyze verify --man=no "$work/verify/ribbridge.service" \
     || die "systemd-analyze verify refused ribbridge.service with observe.conf"
 log "systemd-analyze verify: ok (repair, and observe with its drop-in)"
+sed "s#/usr/local/bin/ribbridge#$bin#g" deploy/systemd/ribbridge-drain.service >"$work/verify/ribbridge-drain.service"
+systemd-analyze verify --man=no "$work/verify/ribbridge-drain.service" \
+    || die "systemd-analyze verify refused deploy/systemd/ribbridge-drain.service"
+drain_exposure=$(systemd-analyze security --offline=true "$work/verify/ribbridge-drain.service" | awk '/Overall exposure level/ {print $(NF-2)}')
+awk -v e="$drain_exposure" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(e <= m) }' \
+    || die "ribbridge-drain.service: exposure $drain_exposure above $MAX_EXPOSURE"
+log "systemd-analyze verify: ok (ribbridge-drain.service, exposure $drain_exposure)"
 
 # 2. exposure, as shipped (repair) and with the observe drop-in.
 exposure() {

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod config;
 pub mod daemon;
+pub mod drain;
 pub mod frr;
 pub mod http;
 pub mod kernel;

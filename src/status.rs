@@ -426,6 +426,60 @@ mod tests {
     }
 
     #[test]
+    fn a_drained_node_reports_drained_not_drifting() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let mut s = State::new(Config::default(), 0);
+        step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
+        step(
+            &mut s,
+            Event::ZebraUp {
+                release: Release::new(10, 7),
+                table_mode: TableMode::TableDirect,
+            },
+            0,
+        );
+        step(
+            &mut s,
+            Event::ZebraSynced {
+                table: 198,
+                prefixes: [vip].into(),
+            },
+            0,
+        );
+        step(
+            &mut s,
+            Event::KernelRoute {
+                table: 198,
+                prefix: vip,
+                route: Some(KernelFacts {
+                    protocol: 248,
+                    nexthops: 1,
+                }),
+            },
+            5,
+        );
+        step(&mut s, Event::Drain { drained: true }, 10);
+        step(
+            &mut s,
+            Event::BgpView {
+                peers: vec![PeerView {
+                    peer: "198.18.1.1".into(),
+                    established: true,
+                    advertised: std::collections::BTreeSet::new(),
+                    up_ms: None,
+                }],
+            },
+            100,
+        );
+        let doc = document(&s, None, 0, &|_, _| vec![], None);
+        assert!(doc.ready && !doc.drifting());
+        assert_eq!(doc.vips[0].state, VipState::Known(Class::Drained));
+        let json = serde_json::to_value(&doc).expect("json");
+        assert_eq!(json["vips"][0]["state"], "drained");
+        assert!(render_table(&doc).contains("drained"));
+    }
+
+    #[test]
     fn router_vantage_shows_paths_and_next_hops_not_the_node_columns() {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
         let config = Config {

@@ -46,6 +46,8 @@ pub const EVENTS_TOTAL: &str = "ribbridge_events_total";
 pub const FRR_QUERY_ERRORS_TOTAL: &str = "ribbridge_frr_query_errors_total";
 /// `ribbridge_ready`: kernel mirror synced and ZAPI subscribed.
 pub const READY: &str = "ribbridge_ready";
+/// `ribbridge_drained`: 1 while bgpd's configuration holds the drain.
+pub const DRAINED: &str = "ribbridge_drained";
 
 /// Buckets of the drift duration, seconds: from zebra's 10 ms to minutes.
 pub const DRIFT_BUCKETS: &[f64] = &[
@@ -128,6 +130,10 @@ pub fn describe() {
     describe_gauge!(
         READY,
         "1 when the kernel mirror is synced and zebra's view is complete"
+    );
+    describe_gauge!(
+        DRAINED,
+        "1 while the node is drained (ribbridge drain): bgpd sends its VIPs to no peer on purpose"
     );
 }
 
@@ -243,6 +249,11 @@ pub fn frr_query_error(daemon: &'static str) {
 /// Readiness.
 pub fn ready(ready: bool) {
     gauge!(READY).set(if ready { 1.0 } else { 0.0 });
+}
+
+/// The drain as last read from bgpd's configuration.
+pub fn drained(drained: bool) {
+    gauge!(DRAINED).set(if drained { 1.0 } else { 0.0 });
 }
 
 #[cfg(test)]

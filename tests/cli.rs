@@ -25,7 +25,9 @@ fn help_lists_every_subcommand() {
     let out = ribbridge(&["--help"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for sub in ["run", "status", "render", "kernel", "frr"] {
+    for sub in [
+        "run", "status", "drain", "undrain", "render", "kernel", "frr",
+    ] {
         assert!(
             text.lines().any(|l| l.trim_start().starts_with(sub)),
             "--help does not list `{sub}`:\n{text}"
@@ -128,7 +130,9 @@ fn a_flag_without_its_mode_is_an_error() {
 
 #[test]
 fn every_subcommand_help_states_its_exit_codes() {
-    for sub in ["run", "status", "render", "kernel", "frr"] {
+    for sub in [
+        "run", "status", "drain", "undrain", "render", "kernel", "frr",
+    ] {
         let out = ribbridge(&[sub, "--help"]);
         assert!(out.status.success(), "{sub}");
         let text = String::from_utf8_lossy(&out.stdout);
@@ -170,4 +174,65 @@ fn completions_and_man_page_come_from_the_clap_model() {
         text.contains(".TH ribbridge-status"),
         "the subcommands' pages"
     );
+}
+
+#[test]
+fn drain_and_undrain_help_name_their_exit_codes() {
+    for sub in ["drain", "undrain"] {
+        let out = ribbridge(&[sub, "--help"]);
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        for word in [
+            "Exit status: 0",
+            "1 not done within --timeout",
+            "2 error",
+            "--confirm",
+            "--endpoint",
+            "--frr-dir",
+        ] {
+            assert!(text.contains(word), "{sub} --help lacks '{word}':\n{text}");
+        }
+    }
+}
+
+#[test]
+fn drain_flag_errors_are_usage_errors() {
+    for (args, needle) in [
+        (
+            &["drain", "--timeout", "soon"][..],
+            "'soon' is not a duration",
+        ),
+        (&["drain", "--timeout", "0s"][..], "more than 0"),
+        (&["undrain", "--endpoint", "localhost"][..], "no port"),
+        (
+            &["drain", "--confirm", "https://10.0.0.1:7585/status"][..],
+            "https is not served",
+        ),
+        (
+            &["drain", "--confirm", "http://10.0.0.1:7585/metrics"][..],
+            "a path ('/metrics')",
+        ),
+        (&["undrain", "--table", "x"][..], "--table"),
+        (&["drain", "--no-such-flag"][..], "--no-such-flag"),
+    ] {
+        let out = ribbridge(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn drain_without_frr_is_an_error_naming_the_socket() {
+    let dir = std::env::temp_dir().join(format!("ribbridge-no-frr-{}", std::process::id()));
+    for sub in ["drain", "undrain"] {
+        let out = ribbridge(&[
+            sub,
+            "--frr-dir",
+            dir.to_str().expect("utf-8"),
+            "--timeout",
+            "1s",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("bgpd.vty"), "{}", stderr(&out));
+    }
 }

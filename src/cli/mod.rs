@@ -5,9 +5,10 @@
 //! that calls a library function with a plain input struct and maps the
 //! typed error it returns to an exit code. Nothing here decides anything
 //! about routes. Exit codes, for every subcommand: 0 success, 1 `status`
-//! found drift, 2 error (usage, input, a view that cannot be seen), 3
+//! found drift or `drain`/`undrain` not done within its timeout, 2 error (usage, input, a view that cannot be seen), 3
 //! `render --out` left an unchanged file alone.
 
+mod drain;
 mod frr;
 mod kernel;
 mod render;
@@ -20,7 +21,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
-/// Exit code: `status` found a VIP in drift.
+/// Exit code: `status` found a VIP in drift; `drain`/`undrain` not done in time.
 pub const EXIT_DRIFT: u8 = 1;
 /// Exit code for a failure (bad input, unreachable FRR, a view it cannot see).
 pub const EXIT_ERROR: u8 = 2;
@@ -36,7 +37,7 @@ pub const EXIT_UNCHANGED: u8 = 3;
 kernel's VIP table (198 by default) over rtnetlink, zebra over its ZAPI socket and bgpd over its vty \
 socket, joins the three views for every VIP, names each difference, heals the ones with a proven \
 safe action, counts ECMP paths, and exports everything to Prometheus and a status command.",
-    after_help = "Exit status: 0 success, 1 drift found (status), 2 error, 3 unchanged (render --out)."
+    after_help = "Exit status: 0 success, 1 drift found (status) or not done in time (drain, undrain), 2 error, 3 unchanged (render --out)."
 )]
 struct Cli {
     /// Log filter, in tracing's EnvFilter syntax, e.g. `info` or
@@ -67,6 +68,11 @@ enum Command {
     Status(status::Args),
     /// Render this node's frr.conf from the cluster's BGP peer mapping.
     Render(render::Args),
+    /// Take this node's VIPs out of BGP (every peer) and wait until no peer
+    /// is sent one: before a reboot or a shutdown.
+    Drain(drain::Args),
+    /// Advertise this node's VIPs again after a drain and wait until each is.
+    Undrain(drain::Args),
     /// Debug: print a watched kernel table the way `ip route` does.
     Kernel(kernel::Args),
     /// Debug: print what the ZAPI and vty clients see of FRR.
@@ -94,6 +100,8 @@ pub fn main() -> ExitCode {
         Command::Run(a) => run::run(a),
         Command::Status(a) => status::run(a),
         Command::Render(a) => render::run(a),
+        Command::Drain(a) => drain::run_drain(a),
+        Command::Undrain(a) => drain::run_undrain(a),
         Command::Kernel(a) => kernel::run(a),
         Command::Frr(a) => frr::run(a),
         Command::Completions { shell } => {

@@ -65,11 +65,20 @@ pub fn spawn(
         let period = Duration::from_secs(s.bgp_poll_secs);
         let mut slow = tokio::time::interval(period);
         slow.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut drain = tokio::time::interval(DRAIN_POLL);
+        drain.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 () = stop.cancelled() => return,
                 () = poll.0.notified() => {}
                 _ = slow.tick() => {}
+                _ = drain.tick() => {
+                    // Only bgpd's configuration; a full poll when the drain
+                    // changed (`ribbridge drain` runs beside, not through us).
+                    if !poller.drain_changed().await {
+                        continue;
+                    }
+                }
             }
             for ev in poller.poll().await {
                 if results.send(Input::Core(ev, "vty")).await.is_err() {
@@ -80,12 +89,19 @@ pub fn spawn(
     });
 }
 
+/// How often the poller reads bgpd's configuration for the drain alone.
+const DRAIN_POLL: Duration = Duration::from_secs(1);
+
 /// Long-lived vty clients (each reconnects on its own).
 #[derive(Debug)]
 struct Poller {
     bgpd: VtyClient,
     zebra: VtyClient,
     tables: Vec<u32>,
+    /// The drain as last read from bgpd (None: never read).
+    drained: Option<bool>,
+    /// The drain as last reported to the core.
+    reported: Option<bool>,
 }
 
 impl Poller {
@@ -95,6 +111,8 @@ impl Poller {
             bgpd: VtyClient::lazy(s.frr_dir.join("bgpd.vty"), timeout),
             zebra: VtyClient::lazy(s.frr_dir.join("zebra.vty"), timeout),
             tables: s.tables.clone(),
+            drained: None,
+            reported: None,
         }
     }
 
@@ -119,10 +137,45 @@ impl Poller {
                 out.push(Event::ZebraTable { table, prefixes });
             }
         }
+        // The drain lives in bgpd's configuration: read back every poll (a
+        // restarted ribbridge finds it there), reported when it changes.
+        if let Some(drained) = self.read_drain().await {
+            if self.reported != Some(drained) {
+                self.reported = Some(drained);
+                out.push(Event::Drain { drained });
+            }
+        }
         out.push(Event::BgpView {
             peers: self.bgp_view().await,
         });
         out
+    }
+
+    /// bgpd's configuration holds the drain (None: unreadable).
+    async fn read_drain(&mut self) -> Option<bool> {
+        match self.bgpd.running_config().await {
+            Ok(config) => {
+                let d = self
+                    .tables
+                    .iter()
+                    .any(|&t| crate::frr::drain::is_drained(&config, t));
+                self.drained = Some(d);
+                Some(d)
+            }
+            Err(e) => {
+                telemetry::frr_query_error("bgpd");
+                tracing::debug!(error = %e, "bgpd: running config unavailable; drain state unchanged");
+                None
+            }
+        }
+    }
+
+    /// Whether the drain differs from what the core was told.
+    async fn drain_changed(&mut self) -> bool {
+        match self.read_drain().await {
+            Some(d) => self.reported.is_some() && self.reported != Some(d),
+            None => false,
+        }
     }
 
     async fn bgp_view(&mut self) -> Vec<PeerView> {

@@ -104,6 +104,7 @@ impl Owner {
         };
         // Every configured VIP has its series from the first scrape:
         // unknown until the views are complete.
+        telemetry::drained(false);
         for (table, prefix) in owner.configured() {
             telemetry::vip_unknown(&prefix, table);
             telemetry::ecmp_unknown(&prefix, table);
@@ -296,6 +297,14 @@ impl Owner {
             for p in peers {
                 telemetry::bgp_peer_up(&p.peer, p.established);
             }
+        }
+        if let Event::Drain { drained } = &ev {
+            telemetry::drained(*drained);
+            tracing::info!(
+                drained,
+                "bgpd's configuration: the node is {}",
+                if *drained { "drained" } else { "not drained" }
+            );
         }
         let actions = reconcile::step(&mut self.state, ev, now);
         for a in actions {

@@ -193,6 +193,13 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             Scope::One(table, prefix)
         }
         Event::Tick => Scope::Due,
+        Event::Drain { drained } => {
+            if drained == state.drained {
+                return actions;
+            }
+            state.drained = drained;
+            Scope::All
+        }
     };
     let keys: Vec<(TableId, Prefix)> = match scope {
         Scope::One(t, p) => vec![(t, p)],
@@ -252,6 +259,9 @@ fn evaluate(
         } else {
             Class::Withdrawn
         }
+    } else if state.drained {
+        // A drained node withdrew every VIP on purpose, whatever the views.
+        Class::Drained
     } else {
         classify(v, &key.1, &state.addresses, &state.peers)
     };

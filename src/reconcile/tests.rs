@@ -384,3 +384,103 @@ fn sessions_just_up_get_the_startup_grace() {
         assert_eq!(state_of(&s), Class::NotRedistributed, "uptime {up:?}");
     }
 }
+
+fn drain(s: &mut State, at: Millis, drained: bool) -> Vec<Action> {
+    step(s, Event::Drain { drained }, at)
+}
+
+#[test]
+fn a_drained_node_is_drained_not_drifting_and_never_healed() {
+    for (rel, mode) in [
+        (release(8, 4), TableMode::ImportTable),
+        (release(10, 3), TableMode::TableDirect),
+        (release(10, 7), TableMode::TableDirect),
+    ] {
+        let mut s = ready(Config::default(), rel, mode);
+        converge(&mut s, 0);
+        let mut all = drain(&mut s, 1_000, true);
+        assert!(all.contains(&Action::RefreshBgp), "{all:?}");
+        // bgpd withdrew the VIP: zebra still redistributes, the kernel has it.
+        all.extend(bgp(&mut s, 1_100, false));
+        assert_eq!(state_of(&s), Class::Drained);
+        // Long after every grace, with heartbeats and zebra flapping: still drained.
+        for t in (2_000..60_000).step_by(1_000) {
+            all.extend(step(
+                &mut s,
+                Event::KernelReasserted {
+                    table: T,
+                    prefix: vip(),
+                },
+                t,
+            ));
+            all.extend(zebra(&mut s, t + 10, t % 2_000 == 0));
+            all.extend(step(&mut s, Event::Tick, t + 600));
+            all.extend(bgp(&mut s, t + 700, false));
+        }
+        assert_eq!(state_of(&s), Class::Drained);
+        assert!(heals(&all).is_empty(), "{rel}: {all:?}");
+        assert!(
+            !all.iter().any(|a| matches!(
+                a,
+                Action::StateChanged { to, .. } if !to.is_consistent()
+            ) || matches!(a, Action::GaveUp { .. })),
+            "{rel}: {all:?}"
+        );
+        // A repeated drain is no event at all.
+        assert!(drain(&mut s, 61_000, true).is_empty());
+        // Undrained: back to advertised once bgpd sends it, no drift between.
+        zebra(&mut s, 61_000, true);
+        let mut back = drain(&mut s, 62_000, false);
+        back.extend(bgp(&mut s, 62_100, true));
+        assert_eq!(state_of(&s), Class::Advertised);
+        assert!(back.contains(&Action::StateChanged {
+            table: T,
+            prefix: vip(),
+            from: Class::Drained,
+            to: Class::Advertised,
+            drift_ms: None,
+        }));
+    }
+}
+
+#[test]
+fn a_drain_ends_a_drift_and_its_heals() {
+    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    converge(&mut s, 0);
+    zebra(&mut s, 1_000, false);
+    bgp(&mut s, 1_100, false);
+    step(&mut s, Event::Tick, 1_500);
+    let a = bgp(&mut s, 1_500, false);
+    assert_eq!(heals(&a), vec![HealAction::DeleteAdd]);
+    drain(&mut s, 1_600, true);
+    bgp(&mut s, 1_700, false);
+    assert_eq!(state_of(&s), Class::Drained);
+    // The heal that was in flight finishes; no further heal follows.
+    let mut all = step(
+        &mut s,
+        Event::HealDone {
+            table: T,
+            prefix: vip(),
+            action: HealAction::DeleteAdd,
+            ok: false,
+            detail: "x".into(),
+        },
+        1_800,
+    );
+    for t in (2_000..40_000).step_by(500) {
+        all.extend(step(&mut s, Event::Tick, t));
+        all.extend(bgp(&mut s, t + 100, false));
+    }
+    assert!(heals(&all).is_empty(), "{all:?}");
+    assert_eq!(state_of(&s), Class::Drained);
+}
+
+#[test]
+fn the_drain_event_has_its_own_json_and_the_old_events_keep_theirs() {
+    let e: Event = serde_json::from_str(r#"{"event":"drain","drained":true}"#).expect("json");
+    assert_eq!(e, Event::Drain { drained: true });
+    assert_eq!(
+        serde_json::to_string(&Event::Tick).expect("json"),
+        r#"{"event":"tick"}"#
+    );
+}

@@ -124,6 +124,12 @@ pub enum Event {
     },
     /// Time passed (the daemon's wake-up for a deadline the core asked for).
     Tick,
+    /// bgpd's configuration holds the drain (`true`: the node withdrew its
+    /// VIPs from every peer on purpose) or not, as last read from it.
+    Drain {
+        /// The drain's entry is configured.
+        drained: bool,
+    },
 }
 
 /// What the core asks the daemon to do.
@@ -189,11 +195,14 @@ pub enum Class {
     Shadowed,
     /// No established BGP session.
     NoPeer,
+    /// The node is drained (`ribbridge drain`): bgpd sends its VIPs to no
+    /// peer on purpose. Consistent: no heal, no drift.
+    Drained,
 }
 
 impl Class {
     /// Every class, in the order metrics list them.
-    pub const ALL: [Class; 7] = [
+    pub const ALL: [Class; 8] = [
         Class::Advertised,
         Class::Withdrawn,
         Class::KernelOnly,
@@ -201,6 +210,7 @@ impl Class {
         Class::NotRedistributed,
         Class::Shadowed,
         Class::NoPeer,
+        Class::Drained,
     ];
 
     /// The snake_case name.
@@ -213,12 +223,14 @@ impl Class {
             Class::NotRedistributed => "not_redistributed",
             Class::Shadowed => "shadowed",
             Class::NoPeer => "no_peer",
+            Class::Drained => "drained",
         }
     }
 
-    /// Advertised and withdrawn are consistent; every other class is drift.
+    /// Advertised, withdrawn and drained are consistent; every other class
+    /// is drift.
     pub fn is_consistent(self) -> bool {
-        matches!(self, Class::Advertised | Class::Withdrawn)
+        matches!(self, Class::Advertised | Class::Withdrawn | Class::Drained)
     }
 }
 
@@ -358,6 +370,9 @@ pub struct State {
     pub peers: Vec<PeerView>,
     /// When `peers` was taken (None: never).
     pub bgp_view_at: Option<Millis>,
+    /// bgpd's configuration holds the drain (every VIP is `drained`).
+    #[serde(default)]
+    pub drained: bool,
     /// Deadlines: (time, VIP) pairs to re-evaluate at that time.
     #[serde(skip)]
     pub(super) wakeups: BTreeSet<(Millis, (TableId, Prefix))>,
@@ -380,6 +395,7 @@ impl State {
             kernel_synced: false,
             peers: Vec::new(),
             bgp_view_at: None,
+            drained: false,
             wakeups: BTreeSet::new(),
             sent: BTreeMap::new(),
             config,

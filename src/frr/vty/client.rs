@@ -320,10 +320,18 @@ fn is_afi(s: &str) -> bool {
     matches!(s, "ipv4" | "ipv6")
 }
 
-/// The configuration commands healing may send, checked word by word:
+/// The sequence number of the drain's deny entry in the redistribution
+/// route-map: ahead of every permit the render writes (10, 20, ...).
+pub const DRAIN_SEQ: &str = "1";
+/// The description that marks the drain's entry (how a restarted
+/// ribbridge tells its own drain from an operator's deny).
+pub const DRAIN_MARK: &str = "ribbridge-drain";
+
+/// The configuration commands healing and the drain may send, checked word by word:
 /// `[no] ip import-table N [distance D]` (zebra), `router bgp ASN`,
 /// `address-family ipv4|ipv6 unicast`, `[no] redistribute table|table-direct
-/// N [route-map NAME]`, `exit-address-family`, `exit` (bgpd).
+/// N [route-map NAME]`, `exit-address-family`, `exit` (bgpd); for the
+/// drain, `[no] route-map NAME deny 1` and `description ribbridge-drain`.
 pub fn allowed_config(cmd: &str) -> Result<(), VtyError> {
     let all: Vec<&str> = cmd.split_whitespace().collect();
     // `no` only undoes what healing re-applies: never a BGP instance or an AFI.
@@ -341,6 +349,10 @@ pub fn allowed_config(cmd: &str) -> Result<(), VtyError> {
         ["router", "bgp", asn] => !negated && is_num(asn, 1, u64::from(u32::MAX)),
         ["address-family", afi, "unicast"] => !negated && is_afi(afi),
         ["exit-address-family"] | ["exit"] => !negated,
+        // The drain: one deny entry ahead of the redistribution route-map's
+        // permits, marked by its description (docs/FRR-BEHAVIOUR.md, Drain).
+        ["route-map", m, "deny", seq] => is_name(m) && *seq == DRAIN_SEQ,
+        ["description", d] => !negated && *d == DRAIN_MARK,
         _ => false,
     };
     if ok {
@@ -384,6 +396,9 @@ mod tests {
             "no redistribute table 198",
             "exit-address-family",
             "exit",
+            "route-map KUBE-VIP-ROUTES-V4 deny 1",
+            "no route-map KUBE-VIP-ROUTES-V6 deny 1",
+            "description ribbridge-drain",
         ] {
             allowed_config(c).unwrap_or_else(|e| panic!("{c}: {e}"));
         }
@@ -409,6 +424,11 @@ mod tests {
             "ip route 0.0.0.0/0 blackhole",
             "redistribute connected",
             "redistribute table 198 route-map a;b",
+            "route-map KUBE-VIP-ROUTES-V4 deny 10",
+            "route-map KUBE-VIP-ROUTES-V4 permit 1",
+            "no route-map KUBE-VIP-ROUTES-V4",
+            "description anything else",
+            "no description ribbridge-drain",
             "",
         ] {
             assert!(

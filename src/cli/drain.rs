@@ -1,0 +1,136 @@
+//! `ribbridge drain` and `ribbridge undrain`: take this node's VIPs out of
+//! BGP (and put them back), waiting until the views say it is done.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::drain::{Direction, DrainError, DrainInput};
+use crate::http::client::{Address, EndpointError};
+use crate::model::TableId;
+
+const AFTER_HELP: &str = "Exit status: 0 done (no established peer is sent a VIP; undrain: every VIP \
+is sent to one), also when it already was; 1 not done within --timeout (the message names what \
+still advertises, or what is missing); 2 error (bad flags, FRR unreachable, no redistribution \
+route-map to drain).";
+
+/// `ribbridge drain` / `ribbridge undrain` flags.
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// How long to wait for the views to agree, e.g. 30s, 2m.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout)]
+    timeout: Duration,
+    /// Directory holding zebra.vty and bgpd.vty [default: /var/run/frr].
+    #[arg(long, value_name = "DIR")]
+    frr_dir: Option<PathBuf>,
+    /// This node's running ribbridge (`HOST:PORT` or `http://HOST:PORT`):
+    /// also wait until its /status reports every VIP drained (undrain:
+    /// advertised). bgpd is configured through --frr-dir either way.
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_endpoint)]
+    endpoint: Option<Address>,
+    /// A router-vantage ribbridge's status (`http://HOST:PORT/status`):
+    /// also wait until it shows no path to a VIP through this node
+    /// (undrain: a path to each).
+    #[arg(long, value_name = "URL", value_parser = parse_confirm)]
+    confirm: Option<Address>,
+    /// Kernel routing table bgpd redistributes (repeatable) [default: 198].
+    #[arg(long = "table", value_name = "ID")]
+    tables: Vec<TableId>,
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("'{s}' is not a duration ({e}); write e.g. 30s or 2m"))?;
+    if d.is_zero() {
+        return Err("the timeout must be more than 0".to_string());
+    }
+    Ok(d)
+}
+
+fn parse_endpoint(s: &str) -> Result<Address, EndpointError> {
+    s.parse()
+}
+
+/// A status URL: the endpoint with or without its `/status` path.
+fn parse_confirm(s: &str) -> Result<Address, EndpointError> {
+    let t = s.trim();
+    let t = t.strip_suffix('/').unwrap_or(t);
+    t.strip_suffix("/status").unwrap_or(t).parse()
+}
+
+/// `ribbridge drain`.
+pub fn run_drain(args: Args) -> ExitCode {
+    run(args, Direction::Drain)
+}
+
+/// `ribbridge undrain`.
+pub fn run_undrain(args: Args) -> ExitCode {
+    run(args, Direction::Undrain)
+}
+
+fn run(args: Args, dir: Direction) -> ExitCode {
+    let cmd = match dir {
+        Direction::Drain => "ribbridge drain",
+        Direction::Undrain => "ribbridge undrain",
+    };
+    let rt = match super::runtime(cmd) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let input = DrainInput {
+        frr_dir: args
+            .frr_dir
+            .unwrap_or_else(|| PathBuf::from(crate::config::DEFAULT_FRR_DIR)),
+        tables: if args.tables.is_empty() {
+            vec![crate::model::VIP_TABLE]
+        } else {
+            args.tables
+        },
+        timeout: args.timeout,
+        endpoint: args.endpoint,
+        confirm: args.confirm,
+    };
+    let result = rt.block_on(async {
+        match dir {
+            Direction::Drain => crate::drain::drain(&input).await,
+            Direction::Undrain => crate::drain::undrain(&input).await,
+        }
+    });
+    match result {
+        Ok(o) => {
+            let vips: Vec<String> = o.vips.iter().map(ToString::to_string).collect();
+            let peers: Vec<&str> = o.peers.iter().map(String::as_str).collect();
+            println!(
+                "{}: {} ({}); VIPs: {}; established peers: {}; waited {} ms",
+                cmd,
+                match dir {
+                    Direction::Drain => "drained",
+                    Direction::Undrain => "advertised",
+                },
+                if o.changed {
+                    "configured now"
+                } else {
+                    "already so"
+                },
+                if vips.is_empty() {
+                    "none".to_string()
+                } else {
+                    vips.join(", ")
+                },
+                if peers.is_empty() {
+                    "none".to_string()
+                } else {
+                    peers.join(", ")
+                },
+                o.waited.as_millis()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e @ DrainError::Timeout { .. }) => {
+            eprintln!("{cmd}: {e}");
+            ExitCode::from(super::EXIT_DRIFT)
+        }
+        Err(e) => super::fail_err(cmd, &e),
+    }
+}
