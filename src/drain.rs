@@ -255,7 +255,7 @@ async fn check(
     }
     if let Some(e) = &input.endpoint {
         match status(e).await {
-            Err(why) => pending.push(why),
+            Err(why) => pending.push(why.to_string()),
             Ok(doc) => {
                 for v in doc.vips.iter().filter(|s| vips.contains(&s.prefix)) {
                     let want = match dir {
@@ -275,7 +275,7 @@ async fn check(
     }
     if let Some(r) = &input.confirm {
         match status(r).await {
-            Err(why) => pending.push(why),
+            Err(why) => pending.push(why.to_string()),
             Ok(doc) => {
                 for v in &vips {
                     let via: Vec<&String> = doc
@@ -309,13 +309,29 @@ async fn check(
     }
 }
 
-/// GET `/status`; the reason as text when it fails (it is retried).
-async fn status(a: &Address) -> Result<StatusDoc, String> {
-    let body = client::get_ok(a, "/status", client::DEFAULT_TIMEOUT)
-        .await
-        .map_err(|e| e.to_string())?;
-    serde_json::from_slice(&body)
-        .map_err(|e| format!("{a}/status is not a ribbridge status document: {e}"))
+/// Why a daemon's `/status` could not be read (the wait retries it).
+#[derive(Debug, thiserror::Error)]
+enum StatusError {
+    /// Unreachable, or an answer that is not 200.
+    #[error(transparent)]
+    Client(#[from] client::ClientError),
+    /// Another service on that port, or a different document.
+    #[error("{address}/status is not a ribbridge status document: {source}")]
+    Document {
+        /// The endpoint.
+        address: String,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
+}
+
+/// GET `/status`.
+async fn status(a: &Address) -> Result<StatusDoc, StatusError> {
+    let body = client::get_ok(a, "/status", client::DEFAULT_TIMEOUT).await?;
+    serde_json::from_slice(&body).map_err(|source| StatusError::Document {
+        address: a.to_string(),
+        source,
+    })
 }
 
 /// This host's addresses: a router's next hop equal to one of them is a

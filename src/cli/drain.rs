@@ -39,11 +39,25 @@ pub struct Args {
     tables: Vec<TableId>,
 }
 
-fn parse_timeout(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s)
-        .map_err(|e| format!("'{s}' is not a duration ({e}); write e.g. 30s or 2m"))?;
+/// A `--timeout` that is not a positive duration.
+#[derive(Debug, thiserror::Error)]
+enum TimeoutError {
+    #[error("'{text}' is not a duration ({source}); write e.g. 30s or 2m")]
+    Syntax {
+        text: String,
+        source: humantime::DurationError,
+    },
+    #[error("the timeout must be more than 0")]
+    Zero,
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, TimeoutError> {
+    let d = humantime::parse_duration(s).map_err(|source| TimeoutError::Syntax {
+        text: s.to_string(),
+        source,
+    })?;
     if d.is_zero() {
-        return Err("the timeout must be more than 0".to_string());
+        return Err(TimeoutError::Zero);
     }
     Ok(d)
 }
