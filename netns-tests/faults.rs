@@ -280,11 +280,14 @@ async fn faults_frr_dir_absent_then_created() {
     let mut d = Daemon::spawn(NODE, &link, &[]);
     let line = d
         .wait_log(
-            "zebra: disconnected && /run/rbf-frr-dir/zebra.vty",
+            "FRR's socket directory does not exist && frr_dir=/run/rbf-frr-dir",
             Duration::from_secs(10),
         )
         .await;
-    assert!(line.contains("No such file"), "unclear reason: {line}");
+    assert!(
+        line.contains("No such file") && line.contains("hostPath"),
+        "unclear reason: {line}"
+    );
     let why = d
         .wait_log(
             "readiness changed && ready=false && zebra not connected",

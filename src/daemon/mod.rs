@@ -87,6 +87,12 @@ pub fn core_config(s: &Settings) -> reconcile::Config {
 pub async fn run(s: Settings) -> Result<(), DaemonError> {
     let metrics = crate::telemetry::install()?;
     crate::telemetry::build_info(None, crate::telemetry::UNKNOWN_RELEASE);
+    // Every configured VIP has its series before the endpoint can answer
+    // (the first scrape): unknown until the views are complete.
+    for (table, prefix) in owner::configured(&s) {
+        crate::telemetry::vip_unknown(&prefix, table);
+        crate::telemetry::ecmp_unknown(&prefix, table);
+    }
     let stop = CancellationToken::new();
     let listener = crate::http::bind(s.listen)
         .await

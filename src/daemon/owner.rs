@@ -102,13 +102,7 @@ impl Owner {
             settings: s.clone(),
             zebra_reason: "zebra not connected yet".to_string(),
         };
-        // Every configured VIP has its series from the first scrape:
-        // unknown until the views are complete.
         telemetry::drained(false);
-        for (table, prefix) in owner.configured() {
-            telemetry::vip_unknown(&prefix, table);
-            telemetry::ecmp_unknown(&prefix, table);
-        }
         Ok(owner)
     }
 
@@ -180,7 +174,7 @@ impl Owner {
                 // 0 legs, now that the kernel has been read.
                 let gone: Vec<(TableId, Prefix)> = old
                     .into_keys()
-                    .chain(self.configured())
+                    .chain(configured(&self.settings))
                     .filter(|k| !self.routes.contains_key(k))
                     .collect();
                 for (t, p) in gone {
@@ -203,17 +197,6 @@ impl Owner {
         for e in translate::kernel(&ev) {
             self.feed(e, "kernel");
         }
-    }
-
-    /// The configured VIPs, in the table the core reports them in.
-    fn configured(&self) -> Vec<(TableId, Prefix)> {
-        let table = self
-            .settings
-            .tables
-            .first()
-            .copied()
-            .unwrap_or(crate::model::VIP_TABLE);
-        self.settings.vips.iter().map(|p| (table, *p)).collect()
     }
 
     /// Export a VIP's ECMP legs; log when the count changes (at the router
@@ -471,6 +454,12 @@ fn next_hops(r: &Route) -> Vec<String> {
             (None, None) => "-".to_string(),
         })
         .collect()
+}
+
+/// The configured VIPs, in the table the core reports them in.
+pub(super) fn configured(s: &Settings) -> Vec<(TableId, Prefix)> {
+    let table = s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE);
+    s.vips.iter().map(|p| (table, *p)).collect()
 }
 
 fn now_unix_ms() -> u64 {
