@@ -26,13 +26,7 @@ fn vip_addr() -> IpAddr {
 }
 
 fn state_of(doc: &StatusDoc) -> Class {
-    doc.vips
-        .iter()
-        .find(|v| v.prefix.to_string() == VIP)
-        .unwrap_or_else(|| panic!("no {VIP} in {doc:?}"))
-        .state
-        .class()
-        .unwrap_or_else(|| panic!("{VIP} is unknown (the daemon is not ready): {doc:?}"))
+    crate::support::class_of(doc, VIP)
 }
 
 /// Replay a `--record` log through the core; return the classes the VIP

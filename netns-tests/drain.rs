@@ -27,13 +27,7 @@ fn vip_addr() -> IpAddr {
 }
 
 fn state_of(doc: &StatusDoc) -> Class {
-    doc.vips
-        .iter()
-        .find(|v| v.prefix.to_string() == VIP)
-        .unwrap_or_else(|| panic!("no {VIP} in {doc:?}"))
-        .state
-        .class()
-        .unwrap_or_else(|| panic!("{VIP} is unknown: {doc:?}"))
+    crate::support::class_of(doc, VIP)
 }
 
 /// `ribbridge SUB --frr-dir DIR ARGS...` in node1's namespace.

@@ -34,13 +34,7 @@ fn fast_poll_config() -> PathBuf {
 }
 
 fn state_of(doc: &ribbridge::status::StatusDoc) -> Class {
-    doc.vips
-        .iter()
-        .find(|v| v.prefix.to_string() == VIP)
-        .unwrap_or_else(|| panic!("no {VIP} in {doc:?}"))
-        .state
-        .class()
-        .unwrap_or_else(|| panic!("{VIP} is unknown (the daemon is not ready): {doc:?}"))
+    crate::support::class_of(doc, VIP)
 }
 
 fn count(log: &[String], needle: &str) -> usize {

@@ -122,6 +122,18 @@ impl Drop for Lab {
     }
 }
 
+/// The class of `vip` in a status document; a VIP that is absent or
+/// `unknown` (the daemon not ready) fails the test, naming the document.
+pub fn class_of(doc: &ribbridge::status::StatusDoc, vip: &str) -> ribbridge::reconcile::Class {
+    doc.vips
+        .iter()
+        .find(|v| v.prefix.to_string() == vip)
+        .unwrap_or_else(|| panic!("no {vip} in {doc:?}"))
+        .state
+        .class()
+        .unwrap_or_else(|| panic!("{vip} is unknown (the daemon is not ready): {doc:?}"))
+}
+
 /// (real uid, effective capabilities in hex) of process `pid`, from
 /// `/proc/PID/status`.
 pub fn creds_of(pid: &str) -> (String, String) {
