@@ -78,14 +78,7 @@ async fn consistent_then_heartbeat(frr: &'static str, beats: u32) {
     let lab_guard = Lab::up(frr, 2, &[VIP]);
     let mut router = RouteWatch::open("rb-router");
     let mut d = Daemon::start(&lab_guard, "rb-node1", &[]).await;
-    lab(&["vip-add", "node1", VIP]);
-    lab(&["vip-add", "node2", VIP]);
-    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
-        .await;
-    router
-        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
-        .await
-        .expect("router has both paths");
+    crate::support::advertise_on_both(&mut d, &mut router, VIP).await;
     let (doc, code) = d.status().await;
     assert_eq!(state_of(&doc), Class::Advertised);
     assert_eq!(code, 0, "status exits 0 when consistent");
@@ -298,11 +291,7 @@ async fn drift_case(c: Case) {
             c.frr, c.class
         );
         let (doc, _) = d.status().await;
-        let v = doc
-            .vips
-            .iter()
-            .find(|v| v.prefix.to_string() == VIP)
-            .expect("vip");
+        let v = crate::support::vip_of(&doc, VIP);
         assert_eq!(v.heal.last_result.as_deref(), Some("no_safe_action"));
         assert!(
             !d.drain().iter().any(|l| l.contains("healing")),

@@ -92,14 +92,7 @@ async fn drain_cycle(frr: &'static str) {
         .wait_log("kernel mirror resynced", Duration::from_secs(15))
         .await;
 
-    lab(&["vip-add", "node1", VIP]);
-    lab(&["vip-add", "node2", VIP]);
-    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
-        .await;
-    router
-        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
-        .await
-        .expect("router has both paths");
+    crate::support::advertise_on_both(&mut d, &mut router, VIP).await;
     rb_router
         .wait_log("VIP ECMP legs && nexthops=2", Duration::from_secs(15))
         .await;

@@ -116,11 +116,7 @@ async fn observe_as_frr(frr: &'static str) {
         .await;
     }
     let (doc, code) = d.status().await;
-    let v = doc
-        .vips
-        .iter()
-        .find(|v| v.prefix.to_string() == VIP)
-        .expect("vip");
+    let v = crate::support::vip_of(&doc, VIP);
     assert_eq!((v.state.class(), code), (Some(class), 1));
     assert_eq!(v.heal.last_result.as_deref(), Some("observe_only"));
     let m = d.metrics().await;
@@ -182,11 +178,7 @@ async fn privilege_kernel_heal_needs_cap_net_admin_and_nothing_else() {
         "{line}"
     );
     let (doc, _) = d.status().await;
-    let v = doc
-        .vips
-        .iter()
-        .find(|v| v.prefix.to_string() == VIP)
-        .expect("vip");
+    let v = crate::support::vip_of(&doc, VIP);
     assert_eq!(v.state.class(), Some(Class::KernelOnly));
     eprintln!("without CAP_NET_ADMIN: {line}");
     d.stop().await;

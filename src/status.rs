@@ -347,9 +347,9 @@ mod tests {
         assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
     }
 
-    #[test]
-    fn document_and_table_show_each_vip() {
-        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+    /// A ready 10.7 node whose kernel holds `vip` with `nexthops` legs
+    /// (kernel at 0 ms, zebra synced at 0, the route at 5).
+    fn ready_with_vip(vip: Prefix, nexthops: u32) -> State {
         let mut s = State::new(Config::default(), 0);
         step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
         step(
@@ -375,11 +375,18 @@ mod tests {
                 prefix: vip,
                 route: Some(KernelFacts {
                     protocol: 248,
-                    nexthops: 2,
+                    nexthops,
                 }),
             },
             5,
         );
+        s
+    }
+
+    #[test]
+    fn document_and_table_show_each_vip() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let mut s = ready_with_vip(vip, 2);
         step(
             &mut s,
             Event::BgpView {
@@ -428,36 +435,7 @@ mod tests {
     #[test]
     fn a_drained_node_reports_drained_not_drifting() {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
-        let mut s = State::new(Config::default(), 0);
-        step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
-        step(
-            &mut s,
-            Event::ZebraUp {
-                release: Release::new(10, 7),
-                table_mode: TableMode::TableDirect,
-            },
-            0,
-        );
-        step(
-            &mut s,
-            Event::ZebraSynced {
-                table: 198,
-                prefixes: [vip].into(),
-            },
-            0,
-        );
-        step(
-            &mut s,
-            Event::KernelRoute {
-                table: 198,
-                prefix: vip,
-                route: Some(KernelFacts {
-                    protocol: 248,
-                    nexthops: 1,
-                }),
-            },
-            5,
-        );
+        let mut s = ready_with_vip(vip, 1);
         step(&mut s, Event::Drain { drained: true }, 10);
         step(
             &mut s,

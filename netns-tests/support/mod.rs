@@ -122,13 +122,40 @@ impl Drop for Lab {
     }
 }
 
-/// The class of `vip` in a status document; a VIP that is absent or
-/// `unknown` (the daemon not ready) fails the test, naming the document.
-pub fn class_of(doc: &ribbridge::status::StatusDoc, vip: &str) -> ribbridge::reconcile::Class {
+/// Both lab nodes add `vip` (a `/32`); waits until the daemon `d` (on
+/// node1) reports it advertised and the router holds both paths.
+pub async fn advertise_on_both(d: &mut daemon::Daemon, router: &mut RouteWatch, vip: &str) {
+    let addr: IpAddr = vip
+        .split('/')
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("{vip} is not ADDRESS/LEN"));
+    lab(&["vip-add", "node1", vip]);
+    lab(&["vip-add", "node2", vip]);
+    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
+        .await;
+    router
+        .wait_nexthops(addr, 32, 2, Duration::from_secs(15))
+        .await
+        .expect("router has both paths");
+}
+
+/// The entry of `vip` in a status document; an absent VIP fails the test,
+/// naming the document.
+pub fn vip_of<'d>(
+    doc: &'d ribbridge::status::StatusDoc,
+    vip: &str,
+) -> &'d ribbridge::status::VipStatus {
     doc.vips
         .iter()
         .find(|v| v.prefix.to_string() == vip)
         .unwrap_or_else(|| panic!("no {vip} in {doc:?}"))
+}
+
+/// The class of `vip` in a status document; a VIP that is absent or
+/// `unknown` (the daemon not ready) fails the test, naming the document.
+pub fn class_of(doc: &ribbridge::status::StatusDoc, vip: &str) -> ribbridge::reconcile::Class {
+    vip_of(doc, vip)
         .state
         .class()
         .unwrap_or_else(|| panic!("{vip} is unknown (the daemon is not ready): {doc:?}"))
