@@ -26,6 +26,7 @@
 //!   3. fallback, for routers that send no End-of-RIB (RFC 7854 does not
 //!      require it) or a family no peer negotiated: the station calls
 //!      [`View::assume_synced`] after its own timeout.
+//!
 //!   The router is `Synced` once every family of the configured VIPs is.
 //! - [`View::session_down`] makes the router `Stale`: counts unknown, paths
 //!   kept for `/status` detail until [`View::forget`] or the next
@@ -117,15 +118,16 @@ impl Router {
         let Some(held) = self.paths.get(prefix) else {
             return 0;
         };
-        let n = if rib == Rib::LocRib {
-            held.iter().filter(|(r, _, _)| *r == rib).count()
-        } else {
-            held.iter()
-                .filter(|(r, _, _)| *r == rib)
-                .map(|(_, p, _)| p)
-                .collect::<BTreeSet<_>>()
-                .len()
-        };
+        // The set is ordered by (rib, peer, path id): a peer's paths in a
+        // RIB are adjacent, so distinct peers count without allocating.
+        let mut n = 0usize;
+        let mut last: Option<&PeerKey> = None;
+        for (_, p, _) in held.iter().filter(|(r, _, _)| *r == rib) {
+            if rib == Rib::LocRib || last != Some(p) {
+                n += 1;
+            }
+            last = Some(p);
+        }
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 
@@ -675,7 +677,10 @@ mod tests {
         assert_eq!(v.apply("r1", &down), vec![vip(), vip6()]);
         assert_eq!(v.paths("r1", &vip()), Some(0));
         v.apply("r1", &up(peer(1)));
-        assert_eq!(announce(&mut v, peer(1), Rib::PostPolicy, vip()), vec![vip()]);
+        assert_eq!(
+            announce(&mut v, peer(1), Rib::PostPolicy, vip()),
+            vec![vip()]
+        );
         assert_eq!(v.paths("r1", &vip()), Some(1));
     }
 
