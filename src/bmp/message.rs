@@ -8,6 +8,9 @@
 //! unicast prefixes (IPv4 and IPv6, from the UPDATE's NLRI and withdrawn
 //! fields and from MP_REACH/MP_UNREACH), each with its add-path id when the
 //! peer's session negotiated add-path; other attributes are dropped here.
+//! Where bgpkit-parser is lenient for MRT archives (a BGP PDU cut short, a
+//! malformed NLRI or MP_REACH/MP_UNREACH kept as a warning) the decoder
+//! refuses: a silently missed announce or withdraw would be a wrong count.
 //!
 //! Add-path: RFC 7854 carries UPDATEs as the peer sent them, so whether NLRI
 //! carry a 4-byte path id depends on the OPENs of that BGP session, which
