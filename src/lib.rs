@@ -3,6 +3,7 @@
 //!
 //! See `ARCHITECTURE.md` for the structure and the rules every module keeps.
 
+pub mod bmp;
 pub mod cli;
 pub mod config;
 pub mod daemon;

@@ -1,0 +1,481 @@
+//! BMP messages (RFC 7854; Loc-RIB per RFC 9069) decoded into what the
+//! station needs, by way of `bgpkit-parser`.
+//!
+//! Contract: [`Decoder::decode`] takes one whole frame from
+//! [`super::codec::BmpCodec`] and returns a [`Message`] or a typed
+//! [`DecodeError`]; it never panics on any input (fuzzed in
+//! `fuzz/fuzz_targets/bmp_decode.rs`). Route Monitoring keeps only the
+//! unicast prefixes (IPv4 and IPv6, from the UPDATE's NLRI and withdrawn
+//! fields and from MP_REACH/MP_UNREACH), each with its add-path id when the
+//! peer's session negotiated add-path; other attributes are dropped here.
+//!
+//! Add-path: RFC 7854 carries UPDATEs as the peer sent them, so whether NLRI
+//! carry a 4-byte path id depends on the OPENs of that BGP session, which
+//! the router reports in Peer Up. A [`Decoder`] lives as long as one BMP
+//! session and remembers, per monitored peer, whether the router's OPEN
+//! offered to receive add-path and the peer's offered to send it (any
+//! unicast family: a mixed set per family on one session is not something
+//! the lab or FRR produce, see docs/BMP.md). The free function [`decode`]
+//! is a decoder with no Peer Up seen: no add-path.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+
+use bgpkit_parser::models::capabilities::AddPathSendReceive;
+use bgpkit_parser::models::{
+    Afi, AsnLength, Attributes, BgpMessage, BgpOpenMessage, CapabilityValue, NetworkPrefix,
+    ParamValue, Safi,
+};
+use bgpkit_parser::parser::bgp::parse_bgp_message;
+use bgpkit_parser::parser::bmp::error::ParserBmpError;
+use bgpkit_parser::parser::bmp::messages::{
+    BmpMessageBody, BmpMsgType, BmpPeerType, BmpPerPeerHeader, InitiationTlvType, PeerDownReason,
+    PerPeerFlags, StatsData, TerminationTlvValue, parse_bmp_common_header, parse_per_peer_header,
+};
+use bgpkit_parser::parser::bmp::parse_bmp_msg;
+use bytes::Bytes;
+
+use crate::model::Prefix;
+
+/// One BGP peer as the router reports it in the per-peer header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PeerKey {
+    /// The peer's address (0.0.0.0 for the router's own Loc-RIB).
+    pub address: IpAddr,
+    /// The peer distinguisher (0 for the global instance).
+    pub distinguisher: u64,
+}
+
+impl fmt::Display for PeerKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.distinguisher == 0 {
+            write!(f, "{}", self.address)
+        } else {
+            write!(f, "{} (distinguisher {})", self.address, self.distinguisher)
+        }
+    }
+}
+
+/// Which of the router's RIBs a Route Monitoring message shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rib {
+    /// The Adj-RIB-In before inbound policy.
+    PrePolicy,
+    /// The Adj-RIB-In after inbound policy: what the router may select.
+    PostPolicy,
+    /// The router's Loc-RIB (RFC 9069): what it selected.
+    LocRib,
+}
+
+impl fmt::Display for Rib {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Rib::PrePolicy => "adj-rib-in-pre",
+            Rib::PostPolicy => "adj-rib-in-post",
+            Rib::LocRib => "loc-rib",
+        })
+    }
+}
+
+/// A unicast address family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// IPv4 unicast.
+    Ipv4,
+    /// IPv6 unicast.
+    Ipv6,
+}
+
+impl Family {
+    /// The family of a prefix.
+    pub fn of(prefix: &Prefix) -> Family {
+        if prefix.is_ipv4() {
+            Family::Ipv4
+        } else {
+            Family::Ipv6
+        }
+    }
+}
+
+/// One path of a prefix: the prefix and its add-path id, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Path {
+    /// The prefix (host bits cleared).
+    pub prefix: Prefix,
+    /// The add-path id when the peer's session uses add-path.
+    pub path_id: Option<u32>,
+}
+
+/// A decoded BMP message: only what the station uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// The router opened the session (RFC 7854 section 4.3).
+    Initiation {
+        /// sysName (TLV 2): the label the station gives this router.
+        sys_name: Option<String>,
+        /// sysDescr (TLV 1).
+        sys_descr: Option<String>,
+    },
+    /// A BGP session of the router came up.
+    PeerUp {
+        /// The peer.
+        peer: PeerKey,
+        /// The peer's AS.
+        asn: u32,
+        /// The peer's BGP identifier.
+        bgp_id: Ipv4Addr,
+    },
+    /// A BGP session of the router went down: its routes are gone.
+    PeerDown {
+        /// The peer.
+        peer: PeerKey,
+        /// Why, as RFC 7854 section 4.9 words it.
+        reason: String,
+    },
+    /// Route Monitoring: one UPDATE the router holds from a peer, or in its Loc-RIB.
+    Route {
+        /// The peer (the zero address for Loc-RIB).
+        peer: PeerKey,
+        /// The peer's AS.
+        asn: u32,
+        /// The peer's BGP identifier.
+        bgp_id: Ipv4Addr,
+        /// Which RIB.
+        rib: Rib,
+        /// Unicast paths announced.
+        announced: Vec<Path>,
+        /// Unicast paths withdrawn.
+        withdrawn: Vec<Path>,
+        /// Set when the UPDATE is an End-of-RIB marker (RFC 4724) of a
+        /// unicast family: the initial dump of that family is complete.
+        end_of_rib: Option<Family>,
+    },
+    /// A Statistics Report: (stat type, value) pairs.
+    Stats {
+        /// The peer.
+        peer: PeerKey,
+        /// Each counter or gauge (per-AFI/SAFI gauges give their value).
+        counters: Vec<(u16, u64)>,
+    },
+    /// The router ends the session (RFC 7854 section 4.5).
+    Termination {
+        /// The reason and any text the router gave.
+        reason: String,
+    },
+    /// Known but not used: Route Mirroring, Adj-RIB-Out monitoring, or a
+    /// Route Monitoring message carrying no UPDATE.
+    Ignored {
+        /// What it was.
+        kind: &'static str,
+    },
+}
+
+/// Why a BMP message could not be decoded. The session that sent it is
+/// closed: a router that sends what we cannot read is not being watched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The frame is shorter than the common header.
+    #[error(
+        "BMP message of {len} bytes is shorter than its 6-byte header; frames must come from bmp::codec::BmpCodec"
+    )]
+    Short {
+        /// The frame's length.
+        len: usize,
+    },
+    /// The type byte names no BMP message.
+    #[error(
+        "BMP message of unknown type {0}; the router speaks an extension ribbridge does not know: report the router's release"
+    )]
+    UnknownType(u8),
+    /// The message is malformed.
+    #[error(
+        "BMP {kind} message is malformed: {detail}; the session is closed and the router reconnects (report the router's release if it repeats)"
+    )]
+    Malformed {
+        /// The message type.
+        kind: &'static str,
+        /// What the parser found wrong.
+        detail: String,
+    },
+}
+
+fn type_name(t: u8) -> Option<&'static str> {
+    Some(match t {
+        0 => "Route Monitoring",
+        1 => "Statistics Report",
+        2 => "Peer Down",
+        3 => "Peer Up",
+        4 => "Initiation",
+        5 => "Termination",
+        6 => "Route Mirroring",
+        _ => return None,
+    })
+}
+
+/// Decodes one frame with no session context (no add-path): see [`Decoder`].
+pub fn decode(frame: Bytes) -> Result<Message, DecodeError> {
+    Decoder::default().decode(frame)
+}
+
+/// Decodes the frames of one BMP session, remembering which peers use
+/// add-path (learnt from their Peer Up).
+#[derive(Debug, Default, Clone)]
+pub struct Decoder {
+    add_path: BTreeSet<PeerKey>,
+}
+
+impl Decoder {
+    /// A decoder for a new session.
+    pub fn new() -> Decoder {
+        Decoder::default()
+    }
+
+    /// Decodes one whole BMP message (header included); never panics.
+    pub fn decode(&mut self, frame: Bytes) -> Result<Message, DecodeError> {
+        if frame.len() < super::codec::HEADER_SIZE {
+            return Err(DecodeError::Short { len: frame.len() });
+        }
+        let kind = type_name(frame[5]).ok_or(DecodeError::UnknownType(frame[5]))?;
+        let malformed = |e: ParserBmpError| DecodeError::Malformed {
+            kind,
+            detail: e.to_string(),
+        };
+        if frame[5] == u8::from(BmpMsgType::RouteMonitoring) {
+            // Parsed by hand from the per-peer header on, because
+            // `parse_bmp_msg` always reads NLRI without add-path ids.
+            return self.route_monitoring(frame).map_err(malformed);
+        }
+        let mut data = frame;
+        let msg = parse_bmp_msg(&mut data).map_err(malformed)?;
+        let peer = msg.per_peer_header.as_ref().map(peer_key);
+        Ok(match (msg.message_body, msg.per_peer_header) {
+            (BmpMessageBody::InitiationMessage(m), _) => {
+                let mut sys_name = None;
+                let mut sys_descr = None;
+                for tlv in m.tlvs {
+                    match tlv.info_type {
+                        InitiationTlvType::SysName => sys_name = Some(tlv.info),
+                        InitiationTlvType::SysDescr => sys_descr = Some(tlv.info),
+                        _ => {}
+                    }
+                }
+                Message::Initiation {
+                    sys_name,
+                    sys_descr,
+                }
+            }
+            (BmpMessageBody::PeerUpNotification(m), Some(h)) => {
+                let key = peer_key(&h);
+                if add_path_negotiated(&m.sent_open, &m.received_open) {
+                    self.add_path.insert(key);
+                } else {
+                    self.add_path.remove(&key);
+                }
+                Message::PeerUp {
+                    peer: key,
+                    asn: h.peer_asn.to_u32(),
+                    bgp_id: h.peer_bgp_id,
+                }
+            }
+            (BmpMessageBody::PeerDownNotification(m), Some(h)) => {
+                let key = peer_key(&h);
+                self.add_path.remove(&key);
+                Message::PeerDown {
+                    peer: key,
+                    reason: down_reason(m.reason, m.data.as_deref().map_or(0, <[u8]>::len)),
+                }
+            }
+            (BmpMessageBody::StatsReport(m), Some(h)) => Message::Stats {
+                peer: peer_key(&h),
+                counters: m
+                    .counters
+                    .iter()
+                    .filter_map(|c| {
+                        let value = match c.stat_data {
+                            StatsData::Counter(v) => u64::from(v),
+                            StatsData::Gauge(v) | StatsData::AfiSafiGauge(_, _, v) => v,
+                            StatsData::Unknown(_) => return None,
+                        };
+                        Some((u16::from(c.stat_type), value))
+                    })
+                    .collect(),
+            },
+            (BmpMessageBody::TerminationMessage(m), _) => Message::Termination {
+                reason: m
+                    .tlvs
+                    .iter()
+                    .map(|t| match &t.info_value {
+                        TerminationTlvValue::String(s) => s.clone(),
+                        TerminationTlvValue::Reason(r) => format!("{r:?}"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            },
+            (BmpMessageBody::RouteMirroring(_), _) => Message::Ignored {
+                kind: "Route Mirroring",
+            },
+            // Every per-peer type comes with its header; a body without one
+            // means the parser changed under us: say so, do not guess.
+            _ => {
+                return Err(DecodeError::Malformed {
+                    kind,
+                    detail: format!("no per-peer header (peer {peer:?})"),
+                });
+            }
+        })
+    }
+
+    fn route_monitoring(&self, frame: Bytes) -> Result<Message, ParserBmpError> {
+        let mut data = frame;
+        let header = parse_bmp_common_header(&mut data)?;
+        let body_len = (header.msg_len as usize).saturating_sub(super::codec::HEADER_SIZE);
+        if data.len() < body_len {
+            return Err(ParserBmpError::TruncatedBmpMessage);
+        }
+        let mut body = data.split_to(body_len);
+        let h = parse_per_peer_header(&mut body)?;
+        let rib = match (h.peer_type, h.peer_flags) {
+            (BmpPeerType::LocalRib, _) => Rib::LocRib,
+            (_, PerPeerFlags::PeerFlags(f)) if f.is_adj_rib_out() => {
+                return Ok(Message::Ignored {
+                    kind: "Adj-RIB-Out Route Monitoring",
+                });
+            }
+            (_, PerPeerFlags::PeerFlags(f)) if f.is_post_policy() => Rib::PostPolicy,
+            _ => Rib::PrePolicy,
+        };
+        let peer = peer_key(&h);
+        let add_path = self.add_path.contains(&peer);
+        let asn_len = match h.peer_flags {
+            PerPeerFlags::PeerFlags(f) => f.asn_length(),
+            PerPeerFlags::LocalRibPeerFlags(_) => AsnLength::Bits32,
+        };
+        let update = match parse_bgp_message(&mut body, add_path, &asn_len)
+            .map_err(|e| ParserBmpError::CorruptedBgpMessage(e.to_string()))?
+        {
+            BgpMessage::Update(u) => u,
+            _ => {
+                return Ok(Message::Ignored {
+                    kind: "Route Monitoring without an UPDATE",
+                });
+            }
+        };
+        let end_of_rib = if update.is_end_of_rib() {
+            // An IPv4 End-of-RIB is an empty UPDATE; any other family's is
+            // an UPDATE holding only an empty MP_UNREACH of that family.
+            match update.attributes.get_unreachable_nlri() {
+                None => Some(Family::Ipv4),
+                Some(n) if n.safi == Safi::Unicast && n.afi == Afi::Ipv4 => Some(Family::Ipv4),
+                Some(n) if n.safi == Safi::Unicast && n.afi == Afi::Ipv6 => Some(Family::Ipv6),
+                Some(_) => None,
+            }
+        } else {
+            None
+        };
+        let mut announced = Vec::new();
+        let mut withdrawn = Vec::new();
+        unicast(&update.announced_prefixes, &mut announced);
+        unicast(&update.withdrawn_prefixes, &mut withdrawn);
+        mp_unicast(&update.attributes, &mut announced, &mut withdrawn);
+        Ok(Message::Route {
+            peer,
+            asn: h.peer_asn.to_u32(),
+            bgp_id: h.peer_bgp_id,
+            rib,
+            announced,
+            withdrawn,
+            end_of_rib,
+        })
+    }
+}
+
+fn peer_key(h: &BmpPerPeerHeader) -> PeerKey {
+    PeerKey {
+        address: h.peer_ip,
+        distinguisher: h.peer_distinguisher,
+    }
+}
+
+fn unicast(prefixes: &[NetworkPrefix], out: &mut Vec<Path>) {
+    for p in prefixes {
+        let net = p.prefix.trunc();
+        // trunc() leaves a valid network address and length, so this only
+        // fails if ipnet and model ever disagree on lengths: drop, not panic.
+        if let Ok(prefix) = Prefix::new(net.addr(), net.prefix_len()) {
+            out.push(Path {
+                prefix,
+                path_id: p.path_id,
+            });
+        }
+    }
+}
+
+fn mp_unicast(attrs: &Attributes, announced: &mut Vec<Path>, withdrawn: &mut Vec<Path>) {
+    let is_unicast = |afi: Afi, safi: Safi| {
+        matches!(afi, Afi::Ipv4 | Afi::Ipv6) && matches!(safi, Safi::Unicast)
+    };
+    if let Some(n) = attrs.get_reachable_nlri()
+        && is_unicast(n.afi, n.safi)
+    {
+        unicast(&n.prefixes, announced);
+    }
+    if let Some(n) = attrs.get_unreachable_nlri()
+        && is_unicast(n.afi, n.safi)
+    {
+        unicast(&n.prefixes, withdrawn);
+    }
+}
+
+/// True when the router's OPEN offers to receive add-path and the peer's
+/// offers to send it, for some unicast family (RFC 7911 section 4).
+fn add_path_negotiated(sent: &BgpMessage, received: &BgpMessage) -> bool {
+    let (BgpMessage::Open(local), BgpMessage::Open(remote)) = (sent, received) else {
+        return false;
+    };
+    let local = add_path_families(local, AddPathSendReceive::Receive);
+    let remote = add_path_families(remote, AddPathSendReceive::Send);
+    local.iter().any(|f| remote.contains(f))
+}
+
+fn add_path_families(open: &BgpOpenMessage, want: AddPathSendReceive) -> Vec<(Afi, Safi)> {
+    let mut out = Vec::new();
+    for param in &open.opt_params {
+        let ParamValue::Capacities(caps) = &param.param_value else {
+            continue;
+        };
+        for cap in caps {
+            if let CapabilityValue::AddPath(ap) = &cap.value {
+                for f in &ap.address_families {
+                    if f.send_receive == want || f.send_receive == AddPathSendReceive::SendReceive {
+                        out.push((f.afi, f.safi));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn down_reason(reason: PeerDownReason, data_len: usize) -> String {
+    let text = match reason {
+        PeerDownReason::Reserved => "reserved reason code 0",
+        PeerDownReason::LocalSystemClosedNotificationPduFollows => {
+            "the router closed the session with a NOTIFICATION"
+        }
+        PeerDownReason::LocalSystemClosedFsmEvenFollows => {
+            "the router closed the session (FSM event)"
+        }
+        PeerDownReason::RemoteSystemClosedNotificationPduFollows => {
+            "the peer closed the session with a NOTIFICATION"
+        }
+        PeerDownReason::RemoteSystemsClosedNoData => "the peer closed the session without data",
+        PeerDownReason::PeerDeConfigured => "the peer was de-configured",
+        PeerDownReason::LocalSystemClosedTlvDataFollows => "the router closed the session (TLV)",
+    };
+    if data_len == 0 {
+        text.to_string()
+    } else {
+        format!("{text} ({data_len} bytes of data)")
+    }
+}

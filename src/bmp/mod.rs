@@ -1,0 +1,28 @@
+//! The BMP station's wire code and pure view (RFC 7854 BMP, RFC 9069 Loc-RIB).
+//!
+//! Contract: depends on `model` only. [`codec::BmpCodec`] cuts the TCP
+//! stream a router sends into whole messages, bounded (1 MiB by default) and
+//! version 3 only; [`message::Decoder`] turns each into a [`message::Message`]
+//! through `bgpkit-parser` (never panicking: a malformed message is a
+//! [`message::DecodeError`] that ends the session); [`view::View`] is the
+//! pure state: per router, per configured VIP, the paths the router holds,
+//! unknown until the router's initial dump is complete and again once its
+//! session is gone. The station task (in `daemon`) owns the sockets, the
+//! clock and the metrics; nothing here does I/O.
+//!
+//! Use per session: `FramedRead::new(socket, BmpCodec::default())`, a fresh
+//! `Decoder::new()`, `view.session_up(label)`, then for every frame
+//! `view.apply(label, &decoder.decode(frame)?)`; on close or error
+//! `view.session_down(label)`. The label is the router's sysName from the
+//! Initiation (the first message) or its address.
+//!
+//! What FRR sends, release by release, and why the view's synced rule is
+//! what it is: docs/BMP.md.
+
+pub mod codec;
+pub mod message;
+pub mod view;
+
+pub use codec::{BmpCodec, FrameError, MAX_MESSAGE};
+pub use message::{DecodeError, Decoder, Family, Message, Path, PeerKey, Rib, decode};
+pub use view::{PathDetail, RouterState, View};
