@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bounded fuzz runs of every cargo-fuzz target in fuzz/ (the ZAPI and vty
 # decoders, the vty JSON types, the kernel's netlink and nexthop-object
-# decoders, the configuration file, the peer mapping).
+# decoders, the configuration file, the peer mapping, the BMP station's
+# codec, decoder and view).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]     default 20 (FUZZ_SECS overrides)
 #
@@ -33,6 +34,7 @@ seed vty_json tests/data/frr/*/vty-*.bin
 seed netlink_decode tests/data/kernel/*.bin
 seed config_parse fuzz/seeds/config_parse/*
 seed peer_mapping tests/render/*.json
+seed bmp_decode tests/data/bmp/*/session*.bin
 
 targets=$(cd fuzz && cargo fuzz list)
 # No sanitizer: ribbridge forbids unsafe code, so ASan would guard only the

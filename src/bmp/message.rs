@@ -125,6 +125,8 @@ pub enum Message {
         asn: u32,
         /// The peer's BGP identifier.
         bgp_id: Ipv4Addr,
+        /// The "peer" is the router's own Loc-RIB (RFC 9069), not a BGP session.
+        loc_rib: bool,
     },
     /// A BGP session of the router went down: its routes are gone.
     PeerDown {
@@ -276,6 +278,7 @@ impl Decoder {
                     peer: key,
                     asn: h.peer_asn.to_u32(),
                     bgp_id: h.peer_bgp_id,
+                    loc_rib: h.peer_type == BmpPeerType::LocalRib,
                 }
             }
             (BmpMessageBody::PeerDownNotification(m), Some(h)) => {

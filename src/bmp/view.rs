@@ -11,13 +11,22 @@
 //!   pre-policy Adj-RIB-In, else the Loc-RIB (its selected paths, counted by
 //!   add-path id). Post-policy is preferred to Loc-RIB because FRR's Loc-RIB
 //!   carries the best path only, not the multipath set (docs/BMP.md).
-//! - Synced rule: after [`View::session_up`] the router is `Syncing` and
-//!   every count unknown; a family (IPv4, IPv6) becomes known on the first
-//!   End-of-RIB of that family, which FRR sends, per monitored RIB and peer,
-//!   once its initial dump of the family is complete. A router that never
-//!   sends End-of-RIB (RFC 7854 does not require it) is declared synced by
-//!   the station calling [`View::assume_synced`] after its own timeout. The
-//!   router is `Synced` once every family of the configured VIPs is.
+//! - Synced rule (from FRR 8.4, 10.3 and 10.7 captures, docs/BMP.md): after
+//!   [`View::session_up`] the router is `Syncing` and every count unknown.
+//!   The router opens with Initiation, then a Peer Up for every BGP session
+//!   established at that moment, then dumps its tables family by family,
+//!   each closed by End-of-RIB messages (per peer and RIB). So:
+//!   1. a family (IPv4, IPv6) becomes known on its first End-of-RIB;
+//!   2. when the first message after the opening Initiation and Peer Ups is
+//!      not a Peer Up and no BGP session's Peer Up came before it (the
+//!      router's own Loc-RIB Peer Up does not count), the router had no
+//!      established session, so nothing to dump and no End-of-RIB will
+//!      come (FRR sends them only for established peers): every family is
+//!      known at once and routes follow live. This is a starting router.
+//!   3. fallback, for routers that send no End-of-RIB (RFC 7854 does not
+//!      require it) or a family no peer negotiated: the station calls
+//!      [`View::assume_synced`] after its own timeout.
+//!   The router is `Synced` once every family of the configured VIPs is.
 //! - [`View::session_down`] makes the router `Stale`: counts unknown, paths
 //!   kept for `/status` detail until [`View::forget`] or the next
 //!   `session_up`, which starts from nothing.
@@ -67,6 +76,8 @@ struct PeerInfo {
 #[derive(Debug, Clone)]
 struct Router {
     down: bool,
+    /// While the session's opening burst lasts: the BGP sessions' Peer Ups seen.
+    opening: Option<usize>,
     synced: BTreeSet<Family>,
     assumed: bool,
     ribs: BTreeSet<Rib>,
@@ -79,6 +90,7 @@ impl Router {
     fn new() -> Router {
         Router {
             down: false,
+            opening: Some(0),
             synced: BTreeSet::new(),
             assumed: false,
             ribs: BTreeSet::new(),
@@ -164,8 +176,28 @@ impl View {
         let Some(r) = self.routers.get_mut(router) else {
             return Vec::new();
         };
-        match msg {
-            Message::PeerUp { peer, asn, bgp_id } => {
+        let mut opened = Vec::new();
+        if let Some(ups) = r.opening {
+            match msg {
+                Message::Initiation { .. } | Message::PeerUp { loc_rib: true, .. } => {}
+                Message::PeerUp { .. } => r.opening = Some(ups + 1),
+                _ => {
+                    r.opening = None;
+                    if ups == 0 {
+                        // Rule 2 of the module doc: nothing was established,
+                        // nothing will be dumped.
+                        let touched: Vec<Prefix> = vips.iter().copied().collect();
+                        let before: Vec<_> = touched.iter().map(|v| r.paths(v)).collect();
+                        r.assumed = true;
+                        opened = changed(r, touched, before);
+                    }
+                }
+            }
+        }
+        let mut out = match msg {
+            Message::PeerUp {
+                peer, asn, bgp_id, ..
+            } => {
                 r.peers.insert(
                     *peer,
                     PeerInfo {
@@ -245,7 +277,13 @@ impl View {
             | Message::Stats { .. }
             | Message::Termination { .. }
             | Message::Ignored { .. } => Vec::new(),
+        };
+        for v in opened {
+            if !out.contains(&v) {
+                out.push(v);
+            }
         }
+        out
     }
 
     /// The router sent no End-of-RIB within the station's patience: treat
@@ -343,4 +381,310 @@ fn changed(r: &Router, touched: Vec<Prefix>, before: Vec<Option<u32>>) -> Vec<Pr
         .filter(|(v, b)| r.paths(v) != *b)
         .map(|(v, _)| v)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::IpAddr;
+
+    fn vip() -> Prefix {
+        "192.0.2.10/32".parse().expect("vip")
+    }
+    fn vip6() -> Prefix {
+        "2001:db8::10/128".parse().expect("vip6")
+    }
+    fn peer(last: u8) -> PeerKey {
+        PeerKey {
+            address: IpAddr::from([198, 18, last, 2]),
+            distinguisher: 0,
+        }
+    }
+    fn loc_rib() -> PeerKey {
+        PeerKey {
+            address: IpAddr::from([0, 0, 0, 0]),
+            distinguisher: 0,
+        }
+    }
+    fn path(prefix: Prefix, path_id: Option<u32>) -> Path {
+        Path { prefix, path_id }
+    }
+    fn route(p: PeerKey, rib: Rib, announced: Vec<Path>, withdrawn: Vec<Path>) -> Message {
+        Message::Route {
+            peer: p,
+            asn: 64512,
+            bgp_id: Ipv4Addr::new(198, 18, 0, 2),
+            rib,
+            announced,
+            withdrawn,
+            end_of_rib: None,
+        }
+    }
+    fn eor(p: PeerKey, rib: Rib, family: Family) -> Message {
+        Message::Route {
+            peer: p,
+            asn: 64512,
+            bgp_id: Ipv4Addr::new(198, 18, 0, 2),
+            rib,
+            announced: vec![],
+            withdrawn: vec![],
+            end_of_rib: Some(family),
+        }
+    }
+    fn up(p: PeerKey) -> Message {
+        Message::PeerUp {
+            peer: p,
+            asn: 64512,
+            bgp_id: Ipv4Addr::new(198, 18, 0, 2),
+            loc_rib: false,
+        }
+    }
+    /// A session opening on a router with `peers` established.
+    fn opened(peers: &[u8]) -> View {
+        let mut v = View::new([vip(), vip6()]);
+        v.session_up("r1");
+        v.apply(
+            "r1",
+            &Message::Initiation {
+                sys_name: Some("r1".into()),
+                sys_descr: None,
+            },
+        );
+        for p in peers {
+            assert!(v.apply("r1", &up(peer(*p))).is_empty());
+        }
+        v
+    }
+    fn announce(v: &mut View, p: PeerKey, rib: Rib, prefix: Prefix) -> Vec<Prefix> {
+        v.apply("r1", &route(p, rib, vec![path(prefix, None)], vec![]))
+    }
+    fn state(v: &View, router: &str) -> Option<RouterState> {
+        v.routers().find(|(n, _)| *n == router).map(|(_, s)| s)
+    }
+
+    /// Two peers with the VIP, synced by an IPv4 End-of-RIB.
+    fn synced_two_paths() -> View {
+        let mut v = opened(&[1, 2]);
+        announce(&mut v, peer(1), Rib::PostPolicy, vip());
+        announce(&mut v, peer(2), Rib::PostPolicy, vip());
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        v
+    }
+
+    #[test]
+    fn unknown_until_end_of_rib_then_counts_peers() {
+        let mut v = opened(&[1, 2]);
+        assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+        announce(&mut v, peer(1), Rib::PostPolicy, vip());
+        announce(&mut v, peer(2), Rib::PostPolicy, vip());
+        assert_eq!(v.paths("r1", &vip()), None);
+        let changed = v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        assert_eq!(changed, vec![vip()]);
+        assert_eq!(v.paths("r1", &vip()), Some(2));
+        assert_eq!(v.paths("r1", &vip6()), None);
+        assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv6));
+        assert_eq!(v.paths("r1", &vip6()), Some(0));
+        assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
+    }
+
+    #[test]
+    fn an_end_of_rib_of_the_other_family_does_not_sync() {
+        let mut v = opened(&[1]);
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv6));
+        assert_eq!(v.paths("r1", &vip()), None);
+        assert_eq!(v.paths("r1", &vip6()), Some(0));
+        assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+    }
+
+    #[test]
+    fn withdraw_and_readd_follow() {
+        let mut v = synced_two_paths();
+        let w = v.apply(
+            "r1",
+            &route(peer(1), Rib::PostPolicy, vec![], vec![path(vip(), None)]),
+        );
+        assert_eq!(w, vec![vip()]);
+        assert_eq!(v.paths("r1", &vip()), Some(1));
+        assert_eq!(
+            announce(&mut v, peer(1), Rib::PostPolicy, vip()),
+            vec![vip()]
+        );
+        assert_eq!(v.paths("r1", &vip()), Some(2));
+        // A re-announcement (attribute change) changes nothing.
+        assert!(announce(&mut v, peer(1), Rib::PostPolicy, vip()).is_empty());
+    }
+
+    #[test]
+    fn peer_down_removes_its_paths() {
+        let mut v = synced_two_paths();
+        let changed = v.apply(
+            "r1",
+            &Message::PeerDown {
+                peer: peer(2),
+                reason: "test".into(),
+            },
+        );
+        assert_eq!(changed, vec![vip()]);
+        assert_eq!(v.paths("r1", &vip()), Some(1));
+        let detail = v.detail("r1", &vip());
+        assert_eq!(detail.len(), 1);
+        assert_eq!(detail[0].peer, peer(1));
+    }
+
+    #[test]
+    fn session_down_is_unknown_but_keeps_detail_until_forget() {
+        let mut v = synced_two_paths();
+        v.session_down("r1");
+        assert_eq!(v.paths("r1", &vip()), None);
+        assert_eq!(state(&v, "r1"), Some(RouterState::Stale));
+        let detail = v.detail("r1", &vip());
+        assert_eq!(detail.len(), 2);
+        assert!(detail.iter().all(|d| !d.up), "stale paths are not up");
+        v.forget("r1");
+        assert_eq!(state(&v, "r1"), None);
+        assert!(v.detail("r1", &vip()).is_empty());
+    }
+
+    #[test]
+    fn session_up_drops_the_old_view() {
+        let mut v = synced_two_paths();
+        v.session_down("r1");
+        v.session_up("r1");
+        assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+        assert!(v.detail("r1", &vip()).is_empty());
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        assert_eq!(v.paths("r1", &vip()), Some(0));
+    }
+
+    #[test]
+    fn add_path_ids_count_once_per_peer_in_adj_rib_in() {
+        let mut v = View::new([vip()]);
+        v.apply(
+            "r1",
+            &route(
+                peer(1),
+                Rib::PostPolicy,
+                vec![path(vip(), Some(1)), path(vip(), Some(2))],
+                vec![],
+            ),
+        );
+        v.apply(
+            "r1",
+            &route(peer(2), Rib::PostPolicy, vec![path(vip(), Some(1))], vec![]),
+        );
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        assert_eq!(v.paths("r1", &vip()), Some(2), "two peers, three paths");
+        let d = v.detail("r1", &vip());
+        assert_eq!(d[0].path_ids, vec![1, 2]);
+        // Withdrawing one path id of peer 1 leaves the peer counted.
+        v.apply(
+            "r1",
+            &route(peer(1), Rib::PostPolicy, vec![], vec![path(vip(), Some(1))]),
+        );
+        assert_eq!(v.paths("r1", &vip()), Some(2));
+        v.apply(
+            "r1",
+            &route(peer(1), Rib::PostPolicy, vec![], vec![path(vip(), Some(2))]),
+        );
+        assert_eq!(v.paths("r1", &vip()), Some(1));
+    }
+
+    #[test]
+    fn loc_rib_counts_paths_when_it_is_the_only_rib() {
+        let mut v = View::new([vip()]);
+        v.apply(
+            "r1",
+            &route(
+                loc_rib(),
+                Rib::LocRib,
+                vec![path(vip(), Some(1)), path(vip(), Some(2))],
+                vec![],
+            ),
+        );
+        v.apply("r1", &eor(loc_rib(), Rib::LocRib, Family::Ipv4));
+        assert_eq!(v.counted_rib("r1"), Some(Rib::LocRib));
+        assert_eq!(v.paths("r1", &vip()), Some(2));
+    }
+
+    #[test]
+    fn post_policy_wins_over_loc_rib_and_pre_policy() {
+        let mut v = synced_two_paths();
+        // FRR's Loc-RIB holds the best path only; FRR's pre-policy without
+        // soft-reconfiguration sends withdrawals only.
+        announce(&mut v, loc_rib(), Rib::LocRib, vip());
+        v.apply(
+            "r1",
+            &route(peer(1), Rib::PrePolicy, vec![], vec![path(vip(), None)]),
+        );
+        assert_eq!(v.counted_rib("r1"), Some(Rib::PostPolicy));
+        assert_eq!(v.paths("r1", &vip()), Some(2));
+    }
+
+    #[test]
+    fn pre_policy_counts_when_only_it_is_sent() {
+        let mut v = View::new([vip()]);
+        announce(&mut v, peer(1), Rib::PrePolicy, vip());
+        v.apply("r1", &eor(peer(1), Rib::PrePolicy, Family::Ipv4));
+        assert_eq!(v.paths("r1", &vip()), Some(1));
+    }
+
+    #[test]
+    fn only_vips_are_stored() {
+        let mut v = synced_two_paths();
+        let other: Prefix = "10.0.0.0/8".parse().expect("prefix");
+        let changed = announce(&mut v, peer(3), Rib::PostPolicy, other);
+        assert!(changed.is_empty());
+        assert!(v.detail("r1", &other).is_empty());
+        assert_eq!(v.paths("r1", &other), Some(0), "known router, no path");
+        assert!(
+            v.routers
+                .get("r1")
+                .is_some_and(|r| !r.paths.contains_key(&other))
+        );
+    }
+
+    #[test]
+    fn assume_synced_is_the_fallback_without_end_of_rib() {
+        let mut v = opened(&[1]);
+        announce(&mut v, peer(1), Rib::PostPolicy, vip());
+        assert_eq!(v.paths("r1", &vip()), None);
+        assert_eq!(v.assume_synced("r1"), vec![vip(), vip6()]);
+        assert_eq!(v.paths("r1", &vip()), Some(1));
+        assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
+        assert!(v.assume_synced("unknown-router").is_empty());
+    }
+
+    #[test]
+    fn a_router_with_no_session_established_is_known_at_once() {
+        // FRR on a starting bgpd: Initiation, its Loc-RIB's Peer Up, then a
+        // Peer Down for every configured peer, then Peer Ups and live routes.
+        let mut v = opened(&[]);
+        let loc = Message::PeerUp {
+            peer: loc_rib(),
+            asn: 64513,
+            bgp_id: Ipv4Addr::new(198, 18, 0, 1),
+            loc_rib: true,
+        };
+        assert!(v.apply("r1", &loc).is_empty());
+        assert_eq!(v.paths("r1", &vip()), None);
+        let down = Message::PeerDown {
+            peer: peer(1),
+            reason: "not established".into(),
+        };
+        assert_eq!(v.apply("r1", &down), vec![vip(), vip6()]);
+        assert_eq!(v.paths("r1", &vip()), Some(0));
+        v.apply("r1", &up(peer(1)));
+        assert_eq!(announce(&mut v, peer(1), Rib::PostPolicy, vip()), vec![vip()]);
+        assert_eq!(v.paths("r1", &vip()), Some(1));
+    }
+
+    #[test]
+    fn routers_are_separate() {
+        let mut v = synced_two_paths();
+        v.session_up("r2");
+        assert_eq!(v.paths("r2", &vip()), None);
+        assert_eq!(v.paths("r1", &vip()), Some(2));
+        assert_eq!(v.paths("r3", &vip()), None);
+    }
 }

@@ -29,26 +29,28 @@ for n in rb-node1 rb-node2; do
 done
 root=$(grep '^FRR_ROOT=' /run/ribbridge-lab/state | cut -d= -f2)
 
-ip netns exec rb-router python3 -c '
+# One listener process per BMP session, so the script can end a session
+# from the station's side (the router then reconnects and dumps its table).
+listen() { # N
+    ip netns exec rb-router python3 -c '
 import socket, sys
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", 11019))
-s.listen(4)
-n = 0
-while True:
-    c, _ = s.accept()
-    n += 1
-    with open(f"{sys.argv[1]}/session{n}.bin", "wb") as f:
-        while True:
-            d = c.recv(65536)
-            if not d:
-                break
-            f.write(d)
-            f.flush()
-    c.close()
-' "$out" &
-listener=$!
+s.listen(1)
+c, _ = s.accept()
+s.close()
+with open(sys.argv[1], "wb") as f:
+    while True:
+        d = c.recv(65536)
+        if not d:
+            break
+        f.write(d)
+        f.flush()
+' "$out/session$1.bin" &
+    listener=$!
+}
+listen 1
 
 conf=$root/run/ribbridge-lab/rb-router/frr.conf
 afs=(ipv4 ipv6)
@@ -71,12 +73,16 @@ start_bgpd() {
     fi
 }
 start_bgpd
-sleep 8   # sessions up, initial sync, a stats report or more
+sleep 8   # session 1, a starting router: sessions up, routes, stats reports
 "$lab" vtysh rb-router 'show bmp' >&2 || true
 "$lab" vip-del rb-node1 192.0.2.10/32; sleep 2
 "$lab" vip-add rb-node1 192.0.2.10/32; sleep 2
-"$lab" kill rb-node2 bgpd; sleep 2
-"$lab" kill rb-router bgpd TERM; sleep 1   # session 1 ends here
-start_bgpd; sleep 6                         # session 2: a restarted router
+kill "$listener"; wait "$listener" 2>/dev/null || true
+listen 2; sleep 4                           # session 2: the station reconnects to a running router
+"$lab" kill rb-node2 bgpd; sleep 2          # Peer Down
+"$lab" kill rb-router bgpd TERM; sleep 1    # bgpd stops: Termination or just a close?
+wait "$listener" 2>/dev/null || true
+listen 3; start_bgpd; sleep 6               # session 3: a restarted router
 "$lab" kill rb-router bgpd KILL; sleep 1
+wait "$listener" 2>/dev/null || true
 ls -l "$out" >&2
