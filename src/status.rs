@@ -80,8 +80,8 @@ pub struct RouterPeer {
     pub bgp_id: String,
     /// Its session is up (Peer Up seen, no Peer Down since).
     pub up: bool,
-    /// The RIB the path was reported from (`post-policy`, `pre-policy`,
-    /// `loc-rib`).
+    /// The RIB the path was reported from (`adj-rib-in-post`,
+    /// `adj-rib-in-pre`, `loc-rib`).
     pub rib: String,
 }
 
@@ -651,7 +651,7 @@ mod tests {
             asn: 64512,
             bgp_id: address.to_string(),
             up,
-            rib: "post-policy".to_string(),
+            rib: "adj-rib-in-post".to_string(),
         };
         let routers = vec![
             RouterStatus {

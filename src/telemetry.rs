@@ -380,7 +380,6 @@ mod tests {
             build_info(None, "8.4");
             build_info(Some("8.4"), "10.7");
         });
-        let text = handle.render();
         router_paths(
             "rb-test-\"r1\"",
             &"192.0.2.10/32".parse().expect("prefix"),
