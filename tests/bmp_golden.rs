@@ -41,7 +41,11 @@ fn summary(msgs: &[Message]) -> Vec<String> {
                 format!("init {}", sys_name.as_deref().unwrap_or("-"))
             }
             Message::PeerUp { peer, loc_rib, .. } => {
-                format!("up {}{}", peer.address, if *loc_rib { " loc-rib" } else { "" })
+                format!(
+                    "up {}{}",
+                    peer.address,
+                    if *loc_rib { " loc-rib" } else { "" }
+                )
             }
             Message::PeerDown { peer, .. } => format!("down {}", peer.address),
             Message::Route {
@@ -125,9 +129,15 @@ fn every_capture_decodes_to_its_golden_sequence() {
                 std::fs::write(&golden, &lines).expect("write golden");
                 continue;
             }
-            let want = std::fs::read_to_string(&golden)
-                .unwrap_or_else(|e| panic!("{}: {e} (RIBBRIDGE_BLESS=1 writes it)", golden.display()));
-            assert_eq!(lines, want, "FRR {r} session {s} differs from {}", golden.display());
+            let want = std::fs::read_to_string(&golden).unwrap_or_else(|e| {
+                panic!("{}: {e} (RIBBRIDGE_BLESS=1 writes it)", golden.display())
+            });
+            assert_eq!(
+                lines,
+                want,
+                "FRR {r} session {s} differs from {}",
+                golden.display()
+            );
         }
     }
 }
@@ -149,7 +159,9 @@ fn every_release_opens_with_initiation_naming_the_router_and_never_terminates() 
             }
             // bgpd stopping (SIGTERM in session 2, SIGKILL in 3) just closes.
             assert!(
-                !msgs.iter().any(|m| matches!(m, Message::Termination { .. })),
+                !msgs
+                    .iter()
+                    .any(|m| matches!(m, Message::Termination { .. })),
                 "FRR {r} sent a Termination"
             );
             assert!(msgs.iter().any(|m| matches!(m, Message::Stats { .. })));
@@ -165,7 +177,15 @@ fn a_starting_router_counts_live_routes() {
     let (u, k) = (None, Some);
     assert_eq!(
         trace(&capture("8.4", 1)),
-        vec![(u, u), (k(0), k(0)), (k(1), k(0)), (k(2), k(0)), (k(1), k(0)), (k(2), k(0)), (u, u)]
+        vec![
+            (u, u),
+            (k(0), k(0)),
+            (k(1), k(0)),
+            (k(2), k(0)),
+            (k(1), k(0)),
+            (k(2), k(0)),
+            (u, u)
+        ]
     );
     for r in ["10.3", "10.7"] {
         let t = trace(&capture(r, 1));
@@ -192,7 +212,14 @@ fn a_running_router_is_known_at_end_of_rib_and_follows_peer_down() {
     for r in ["10.3", "10.7"] {
         assert_eq!(
             trace(&capture(r, 2)),
-            vec![(u, u), (k(2), u), (k(2), k(2)), (k(2), k(1)), (k(1), k(1)), (u, u)],
+            vec![
+                (u, u),
+                (k(2), u),
+                (k(2), k(2)),
+                (k(2), k(1)),
+                (k(1), k(1)),
+                (u, u)
+            ],
             "FRR {r}"
         );
     }

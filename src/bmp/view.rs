@@ -675,7 +675,10 @@ mod tests {
         assert_eq!(v.apply("r1", &down), vec![vip(), vip6()]);
         assert_eq!(v.paths("r1", &vip()), Some(0));
         v.apply("r1", &up(peer(1)));
-        assert_eq!(announce(&mut v, peer(1), Rib::PostPolicy, vip()), vec![vip()]);
+        assert_eq!(
+            announce(&mut v, peer(1), Rib::PostPolicy, vip()),
+            vec![vip()]
+        );
         assert_eq!(v.paths("r1", &vip()), Some(1));
     }
 

@@ -309,7 +309,7 @@ impl Station {
         }
         let after = self.state(&router);
         if before != after {
-            tracing::info!(%router, state = state_name(after), "bmp: router state");
+            tracing::info!(%router, state = %state_name(after), "bmp: router state");
             self.export_all(&router);
         }
     }
@@ -398,7 +398,7 @@ impl Station {
                 for prefix in self.view.assume_synced(&name) {
                     self.export(&name, &prefix);
                 }
-                tracing::info!(router = %name, state = state_name(self.state(&name)), "bmp: router state");
+                tracing::info!(router = %name, state = %state_name(self.state(&name)), "bmp: router state");
             }
         }
         let due: Vec<String> = self
