@@ -52,20 +52,24 @@ fn series(metrics: &str) -> Option<String> {
 }
 
 /// Wait until the router's kernel has `want` paths and the station has
-/// logged `want` paths; then its /status and /metrics must say the same.
-async fn agree(station: &mut Daemon, router: &mut RouteWatch, want: u32, step: &str) {
+/// logged `want` paths (when `moved`: the step changes the count; else the
+/// count must not have moved); then its /status and /metrics must say the
+/// same.
+async fn agree(station: &mut Daemon, router: &mut RouteWatch, want: u32, moved: bool, step: &str) {
     let t = Instant::now();
     router
         .wait_nexthops(vip_addr(), 32, want as usize, STEP)
         .await
         .unwrap_or_else(|e| panic!("{step}: {e}"));
     let kernel = t.elapsed();
-    station
-        .wait_log(
-            &format!("bmp: router paths && router={ROUTER} && paths={want}"),
-            STEP,
-        )
-        .await;
+    if moved {
+        station
+            .wait_log(
+                &format!("bmp: router paths && router={ROUTER} && paths={want}"),
+                STEP,
+            )
+            .await;
+    }
     let (doc, code) = station.status().await;
     assert_eq!(paths_of(&doc), Some(want), "{step}: {doc:?}");
     assert_eq!(code, 0, "{step}: a ready station exits 0");
@@ -86,8 +90,14 @@ async fn agree(station: &mut Daemon, router: &mut RouteWatch, want: u32, step: &
 }
 
 async fn station_follows_the_router(frr: &'static str) {
-    let t0 = Instant::now();
+    let t_lab = Instant::now();
     let lab_guard = Lab::up_bmp(frr, 2, &[VIP], STATION);
+    // From here: the lab is ours (Lab::up_bmp waited for the lock).
+    let t0 = Instant::now();
+    eprintln!(
+        "FRR {frr}: lab up (with the lock's wait) {:?}",
+        t_lab.elapsed()
+    );
     let mut router = RouteWatch::open("rb-router");
     let mut station = Daemon::start_with(
         &lab_guard,
@@ -131,7 +141,7 @@ async fn station_follows_the_router(frr: &'static str) {
 
     lab(&["vip-add", "node1", VIP]);
     lab(&["vip-add", "node2", VIP]);
-    agree(&mut station, &mut router, 2, "both nodes add the VIP").await;
+    agree(&mut station, &mut router, 2, true, "both nodes add the VIP").await;
     let (doc, _) = station.status().await;
     let held: Vec<&str> = doc.routers[0].vips[0]
         .peers
@@ -140,9 +150,9 @@ async fn station_follows_the_router(frr: &'static str) {
         .collect();
     assert_eq!(held, ["198.18.1.2", "198.18.2.2"], "{doc:?}");
     lab(&["vip-del", "node1", VIP]);
-    agree(&mut station, &mut router, 1, "node1 withdraws").await;
+    agree(&mut station, &mut router, 1, true, "node1 withdraws").await;
     lab(&["vip-add", "node1", VIP]);
-    agree(&mut station, &mut router, 2, "node1 re-adds").await;
+    agree(&mut station, &mut router, 2, true, "node1 re-adds").await;
 
     // The router's bgpd crashes: its paths are unknown, not zero, and the
     // station (its only router stale) is not ready.
@@ -160,7 +170,14 @@ async fn station_follows_the_router(frr: &'static str) {
     assert_eq!(code, 2, "status exits 2 when the station is not ready");
     assert_eq!(series(&station.metrics().await).as_deref(), Some("NaN"));
     lab(&["start", "rb-router", "bgpd"]);
-    agree(&mut station, &mut router, 2, "the router's bgpd restarted").await;
+    agree(
+        &mut station,
+        &mut router,
+        2,
+        true,
+        "the router's bgpd restarted",
+    )
+    .await;
 
     // node1's drift, the release's own: node1's ribbridge reports it; the
     // router has one path, and so says the station.
@@ -171,12 +188,14 @@ async fn station_follows_the_router(frr: &'static str) {
             &mut station,
             &mut router,
             1,
+            true,
             "node1 withdraws before its drift",
         )
         .await;
     }
     let (class, tries) = crate::support::drift_node1(frr, &mut node).await;
-    agree(&mut station, &mut router, 1, "node1 drifts").await;
+    // 8.4 loses a path (2 -> 1); on 10.x node1 never had one: still 1.
+    agree(&mut station, &mut router, 1, frr == "8.4", "node1 drifts").await;
     let (doc, code) = node.status().await;
     assert_eq!(crate::support::class_of(&doc, VIP), class);
     assert_eq!(code, 1, "node1's status exits 1 on drift");
@@ -198,7 +217,11 @@ async fn station_follows_the_router(frr: &'static str) {
     node.stop().await;
     station.stop().await;
     drop(lab_guard);
-    eprintln!("FRR {frr}: bmp station test wall time {:?}", t0.elapsed());
+    eprintln!(
+        "FRR {frr}: bmp station test wall time {:?} after lab up, {:?} with it",
+        t0.elapsed(),
+        t_lab.elapsed()
+    );
 }
 
 #[tokio::test]
