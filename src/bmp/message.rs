@@ -8,6 +8,9 @@
 //! unicast prefixes (IPv4 and IPv6, from the UPDATE's NLRI and withdrawn
 //! fields and from MP_REACH/MP_UNREACH), each with its add-path id when the
 //! peer's session negotiated add-path; other attributes are dropped here.
+//! Where bgpkit-parser is lenient for MRT archives (a BGP PDU cut short, a
+//! malformed NLRI or MP_REACH/MP_UNREACH kept as a warning) the decoder
+//! refuses: a silently missed announce or withdraw would be a wrong count.
 //!
 //! Add-path: RFC 7854 carries UPDATEs as the peer sent them, so whether NLRI
 //! carry a 4-byte path id depends on the OPENs of that BGP session, which
@@ -22,10 +25,11 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 
+use bgpkit_parser::error::BgpValidationWarning;
 use bgpkit_parser::models::capabilities::AddPathSendReceive;
 use bgpkit_parser::models::{
-    Afi, AsnLength, Attributes, BgpMessage, BgpOpenMessage, CapabilityValue, NetworkPrefix,
-    ParamValue, Safi,
+    Afi, AsnLength, AttrType, Attributes, BgpMessage, BgpOpenMessage, CapabilityValue,
+    NetworkPrefix, ParamValue, Safi,
 };
 use bgpkit_parser::parser::bgp::parse_bgp_message;
 use bgpkit_parser::parser::bmp::error::ParserBmpError;
@@ -354,6 +358,18 @@ impl Decoder {
             PerPeerFlags::PeerFlags(f) => f.asn_length(),
             PerPeerFlags::LocalRibPeerFlags(_) => AsnLength::Bits32,
         };
+        // bgpkit-parser reads a BGP PDU cut short as far as it goes (lenient
+        // for MRT files); inside BMP a short PDU would silently lose NLRI,
+        // so its length field must fit what the message carries.
+        if body.len() >= 18 {
+            let pdu_len = usize::from(u16::from_be_bytes([body[16], body[17]]));
+            if pdu_len > body.len() {
+                return Err(ParserBmpError::CorruptedBgpMessage(format!(
+                    "the BGP PDU's length field says {pdu_len} bytes, the message carries {}",
+                    body.len()
+                )));
+            }
+        }
         let update = match parse_bgp_message(&mut body, add_path, &asn_len)
             .map_err(|e| ParserBmpError::CorruptedBgpMessage(e.to_string()))?
         {
@@ -364,6 +380,9 @@ impl Decoder {
                 });
             }
         };
+        if let Some(damage) = nlri_damage(&update.attributes) {
+            return Err(ParserBmpError::CorruptedBgpMessage(damage));
+        }
         let end_of_rib = if update.is_end_of_rib() {
             // An IPv4 End-of-RIB is an empty UPDATE; any other family's is
             // an UPDATE holding only an empty MP_UNREACH of that family.
@@ -391,6 +410,40 @@ impl Decoder {
             end_of_rib,
         })
     }
+}
+
+/// bgpkit-parser keeps going past a malformed NLRI field or MP_REACH /
+/// MP_UNREACH attribute (RFC 7606 treat-as-withdraw, noted as a warning);
+/// for the station that would be a silently missed announce or withdraw,
+/// or NLRI read with the wrong add-path guess, so it is an error.
+fn nlri_damage(attrs: &Attributes) -> Option<String> {
+    let nlri_attr = |t: &AttrType| {
+        matches!(
+            t,
+            AttrType::MP_REACHABLE_NLRI | AttrType::MP_UNREACHABLE_NLRI
+        )
+    };
+    attrs.validation_warnings().iter().find_map(|w| match w {
+        BgpValidationWarning::MalformedNlri {
+            nlri_type, reason, ..
+        } => Some(format!("malformed {nlri_type} NLRI: {reason}")),
+        BgpValidationWarning::MalformedAttributeList { reason } => {
+            Some(format!("malformed attribute list: {reason}"))
+        }
+        BgpValidationWarning::OptionalAttributeError { attr_type, reason }
+        | BgpValidationWarning::PartialAttributeError { attr_type, reason }
+            if nlri_attr(attr_type) =>
+        {
+            Some(format!("malformed {attr_type:?}: {reason}"))
+        }
+        BgpValidationWarning::AttributeLengthError { attr_type, .. }
+        | BgpValidationWarning::AttributeFlagsError { attr_type, .. }
+            if nlri_attr(attr_type) =>
+        {
+            Some(format!("malformed {attr_type:?}: {w:?}"))
+        }
+        _ => None,
+    })
 }
 
 fn peer_key(h: &BmpPerPeerHeader) -> PeerKey {
@@ -480,5 +533,200 @@ fn down_reason(reason: PeerDownReason, data_len: usize) -> String {
         text.to_string()
     } else {
         format!("{text} ({data_len} bytes of data)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::{BufMut, BytesMut};
+
+    const PEER: [u8; 4] = [198, 18, 1, 2];
+
+    /// A BMP message of `kind` with a global, IPv4, 4-byte-AS per-peer
+    /// header (`flags` added) in front of `body`.
+    fn with_peer(kind: u8, flags: u8, body: &[u8]) -> Bytes {
+        let mut m = BytesMut::new();
+        m.put_u8(3);
+        m.put_u32(u32::try_from(6 + 42 + body.len()).expect("fits"));
+        m.put_u8(kind);
+        m.put_u8(0);
+        m.put_u8(flags);
+        m.put_u64(0);
+        m.put_slice(&[0; 12]);
+        m.put_slice(&PEER);
+        m.put_u32(64512);
+        m.put_slice(&PEER);
+        m.put_u64(0);
+        m.put_slice(body);
+        m.freeze()
+    }
+
+    fn bgp(kind: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![0xff; 16];
+        m.extend_from_slice(&u16::try_from(19 + body.len()).expect("fits").to_be_bytes());
+        m.push(kind);
+        m.extend_from_slice(body);
+        m
+    }
+
+    /// An OPEN offering add-path `send_receive` for IPv4 unicast (if any).
+    fn open(add_path: Option<u8>) -> Vec<u8> {
+        let mut caps = vec![1, 4, 0, 1, 0, 1]; // multiprotocol IPv4 unicast
+        if let Some(sr) = add_path {
+            caps.extend_from_slice(&[69, 4, 0, 1, 1, sr]);
+        }
+        let mut b = vec![4, 0xfc, 0, 0, 9];
+        b.extend_from_slice(&PEER);
+        b.push(u8::try_from(caps.len() + 2).expect("fits"));
+        b.extend_from_slice(&[2, u8::try_from(caps.len()).expect("fits")]);
+        b.extend_from_slice(&caps);
+        bgp(1, &b)
+    }
+
+    fn peer_up(local: Option<u8>, remote: Option<u8>) -> Bytes {
+        let mut body = vec![0; 12];
+        body.extend_from_slice(&[198, 18, 1, 1]);
+        body.extend_from_slice(&[0, 179, 0xc0, 0x01]);
+        body.extend_from_slice(&open(local));
+        body.extend_from_slice(&open(remote));
+        with_peer(3, 0, &body)
+    }
+
+    /// An UPDATE announcing 192.0.2.10/32, with `path_id` before the NLRI.
+    fn update(path_id: Option<u32>) -> Vec<u8> {
+        let attrs = [0x40, 1, 1, 0, 0x40, 2, 0, 0x40, 3, 4, 198, 18, 1, 2];
+        let mut b = vec![0, 0];
+        b.extend_from_slice(&u16::try_from(attrs.len()).expect("fits").to_be_bytes());
+        b.extend_from_slice(&attrs);
+        if let Some(id) = path_id {
+            b.extend_from_slice(&id.to_be_bytes());
+        }
+        b.extend_from_slice(&[32, 192, 0, 2, 10]);
+        bgp(2, &b)
+    }
+
+    fn vip() -> Prefix {
+        "192.0.2.10/32".parse().expect("vip")
+    }
+
+    #[test]
+    fn route_monitoring_post_policy_announce() {
+        match decode(with_peer(0, 0x40, &update(None))) {
+            Ok(Message::Route {
+                rib: Rib::PostPolicy,
+                announced,
+                withdrawn,
+                end_of_rib: None,
+                asn: 64512,
+                ..
+            }) => {
+                assert_eq!(
+                    announced,
+                    vec![Path {
+                        prefix: vip(),
+                        path_id: None
+                    }]
+                );
+                assert!(withdrawn.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn add_path_ids_are_read_after_a_peer_up_negotiating_them() {
+        let mut d = Decoder::new();
+        // The router receives (1), the peer sends (2): path ids on the wire.
+        assert!(matches!(
+            d.decode(peer_up(Some(1), Some(2))),
+            Ok(Message::PeerUp { asn: 64512, .. })
+        ));
+        match d.decode(with_peer(0, 0x40, &update(Some(7)))) {
+            Ok(Message::Route { announced, .. }) => assert_eq!(
+                announced,
+                vec![Path {
+                    prefix: vip(),
+                    path_id: Some(7)
+                }]
+            ),
+            other => panic!("{other:?}"),
+        }
+        // Only one side offering it: no path ids.
+        let mut d = Decoder::new();
+        d.decode(peer_up(Some(1), None)).expect("peer up");
+        match d.decode(with_peer(0, 0x40, &update(None))) {
+            Ok(Message::Route { announced, .. }) => {
+                assert_eq!(announced[0].path_id, None);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn end_of_rib_names_its_family() {
+        let v4 = bgp(2, &[0, 0, 0, 0]);
+        assert!(matches!(
+            decode(with_peer(0, 0x40, &v4)),
+            Ok(Message::Route {
+                end_of_rib: Some(Family::Ipv4),
+                ..
+            })
+        ));
+        // MP_UNREACH_NLRI for IPv6 unicast with no prefix.
+        let v6 = bgp(2, &[0, 0, 0, 6, 0x80, 15, 3, 0, 2, 1]);
+        assert!(matches!(
+            decode(with_peer(0, 0x40, &v6)),
+            Ok(Message::Route {
+                end_of_rib: Some(Family::Ipv6),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn adj_rib_out_is_ignored() {
+        assert!(matches!(
+            decode(with_peer(0, 0x40 | 0x10, &update(None))),
+            Ok(Message::Ignored { .. })
+        ));
+    }
+
+    #[test]
+    fn malformed_input_is_a_typed_error() {
+        assert_eq!(
+            decode(Bytes::from_static(&[3, 0, 0])),
+            Err(DecodeError::Short { len: 3 })
+        );
+        assert_eq!(
+            decode(Bytes::from_static(&[3, 0, 0, 0, 6, 9])),
+            Err(DecodeError::UnknownType(9))
+        );
+        let whole = with_peer(0, 0x40, &update(None));
+        for cut in 6..whole.len() {
+            let mut m = BytesMut::from(&whole[..cut]);
+            m[1..5].copy_from_slice(&u32::try_from(cut).expect("fits").to_be_bytes());
+            match decode(m.freeze()) {
+                Err(DecodeError::Malformed { kind, .. }) => assert_eq!(kind, "Route Monitoring"),
+                other => panic!("cut at {cut}: {other:?}"),
+            }
+        }
+        // A malformed NLRI (bgpkit-parser only warns) and NLRI read with a
+        // wrong add-path guess are errors, not silently missing routes.
+        let mut bad_len = update(None);
+        let n = bad_len.len();
+        bad_len[n - 5] = 33;
+        assert!(matches!(
+            decode(with_peer(0, 0x40, &bad_len)),
+            Err(DecodeError::Malformed { .. })
+        ));
+        let mut d = Decoder::new();
+        d.decode(peer_up(Some(3), Some(3))).expect("peer up");
+        assert!(matches!(
+            d.decode(with_peer(0, 0x40, &update(None))),
+            Err(DecodeError::Malformed { .. })
+        ));
+        let err = decode(with_peer(2, 0, &[99])).expect_err("bad reason");
+        assert!(err.to_string().contains("Peer Down"), "{err}");
     }
 }

@@ -14,7 +14,11 @@
 //! `Decoder::new()`, `view.session_up(label)`, then for every frame
 //! `view.apply(label, &decoder.decode(frame)?)`; on close or error
 //! `view.session_down(label)`. The label is the router's sysName from the
-//! Initiation (the first message) or its address.
+//! Initiation (the first message) or its address. A router that sends no
+//! End-of-RIB stays unknown until the station, after its own timeout,
+//! calls `view.assume_synced(label)` (the view has no clock). `Decoder` is
+//! per session because add-path use is learnt from each peer's Peer Up; the
+//! free `decode` is a decoder that has seen none.
 //!
 //! What FRR sends, release by release, and why the view's synced rule is
 //! what it is: docs/BMP.md.

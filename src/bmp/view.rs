@@ -26,11 +26,13 @@
 //!   3. fallback, for routers that send no End-of-RIB (RFC 7854 does not
 //!      require it) or a family no peer negotiated: the station calls
 //!      [`View::assume_synced`] after its own timeout.
+//!
 //!   The router is `Synced` once every family of the configured VIPs is.
 //! - [`View::session_down`] makes the router `Stale`: counts unknown, paths
 //!   kept for `/status` detail until [`View::forget`] or the next
 //!   `session_up`, which starts from nothing.
-//! - A Peer Down removes every path of that peer, in every RIB.
+//! - A Peer Down removes every path of that peer, in every RIB; so does a
+//!   Peer Up (a new BGP session sends its routes again).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
@@ -117,15 +119,16 @@ impl Router {
         let Some(held) = self.paths.get(prefix) else {
             return 0;
         };
-        let n = if rib == Rib::LocRib {
-            held.iter().filter(|(r, _, _)| *r == rib).count()
-        } else {
-            held.iter()
-                .filter(|(r, _, _)| *r == rib)
-                .map(|(_, p, _)| p)
-                .collect::<BTreeSet<_>>()
-                .len()
-        };
+        // The set is ordered by (rib, peer, path id): a peer's paths in a
+        // RIB are adjacent, so distinct peers count without allocating.
+        let mut n = 0usize;
+        let mut last: Option<&PeerKey> = None;
+        for (_, p, _) in held.iter().filter(|(r, _, _)| *r == rib) {
+            if rib == Rib::LocRib || last != Some(p) {
+                n += 1;
+            }
+            last = Some(p);
+        }
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 
@@ -206,25 +209,15 @@ impl View {
                         up: true,
                     },
                 );
-                Vec::new()
+                // A new BGP session sends its routes again: whatever an
+                // earlier session left (a Peer Down lost) is not held.
+                drop_peer(r, peer)
             }
             Message::PeerDown { peer, .. } => {
                 if let Some(p) = r.peers.get_mut(peer) {
                     p.up = false;
                 }
-                let touched: Vec<Prefix> = r
-                    .paths
-                    .iter()
-                    .filter(|(_, held)| held.iter().any(|(_, p, _)| p == peer))
-                    .map(|(v, _)| *v)
-                    .collect();
-                let before: Vec<_> = touched.iter().map(|v| r.paths(v)).collect();
-                for v in &touched {
-                    if let Some(held) = r.paths.get_mut(v) {
-                        held.retain(|(_, p, _)| p != peer);
-                    }
-                }
-                changed(r, touched, before)
+                drop_peer(r, peer)
             }
             Message::Route {
                 peer,
@@ -372,6 +365,23 @@ impl View {
     pub fn counted_rib(&self, router: &str) -> Option<Rib> {
         self.routers.get(router)?.counted_rib()
     }
+}
+
+/// Removes every path of `peer`, in every RIB; returns the VIPs whose count changed.
+fn drop_peer(r: &mut Router, peer: &PeerKey) -> Vec<Prefix> {
+    let touched: Vec<Prefix> = r
+        .paths
+        .iter()
+        .filter(|(_, held)| held.iter().any(|(_, p, _)| p == peer))
+        .map(|(v, _)| *v)
+        .collect();
+    let before: Vec<_> = touched.iter().map(|v| r.paths(v)).collect();
+    for v in &touched {
+        if let Some(held) = r.paths.get_mut(v) {
+            held.retain(|(_, p, _)| p != peer);
+        }
+    }
+    changed(r, touched, before)
 }
 
 fn changed(r: &Router, touched: Vec<Prefix>, before: Vec<Option<u32>>) -> Vec<Prefix> {
@@ -530,6 +540,18 @@ mod tests {
         let detail = v.detail("r1", &vip());
         assert_eq!(detail.len(), 1);
         assert_eq!(detail[0].peer, peer(1));
+    }
+
+    #[test]
+    fn a_new_peer_up_forgets_what_the_old_session_held() {
+        let mut v = synced_two_paths();
+        assert_eq!(v.apply("r1", &up(peer(2))), vec![vip()]);
+        assert_eq!(v.paths("r1", &vip()), Some(1));
+        assert_eq!(
+            announce(&mut v, peer(2), Rib::PostPolicy, vip()),
+            vec![vip()]
+        );
+        assert_eq!(v.paths("r1", &vip()), Some(2));
     }
 
     #[test]
