@@ -716,4 +716,79 @@ mod tests {
         assert_eq!(st.view.paths("rb-router", &vip()), Some(2));
         assert_eq!(st.not_ready(), None);
     }
+
+    /// The listener and a session task on loopback: a captured session's
+    /// first message is forwarded, then garbage ends that session (and
+    /// only it) as malformed; a clean close is `closed`.
+    #[tokio::test]
+    async fn malformed_input_ends_the_session_not_the_station() {
+        use tokio::io::AsyncWriteExt;
+        let listener = bind("127.0.0.1:0".parse().expect("addr"))
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, mut rx) = mpsc::channel(16);
+        let stop = CancellationToken::new();
+        let station = tokio::spawn(listen(listener, tx, stop.clone()));
+        let capture = std::fs::read(format!(
+            "{}/tests/data/bmp/8.4/session1.bin",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("capture");
+        // The Initiation: the common header's length, bytes 1..5.
+        let first = u32::from_be_bytes([capture[1], capture[2], capture[3], capture[4]]) as usize;
+
+        let mut bad = TcpStream::connect(addr).await.expect("connect");
+        bad.write_all(&capture[..first]).await.expect("write");
+        // Version 9: not BMP v3.
+        bad.write_all(&[9, 0, 0, 0, 6, 4]).await.expect("write");
+        let mut good = TcpStream::connect(addr).await.expect("connect");
+        good.write_all(&capture[..first]).await.expect("write");
+        good.shutdown().await.expect("close");
+
+        let mut ends = BTreeMap::new();
+        let mut initiations = 0;
+        while ends.len() < 2 {
+            match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+                Ok(Some(BmpInput::Message {
+                    message: Message::Initiation { sys_name, .. },
+                    ..
+                })) => {
+                    assert_eq!(sys_name.as_deref(), Some("rb-router"));
+                    initiations += 1;
+                }
+                Ok(Some(BmpInput::Down {
+                    session,
+                    kind,
+                    reason,
+                })) => {
+                    ends.insert(session, (kind, reason));
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("the station's channel closed"),
+                Err(_) => panic!("no session end within 5 s; ends so far {ends:?}"),
+            }
+        }
+        assert_eq!(initiations, 2);
+        let kinds: Vec<&str> = ends.values().map(|(k, _)| *k).collect();
+        assert!(
+            kinds.contains(&"malformed") && kinds.contains(&"closed"),
+            "{ends:?}"
+        );
+        let (_, why) = ends
+            .values()
+            .find(|(k, _)| *k == "malformed")
+            .expect("malformed");
+        assert!(why.contains('9'), "the reason names the bad version: {why}");
+        // The station still accepts routers.
+        let _again = TcpStream::connect(addr)
+            .await
+            .expect("the station still listens");
+        match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+            Ok(Some(BmpInput::Up { .. })) => {}
+            other => panic!("expected a new session, got {other:?}"),
+        }
+        stop.cancel();
+        station.await.expect("the listener stops");
+    }
 }
