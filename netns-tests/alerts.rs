@@ -26,7 +26,7 @@ use serde_json::Value;
 use tokio::process::{Child, Command};
 
 use crate::support::daemon::Daemon;
-use crate::support::{Lab, ROUTE_THEN_ADDRESS, RouteWatch, in_netns, lab, repo};
+use crate::support::{Lab, ROUTE_THEN_ADDRESS, RouteWatch, UNDO, in_netns, lab, repo};
 
 const VIP: &str = "192.0.2.10/32";
 const NODE_JOB: &str = "ribbridge-monitor";
@@ -35,8 +35,6 @@ const ROUTER_JOB: &str = "ribbridge-router";
 /// the rules' `for:` durations shrink by the same factor.
 const SCALE: u64 = 30;
 /// Undo the drift's setup on node1.
-const UNDO: &str =
-    "ip route del 192.0.2.10/32 dev lo table 198; ip address del 192.0.2.10/32 dev lo; true";
 /// How long Prometheus may take to reflect a change (a scrape, a rule
 /// evaluation, a scaled `for:`), at most.
 const PROM_LIMIT: Duration = Duration::from_secs(30);

@@ -13,13 +13,10 @@ use crate::support::{Lab, RouteWatch, lab};
 use ribbridge::reconcile::{self, Action, Class, Event, Millis};
 use ribbridge::status::StatusDoc;
 
-use crate::support::{ADDRESS_THEN_ROUTE, ROUTE_THEN_ADDRESS};
+use crate::support::{ADDRESS_THEN_ROUTE, REALM_REPLACE, ROUTE_THEN_ADDRESS};
 
 const VIP: &str = "192.0.2.10/32";
 const VIP_ADDR: &str = "192.0.2.10";
-/// Undo either setup.
-const UNDO: &str =
-    "ip route del 192.0.2.10/32 dev lo table 198; ip address del 192.0.2.10/32 dev lo; true";
 
 fn vip_addr() -> IpAddr {
     VIP_ADDR.parse().expect("addr")
@@ -193,34 +190,7 @@ async fn drift_case(c: Case) {
         d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
             .await;
     }
-    // The FRR bugs are races inside zebra: a setup that zebra happens to
-    // process in time is undone and tried again (counted, at most 5 times).
-    let drift = format!("VIP drift && to={}", c.class.name());
-    let mut tries = 0;
-    let (t, line) = loop {
-        tries += 1;
-        lab(&["exec", "rb-node1", "sh", "-c", c.setup]);
-        let t = Instant::now();
-        let (hit, line) = d
-            .wait_either(
-                &drift,
-                "VIP consistent && to=advertised",
-                Duration::from_secs(5),
-            )
-            .await;
-        if hit {
-            break (t, line);
-        }
-        assert!(
-            tries < 5,
-            "FRR {}: {} not reproduced in 5 tries",
-            c.frr,
-            c.class
-        );
-        lab(&["exec", "rb-node1", "sh", "-c", UNDO]);
-        d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
-            .await;
-    };
+    let (tries, t, line) = crate::support::reproduce_drift(&mut d, c.frr, c.setup, c.class).await;
     eprintln!("FRR {} {}: reproduced at try {tries}", c.frr, c.class);
     eprintln!(
         "FRR {} {}: classified after {:?}: {line}",
@@ -309,11 +279,6 @@ fn c_grace(class: Class) -> u64 {
         _ => 500,
     }
 }
-
-/// kube-vip's re-assertion (a realm-only replace) on FRR 8.4 drops the
-/// import: zebra's table keeps the route, bgpd withdraws it.
-const REALM_REPLACE: &str =
-    "ip route replace 192.0.2.10/32 dev lo table 198 proto 248 scope global realm 2";
 
 #[tokio::test]
 async fn drift_8_4_realm_replace_drops_the_import() {

@@ -29,7 +29,7 @@ use tokio::process::Command;
 
 use crate::privilege::frr_id;
 use crate::support::daemon::Daemon;
-use crate::support::{Lab, ROUTE_THEN_ADDRESS, RouteWatch, lab, repo};
+use crate::support::{Lab, ROUTE_THEN_ADDRESS, RouteWatch, UNDO, lab, repo};
 
 const FRR: &str = "10.7";
 const VIP: &str = "192.0.2.10/32";
@@ -37,8 +37,6 @@ const NODE: &str = "rb-node1";
 const NAME: &str = "rb-image-test";
 const PORT: u16 = 7585;
 /// Undo the drift's setup (netns-tests/bridge.rs).
-const UNDO: &str =
-    "ip route del 192.0.2.10/32 dev lo table 198; ip address del 192.0.2.10/32 dev lo; true";
 
 fn vip_addr() -> IpAddr {
     "192.0.2.10".parse().expect("address")

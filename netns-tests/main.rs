@@ -5,6 +5,7 @@
 mod support;
 
 mod alerts;
+mod bmp;
 mod bridge;
 mod drain;
 mod faults;

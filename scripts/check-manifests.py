@@ -28,6 +28,12 @@ Usage: check-manifests.py [--self-test] [--kubernetes-version X.Y.Z]
    (0010-...). Other containers: not privileged, drop ALL, add nothing,
    read-only root. The same container is written in several files: they
    must be equal.
+3. A BMP station (`--vantage bmp` in the ribbridge container's args) reads
+   nothing of the node: its pod must not be hostNetwork nor mount a
+   hostPath, the container mounts no FRR sockets and adds no capability,
+   and its probes (the endpoint is on the pod's loopback, out of the
+   kubelet's reach) go through the pod's kube-rbac-proxy port over HTTPS,
+   on the paths the daemon serves.
 
 --self-test breaks good manifests in known ways (privileged, a capability
 added or not dropped, a writable root or socket mount, uid 0, a probe on a
@@ -164,9 +170,10 @@ class Checker:
 
     # -- posture ---------------------------------------------------------
 
-    def ribbridge_container(self, where, c, volumes, repair_name):
+    def ribbridge_container(self, where, c, volumes, repair_name, proxy_port=None):
         sc = c.get("securityContext") or {}
         args = [str(a) for a in c.get("args") or []]
+        station = is_station(c)
         mode = None
         for i, a in enumerate(args):
             if a == "--mode" and i + 1 < len(args):
@@ -221,12 +228,19 @@ class Checker:
                 continue
             if p.get("path") not in paths or p.get("path") not in self.paths:
                 self.fail(where, f"{probe} path {p.get('path')!r}: expected one of {sorted(paths)}, served by {SERVER}")
+            if station:
+                if proxy_port is None or p.get("port") != proxy_port or "host" in p or p.get("scheme") != "HTTPS":
+                    self.fail(where, f"{probe} on {p.get('host')}:{p.get('port')} {p.get('scheme')}: a station is probed through its kube-rbac-proxy (HTTPS, port {proxy_port}, no host)")
+                continue
             if p.get("port") != PORT or p.get("host") != "127.0.0.1":
                 self.fail(where, f"{probe} on {p.get('host')}:{p.get('port')}: expected 127.0.0.1:{PORT}")
             if p.get("scheme", "HTTP") != "HTTP":
                 self.fail(where, f"{probe}: scheme {p.get('scheme')}: the endpoint is plain HTTP")
         mounts = [m for m in c.get("volumeMounts") or [] if m.get("mountPath") == SOCKETS]
-        if len(mounts) != 1:
+        if station:
+            if mounts:
+                self.fail(where, f"a BMP station mounts FRR's sockets at {SOCKETS}: it reads no FRR")
+        elif len(mounts) != 1:
             self.fail(where, f"FRR's socket directory is not mounted at {SOCKETS}")
         for m in c.get("volumeMounts") or []:
             vol = volumes.get(m.get("name"))
@@ -254,10 +268,13 @@ class Checker:
         psc = spec.get("securityContext") or {}
         if psc.get("runAsUser") == 0:
             self.fail(where, "pod runAsUser 0")
+        containers = spec.get("containers") or []
+        if any(c.get("name") == "ribbridge" and is_station(c) for c in containers):
+            return self.station_pod(where, spec, volumes)
         if spec.get("hostNetwork") is not True:
             self.fail(where, "hostNetwork must be true (ribbridge reads the node's routing tables)")
         ribbridge = []
-        for c in spec.get("containers") or []:
+        for c in containers:
             w = f"{where}: container {c.get('name')}"
             if c.get("name") == "ribbridge":
                 ribbridge.append(c)
@@ -276,6 +293,28 @@ class Checker:
                 if "hostPath" in v and v["hostPath"].get("path") != "/run/frr-k8s/sockets":
                     self.fail(where, f"hostPath {v['hostPath'].get('path')}: only FRR's socket directory")
         return ribbridge
+
+    def station_pod(self, where, spec, volumes):
+        """A BMP station's pod: no host access; probed through its proxy.
+        Its container is not one of the node's, so it is not returned for
+        the copies-must-be-equal check."""
+        if spec.get("hostNetwork"):
+            self.fail(where, "a BMP station must not be hostNetwork: it reads nothing of the node")
+        for v in volumes.values():
+            if "hostPath" in v:
+                self.fail(where, f"a BMP station mounts hostPath {v['hostPath'].get('path')}: it reads nothing of the node")
+        proxy_port = None
+        for c in spec.get("containers") or []:
+            if c.get("name", "").startswith("kube-rbac-proxy"):
+                ports = [p.get("containerPort") for p in c.get("ports") or []]
+                proxy_port = ports[0] if ports else None
+        for c in spec.get("containers") or []:
+            w = f"{where}: container {c.get('name')}"
+            if c.get("name") == "ribbridge":
+                self.ribbridge_container(w, c, volumes, False, proxy_port)
+            else:
+                self.other_container(w, c)
+        return []
 
     # -- files -----------------------------------------------------------
 
@@ -387,6 +426,14 @@ def manifests():
     return files
 
 
+def is_station(c):
+    """A ribbridge container running the BMP station."""
+    args = [str(a) for a in c.get("args") or []]
+    return "--vantage=bmp" in args or any(
+        a == "--vantage" and b == "bmp" for a, b in zip(args, args[1:])
+    )
+
+
 def ribbridge_of(doc):
     """The ribbridge container (a live reference) inside a document."""
     if set(doc) == {"mode", "path", "contents"}:
@@ -405,6 +452,7 @@ def self_test(checker, files):
     repair = "deploy/openshift/ribbridge-container-repair.yaml"
     entry = "deploy/openshift/0005-ribbridge.yaml"
     patch = "deploy/kubernetes/frr-k8s-daemonset-patch.yaml"
+    station = "deploy/kubernetes/bmp-station.yaml"
     assert not checker.run(files), "the manifests must pass before they are broken"
 
     def sc(c):
@@ -433,6 +481,9 @@ def self_test(checker, files):
         (base, "schema: unknown field", lambda c: c.update(securityContex={}), "does not validate"),
         (patch, "patch differs from the container file", lambda c: c.update(image="localhost/ribbridge:other"), "differs from"),
         (patch, "patch mounts a volume the DaemonSet lacks", lambda c: c["volumeMounts"][0].update(name="frr-socks"), "no such volume"),
+        (station, "station probed on its loopback", lambda c: c["readinessProbe"]["httpGet"].update(host="127.0.0.1", port=PORT, scheme="HTTP"), "through its kube-rbac-proxy"),
+        (station, "station mounts FRR's sockets", lambda c: c.update(volumeMounts=[{"name": "metrics-certs", "mountPath": SOCKETS, "readOnly": True}]), "reads no FRR"),
+        (station, "station adds NET_ADMIN", lambda c: sc(c)["capabilities"].update(add=["NET_ADMIN"]), "in observe mode"),
     ]
     failed = []
     for rel, what, breakit, words in breakages:
@@ -459,7 +510,11 @@ def self_test(checker, files):
     entry_breakage("another hostPath", lambda d, p: p["spec"]["volumes"][0]["hostPath"].update(path="/"), "only FRR's socket directory")
     entry_breakage("container differs", lambda d, p: p["spec"]["containers"][0]["resources"]["limits"].update(memory="1Gi"), "differs from")
     entry_breakage("schema: tolerations a map", lambda d, p: p["spec"].update(tolerations={"operator": "Exists"}), "does not validate")
-    total = len(breakages) + 9  # the entry_breakage lines
+    broken = copy.deepcopy(files)
+    broken[station][0]["spec"]["template"]["spec"]["hostNetwork"] = True
+    if not any("must not be hostNetwork" in p for p in checker.run(broken)):
+        failed.append(f"{station}: hostNetwork (no problem with 'must not be hostNetwork')")
+    total = len(breakages) + 10  # the entry_breakage lines and the station's hostNetwork
     if failed:
         print(f"check-manifests --self-test: {len(failed)} of {total} breakages were NOT refused:", file=sys.stderr)
         for f in failed:

@@ -39,9 +39,11 @@ usage() {
     cat <<'EOF'
 usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
 
-  lab.sh up --frr 8.4|10.3|10.7 [--nodes N] [--vip PREFIX]... [--no-wait]
+  lab.sh up --frr 8.4|10.3|10.7 [--nodes N] [--vip PREFIX]... [--bmp ADDR:PORT] [--no-wait]
         router + N nodes (default 2; VIP default 192.0.2.10/32); waits for
-        every BGP session to be Established unless --no-wait
+        every BGP session to be Established unless --no-wait; --bmp: the
+        router's bgpd (-M bmp) exports post-policy Adj-RIB-In (IPv4 and
+        IPv6) to the BMP station at ADDR:PORT (as seen from rb-router)
   lab.sh down
         removes every namespace, daemon and file the lab made
   lab.sh status
@@ -208,6 +210,15 @@ EOF
     echo "  maximum-paths 16"
     for ((i = 1; i <= NODES; i++)); do echo "  neighbor fdbb:0:0:$i::2 activate"; done
     echo " exit-address-family"
+    if [[ -n ${BMP:-} ]]; then
+        # Short retry timers: the station may start after bgpd, and a
+        # restarted station should be found again within a second.
+        echo " bmp targets lab"
+        echo "  bmp connect ${BMP%:*} port ${BMP##*:} min-retry 100 max-retry 1000"
+        echo "  bmp monitor ipv4 unicast post-policy"
+        echo "  bmp monitor ipv6 unicast post-policy"
+        echo " exit"
+    fi
     echo "exit"
     echo "end"
 }
@@ -224,6 +235,8 @@ run_daemon() { # NS D
     # OpenShift's daemons file gives it (-s 90000000), or a flood of route
     # changes kills it.
     [[ $d == zebra ]] && cf+=(-s 90000000)
+    # The BMP exporter is a bgpd module, loaded only when the lab has a station.
+    [[ $d == bgpd && $ns == "$ROUTER" && -n ${BMP:-} ]] && cf+=(-M bmp)
     in_ns "$ns" "/usr/lib/frr/$d" -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" \
         </dev/null >/dev/null 2>>"${FRR_ROOT:-}$conf/stderr.log" \
         || die "$d failed to start in $ns; see $LAB_DIR/$ns/frr.log"
@@ -255,10 +268,11 @@ wait_established() {
 }
 
 cmd_up() {
-    local frr="" nodes=2 wait=1 vips=()
+    local frr="" nodes=2 wait=1 vips=() bmp=""
     while [[ $# -gt 0 ]]; do
         case $1 in
             --frr) frr=${2:?--frr needs a version}; shift 2 ;;
+            --bmp) bmp=${2:?--bmp needs ADDR:PORT}; shift 2 ;;
             --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
             --vip) vips+=("${2:?--vip needs a prefix}"); shift 2 ;;
             --no-wait) wait=0; shift ;;
@@ -270,6 +284,9 @@ cmd_up() {
         usage_error up "up: --nodes must be 1..200, got '$nodes'"
     fi
     [[ ${#vips[@]} -gt 0 ]] || vips=(192.0.2.10/32)
+    if [[ -n $bmp ]] && ! [[ $bmp =~ ^[0-9.]+:[0-9]+$ || $bmp =~ ^[0-9a-fA-F:]+:[0-9]+$ ]]; then
+        usage_error up "up: --bmp must be ADDR:PORT (like 127.0.0.1:11019), got '$bmp'"
+    fi
     local p
     for p in "${vips[@]}"; do
         [[ $p =~ ^[0-9.]+/[0-9]+$ || $p =~ ^[0-9a-fA-F:]+/[0-9]+$ ]] || die "up: '$p' is not a prefix like 192.0.2.10/32 or 2001:db8::10/128"
@@ -289,7 +306,7 @@ cmd_up() {
     fi
     check_frr "$frr"
     RIBBRIDGE=$(ribbridge_bin)
-    FRR=$frr NODES=$nodes VIPS=("${vips[@]}") FRR_ROOT=$(frr_root_for "$frr")
+    FRR=$frr NODES=$nodes VIPS=("${vips[@]}") FRR_ROOT=$(frr_root_for "$frr") BMP=$bmp
     mkdir -p "$LAB_DIR"
     # From here on a failure must not leave a half lab.
     trap 'rc=$?; if [[ $rc -ne 0 ]]; then log "up failed; tearing down"; cmd_down >/dev/null 2>&1 || true; fi' EXIT
@@ -298,6 +315,7 @@ cmd_up() {
         echo "NODES=$NODES"
         echo "FRR_ROOT=$FRR_ROOT"
         printf 'VIPS=(%s)\n' "${VIPS[*]}"
+        echo "BMP=$BMP"
     } >"$LAB_DIR/state.tmp"
     mv "$LAB_DIR/state.tmp" "$LAB_DIR/state"
 
@@ -330,7 +348,7 @@ cmd_up() {
     for ns in $(namespaces); do start_frr "$ns"; done
     [[ $wait -eq 1 ]] && wait_established
     trap - EXIT
-    log "lab up: FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}"
+    log "lab up: FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}${BMP:+, BMP to $BMP}"
 }
 
 kill_ns_procs() { # NS
@@ -372,7 +390,7 @@ cmd_down() {
 
 cmd_status() {
     load_state
-    echo "FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}"
+    echo "FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}${BMP:+, BMP to $BMP}"
     local ns
     for ns in $(namespaces); do
         printf '%-10s sockets %s  pids %s\n' "$ns" "$(sockdir "$ns")" "$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"

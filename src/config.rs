@@ -23,6 +23,12 @@ use crate::model::{Prefix, TableId, VIP_TABLE};
 /// Where FRR's sockets are when nothing says otherwise.
 pub const DEFAULT_FRR_DIR: &str = "/var/run/frr";
 
+/// How long a router whose BMP session ended is kept (stale) by default:
+/// long enough for a router or station restart to reconnect without its
+/// series going away, short enough that a decommissioned router does not
+/// linger for hours.
+pub const DEFAULT_BMP_STALE_SECS: u64 = 300;
+
 /// Allowed graces, milliseconds.
 pub const GRACE_MS: RangeInclusive<u64> = 10..=600_000;
 
@@ -57,8 +63,13 @@ pub struct Layer {
     pub bgp_poll_secs: Option<u64>,
     /// Slow periodic kernel re-dump, seconds.
     pub resync_secs: Option<u64>,
-    /// `node` (beside FRR) or `router` (ECMP only).
+    /// `node` (beside FRR), `router` (ECMP only) or `bmp` (a BMP station).
     pub vantage: Option<Vantage>,
+    /// Where the BMP station listens for routers (bmp vantage only).
+    pub bmp_listen: Option<SocketAddr>,
+    /// How long a router whose BMP session ended stays (stale, unknown)
+    /// before it is forgotten, seconds (bmp vantage only).
+    pub bmp_stale_secs: Option<u64>,
 }
 
 /// The resolved settings.
@@ -90,8 +101,12 @@ pub struct Settings {
     pub bgp_poll_secs: u64,
     /// Kernel slow re-dump, seconds.
     pub resync_secs: u64,
-    /// Node or router.
+    /// Node, router or bmp.
     pub vantage: Vantage,
+    /// The BMP station's listen address (set exactly when the vantage is bmp).
+    pub bmp_listen: Option<SocketAddr>,
+    /// Seconds a stale router is kept before it is forgotten.
+    pub bmp_stale_secs: u64,
 }
 
 impl Default for Settings {
@@ -111,6 +126,8 @@ impl Default for Settings {
             bgp_poll_secs: 30,
             resync_secs: 60,
             vantage: Vantage::Node,
+            bmp_listen: None,
+            bmp_stale_secs: DEFAULT_BMP_STALE_SECS,
         }
     }
 }
@@ -256,10 +273,55 @@ impl Settings {
         if let Some((r, o)) = pick!(resync_secs) {
             s.resync_secs = in_range(r, 1..=86_400, o, "resync_secs")?;
         }
-        if s.vantage == Vantage::Router && s.vips.is_empty() {
+        if let Some((v, _)) = pick!(bmp_listen) {
+            s.bmp_listen = Some(v);
+        }
+        if let Some((n, o)) = pick!(bmp_stale_secs) {
+            s.bmp_stale_secs = in_range(n, 1..=86_400, o, "bmp_stale_secs")?;
+        }
+        if s.vantage != Vantage::Bmp {
+            // A station's key on a node or router would silently do nothing.
+            let bmp_only = [
+                (
+                    "bmp_listen",
+                    flags.bmp_listen.is_some(),
+                    file.bmp_listen.is_some(),
+                ),
+                (
+                    "bmp_stale_secs",
+                    flags.bmp_stale_secs.is_some(),
+                    file.bmp_stale_secs.is_some(),
+                ),
+            ];
+            if let Some((key, flag, _)) = bmp_only.iter().find(|(_, f, k)| *f || *k) {
+                let o = if *flag {
+                    Origin::Flag
+                } else {
+                    path.map_or(Origin::Default, Origin::File)
+                };
+                return Err(value(
+                    o,
+                    key,
+                    format!(
+                        "only the BMP station reads it, and the vantage is {}: add --vantage bmp (or `vantage = \"bmp\"`), or drop it",
+                        s.vantage
+                    ),
+                ));
+            }
+        }
+        if s.vantage != Vantage::Node && s.vips.is_empty() {
             return Err(ConfigError::Value {
-                at: "vantage router".to_string(),
-                reason: "the router vantage needs the VIPs to count: give --vip PREFIX (or `vips` in the file)"
+                at: format!("vantage {}", s.vantage),
+                reason: format!(
+                    "the {} vantage needs the VIPs to count: give --vip PREFIX (or `vips` in the file)",
+                    s.vantage
+                ),
+            });
+        }
+        if s.vantage == Vantage::Bmp && s.bmp_listen.is_none() {
+            return Err(ConfigError::Value {
+                at: "vantage bmp".to_string(),
+                reason: "the BMP station needs the address routers connect to: give --bmp-listen ADDR:PORT (e.g. 0.0.0.0:11019; or `bmp_listen` in the file)"
                     .to_string(),
             });
         }
@@ -438,6 +500,58 @@ mod tests {
         .expect_err("router without vips")
         .to_string();
         assert!(e.contains("give --vip PREFIX"), "{e}");
+    }
+
+    #[test]
+    fn bmp_station_needs_its_address_and_vips_and_its_keys_need_it() {
+        let s = file(
+            "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_stale_secs = 60\n",
+        )
+        .expect("a station");
+        assert_eq!(s.vantage, Vantage::Bmp);
+        assert_eq!(s.bmp_listen.map(|a| a.port()), Some(11019));
+        assert_eq!(s.bmp_stale_secs, 60);
+        let s =
+            file("vantage = \"bmp\"\nbmp_listen = \"[::]:11019\"\nvips = [\"192.0.2.10/32\"]\n")
+                .expect("default stale time");
+        assert_eq!(s.bmp_stale_secs, DEFAULT_BMP_STALE_SECS);
+        let cases = [
+            (
+                "vantage = \"bmp\"\nvips = [\"192.0.2.10/32\"]\n",
+                "vantage bmp: the BMP station needs the address routers connect to: give --bmp-listen",
+            ),
+            (
+                "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\n",
+                "vantage bmp: the bmp vantage needs the VIPs to count",
+            ),
+            (
+                "bmp_listen = \"0.0.0.0:11019\"\n",
+                "/etc/ribbridge.toml: key 'bmp_listen': only the BMP station reads it, and the vantage is node: add --vantage bmp",
+            ),
+            (
+                "vantage = \"router\"\ntables = [254]\nvips = [\"192.0.2.10/32\"]\nbmp_stale_secs = 10\n",
+                "key 'bmp_stale_secs': only the BMP station reads it, and the vantage is router",
+            ),
+            (
+                "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_stale_secs = 0\n",
+                "key 'bmp_stale_secs': 0 is outside 1..=86400",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = file(text).expect_err(text).to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+        // The flag is named as a flag.
+        let e = Settings::resolve(
+            None,
+            Layer {
+                bmp_listen: Some("127.0.0.1:11019".parse().expect("addr")),
+                ..Layer::default()
+            },
+        )
+        .expect_err("bmp flag on a node")
+        .to_string();
+        assert!(e.starts_with("--bmp-listen: only the BMP station"), "{e}");
     }
 
     #[test]

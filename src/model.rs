@@ -274,6 +274,10 @@ pub enum Vantage {
     /// On the router (or a worker) that receives them: only the kernel's
     /// ECMP legs for the configured VIPs; `advertised` while it has a route.
     Router,
+    /// A BMP station (RFC 7854): routers export their BGP view to it; it
+    /// counts the paths each router holds for the configured VIPs. Reads
+    /// no kernel and no FRR of its own.
+    Bmp,
 }
 
 /// Name, `Display`, `FromStr` (naming the allowed words on error) and a
@@ -328,9 +332,10 @@ words!(Mode, "mode", "observe (decide and report, never act) or repair (heal)", 
     Observe => "observe",
     Repair => "repair",
 });
-words!(Vantage, "vantage", "node (beside FRR) or router (ECMP paths only)", {
+words!(Vantage, "vantage", "node (beside FRR), router (the kernel's ECMP paths) or bmp (a BMP station: the paths routers export)", {
     Node => "node",
     Router => "router",
+    Bmp => "bmp",
 });
 
 /// One BGP peer as the core sees it (both address families merged).
@@ -400,6 +405,14 @@ mod tests {
         );
         assert_eq!("repair".parse::<Mode>().unwrap(), Mode::Repair);
         assert_eq!("router".parse::<Vantage>().unwrap(), Vantage::Router);
+        assert_eq!("bmp".parse::<Vantage>().unwrap(), Vantage::Bmp);
+        assert!(
+            "station"
+                .parse::<Vantage>()
+                .unwrap_err()
+                .to_string()
+                .contains("bmp")
+        );
         let e = "kernel".parse::<TableMode>().unwrap_err().to_string();
         assert_eq!(
             e,

@@ -5,7 +5,11 @@
 //! HTTP endpoint serves it as JSON and [`render_table`] makes the table a
 //! person reads at a glance. A node-vantage document shows the join
 //! (kernel, zebra, peers); a router-vantage one only what a router knows
-//! (the table, the paths and their next hops).
+//! (the table, the paths and their next hops); a bmp-vantage one (a BMP
+//! station) has no VIP rows of its own but one entry per router exporting
+//! to it ([`RouterStatus`]): per VIP, the paths the router holds and which
+//! of its BGP peers hold one. The station builds those entries from its view
+//! (`daemon::bmp`); this module only shapes and prints them.
 
 use serde::{Deserialize, Serialize};
 
@@ -28,8 +32,57 @@ pub struct StatusDoc {
     /// Why not ready (which view is missing and what to check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_ready: Option<String>,
-    /// One entry per VIP, sorted by table then prefix.
+    /// One entry per VIP, sorted by table then prefix (empty at a BMP
+    /// station: its answer is `routers`).
     pub vips: Vec<VipStatus>,
+    /// BMP station only: every router that exported to it and is not
+    /// forgotten yet, sorted by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routers: Vec<RouterStatus>,
+}
+
+/// One router exporting BMP to the station.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterStatus {
+    /// The router's name: its BMP sysName, else the address it connected from.
+    pub router: String,
+    /// The address its (last) BMP session came from.
+    pub address: String,
+    /// `syncing` (session up, initial dump not complete), `synced`, or
+    /// `stale` (session ended; forgotten at `forget_at`).
+    pub state: String,
+    /// When a stale router is forgotten (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forget_at: Option<String>,
+    /// One entry per configured VIP.
+    pub vips: Vec<RouterVip>,
+}
+
+/// One VIP at one router.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterVip {
+    /// The VIP.
+    pub prefix: Prefix,
+    /// Paths the router holds (`null`: unknown, the router is not synced).
+    pub paths: Option<u32>,
+    /// The router's BGP peers that hold a path for it.
+    pub peers: Vec<RouterPeer>,
+}
+
+/// A BGP peer of a router, as its BMP export names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterPeer {
+    /// The peer's address.
+    pub address: String,
+    /// Its AS number.
+    pub asn: u32,
+    /// Its BGP identifier.
+    pub bgp_id: String,
+    /// Its session is up (Peer Up seen, no Peer Down since).
+    pub up: bool,
+    /// The RIB the path was reported from (`adj-rib-in-post`,
+    /// `adj-rib-in-pre`, `loc-rib`).
+    pub rib: String,
 }
 
 /// One VIP in `/status`.
@@ -197,6 +250,22 @@ pub fn document(
             Some(not_ready.unwrap_or_else(|| "the daemon's views are incomplete".to_string()))
         },
         vips,
+        routers: Vec::new(),
+    }
+}
+
+/// A BMP station's document: `routers` as the station's view has them;
+/// ready when at least one router is synced (`not_ready` says why not).
+pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -> StatusDoc {
+    StatusDoc {
+        frr_release: None,
+        // The station only reads: it never acts on anything.
+        mode: crate::model::Mode::Observe.to_string(),
+        vantage: Vantage::Bmp,
+        ready: not_ready.is_none(),
+        not_ready,
+        vips: Vec::new(),
+        routers,
     }
 }
 
@@ -208,8 +277,10 @@ pub fn rfc3339(unix_ms: Millis) -> String {
 
 /// The table a person reads: one line per VIP.
 pub fn render_table(doc: &StatusDoc) -> String {
-    if doc.vantage == Vantage::Router {
-        return render_router(doc);
+    match doc.vantage {
+        Vantage::Router => return render_router(doc),
+        Vantage::Bmp => return render_station(doc),
+        Vantage::Node => {}
     }
     let mut out = format!(
         "FRR {}  mode {}  {}\n",
@@ -282,6 +353,43 @@ fn render_router(doc: &StatusDoc) -> String {
     out += &columns(&["VIP", "TABLE", "PATHS", "NEXT HOPS"], &rows);
     if doc.vips.is_empty() {
         out += "(no VIP configured)\n";
+    }
+    out
+}
+
+/// A BMP station: per VIP per router, the paths and the peers holding one.
+fn render_station(doc: &StatusDoc) -> String {
+    let mut out = format!("bmp vantage  {}\n", readiness(doc));
+    let mut rows: Vec<[String; 5]> = doc
+        .routers
+        .iter()
+        .flat_map(|r| {
+            r.vips.iter().map(|v| {
+                [
+                    v.prefix.to_string(),
+                    r.router.clone(),
+                    r.state.clone(),
+                    count(v.paths),
+                    if v.peers.is_empty() {
+                        "-".to_string()
+                    } else {
+                        v.peers
+                            .iter()
+                            .map(|p| {
+                                let down = if p.up { "" } else { " (down)" };
+                                format!("{} AS{}{down}", p.address, p.asn)
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                ]
+            })
+        })
+        .collect();
+    rows.sort();
+    out += &columns(&["VIP", "ROUTER", "STATE", "PATHS", "HELD BY"], &rows);
+    if doc.routers.is_empty() {
+        out += "(no router has exported BMP to this station yet)\n";
     }
     out
 }
@@ -533,5 +641,93 @@ mod tests {
             "{table}"
         );
         assert!(!table.contains("withdrawn"), "{table}");
+    }
+
+    #[test]
+    fn station_shows_paths_per_vip_per_router_and_unknown_when_stale() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let peer = |address: &str, up| RouterPeer {
+            address: address.to_string(),
+            asn: 64512,
+            bgp_id: address.to_string(),
+            up,
+            rib: "adj-rib-in-post".to_string(),
+        };
+        let routers = vec![
+            RouterStatus {
+                router: "tor-a".to_string(),
+                address: "10.0.0.1".to_string(),
+                state: "synced".to_string(),
+                forget_at: None,
+                vips: vec![RouterVip {
+                    prefix: vip,
+                    paths: Some(2),
+                    peers: vec![peer("198.18.1.2", true), peer("198.18.2.2", true)],
+                }],
+            },
+            RouterStatus {
+                router: "tor-b".to_string(),
+                address: "10.0.0.2".to_string(),
+                state: "stale".to_string(),
+                forget_at: Some("2026-11-30T00:05:00.000Z".to_string()),
+                vips: vec![RouterVip {
+                    prefix: vip,
+                    paths: None,
+                    peers: vec![peer("198.18.3.2", false)],
+                }],
+            },
+        ];
+        let doc = station_document(routers, None);
+        assert!(doc.ready && !doc.drifting());
+        let table = render_table(&doc);
+        assert!(table.starts_with("bmp vantage  ready\n"), "{table}");
+        assert!(
+            table.contains(
+                "VIP            ROUTER  STATE   PATHS    HELD BY\n\
+                 192.0.2.10/32  tor-a   synced  2        198.18.1.2 AS64512, 198.18.2.2 AS64512\n\
+                 192.0.2.10/32  tor-b   stale   unknown  198.18.3.2 AS64512 (down)\n"
+            ),
+            "{table}"
+        );
+        for node_only in ["FRR", "ZEBRA", "TABLE", "advertised"] {
+            assert!(!table.contains(node_only), "{node_only} in\n{table}");
+        }
+        let json = serde_json::to_value(&doc).expect("json");
+        assert_eq!(json["vantage"], "bmp");
+        assert_eq!(json["routers"][0]["vips"][0]["paths"], 2);
+        assert_eq!(
+            json["routers"][1]["vips"][0]["paths"],
+            serde_json::Value::Null
+        );
+        assert_eq!(
+            json["routers"][0]["vips"][0]["peers"][1]["address"],
+            "198.18.2.2"
+        );
+        assert_eq!(
+            serde_json::from_value::<StatusDoc>(json).expect("back"),
+            doc
+        );
+        // No router yet: not ready, and the table says why.
+        let doc = station_document(Vec::new(), Some("no router has exported BMP".to_string()));
+        assert!(!doc.ready);
+        let table = render_table(&doc);
+        assert!(
+            table.starts_with("bmp vantage  NOT READY: no router has exported BMP\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("(no router has exported BMP to this station yet)"),
+            "{table}"
+        );
+        // A node's document has no `routers` key at all.
+        let node = serde_json::to_value(document(
+            &State::new(Config::default(), 0),
+            None,
+            0,
+            &|_, _| vec![],
+            None,
+        ))
+        .expect("json");
+        assert!(node.get("routers").is_none(), "{node}");
     }
 }

@@ -49,6 +49,17 @@ pub const READY: &str = "ribbridge_ready";
 /// `ribbridge_drained`: 1 while bgpd's configuration holds the drain.
 pub const DRAINED: &str = "ribbridge_drained";
 
+/// `ribbridge_router_paths{router,prefix}`: paths a router exporting BMP
+/// holds for a VIP (NaN while unknown); removed when the router is
+/// forgotten.
+pub const ROUTER_PATHS: &str = "ribbridge_router_paths";
+/// `ribbridge_bmp_messages_total{kind}`: BMP messages the station decoded.
+pub const BMP_MESSAGES_TOTAL: &str = "ribbridge_bmp_messages_total";
+/// `ribbridge_bmp_session_ends_total{reason}`: BMP sessions that ended.
+pub const BMP_SESSION_ENDS_TOTAL: &str = "ribbridge_bmp_session_ends_total";
+/// `ribbridge_bmp_sessions`: BMP sessions open now.
+pub const BMP_SESSIONS: &str = "ribbridge_bmp_sessions";
+
 /// Buckets of the drift duration, seconds: from zebra's 10 ms to minutes.
 pub const DRIFT_BUCKETS: &[f64] = &[
     0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0,
@@ -131,6 +142,15 @@ pub fn describe() {
         READY,
         "1 when the kernel mirror is synced and zebra's view is complete"
     );
+    describe_counter!(
+        BMP_MESSAGES_TOTAL,
+        "BMP messages decoded by the station, by kind (initiation, peer_up, peer_down, route, stats, termination, ignored)"
+    );
+    describe_counter!(
+        BMP_SESSION_ENDS_TOTAL,
+        "BMP sessions that ended, by reason (closed, termination, malformed, io)"
+    );
+    describe_gauge!(BMP_SESSIONS, "BMP sessions from routers open now");
     describe_gauge!(
         DRAINED,
         "1 while the node is drained (ribbridge drain): bgpd sends its VIPs to no peer on purpose"
@@ -251,6 +271,87 @@ pub fn ready(ready: bool) {
     gauge!(READY).set(if ready { 1.0 } else { 0.0 });
 }
 
+/// A BMP message of `kind` was decoded.
+pub fn bmp_message(kind: &'static str) {
+    counter!(BMP_MESSAGES_TOTAL, "kind" => kind).increment(1);
+}
+
+/// A BMP session ended (`closed`, `termination`, `malformed`, `io`).
+pub fn bmp_session_end(reason: &'static str) {
+    counter!(BMP_SESSION_ENDS_TOTAL, "reason" => reason).increment(1);
+}
+
+/// BMP sessions open now.
+pub fn bmp_sessions(n: usize) {
+    gauge!(BMP_SESSIONS).set(n as f64);
+}
+
+/// `ribbridge_router_paths`, kept here rather than in the exporter: the
+/// exporter cannot remove a series, and a forgotten router's must go
+/// (a stale NaN would keep a decommissioned router on the dashboard).
+/// Key: (router, prefix); value: paths, NaN when unknown.
+static ROUTER_PATHS_SERIES: std::sync::Mutex<std::collections::BTreeMap<(String, String), f64>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn router_series()
+-> std::sync::MutexGuard<'static, std::collections::BTreeMap<(String, String), f64>> {
+    // A panic elsewhere while holding it left a consistent map: keep using it.
+    ROUTER_PATHS_SERIES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Paths `router` holds for `prefix`; `None` (its BMP session is down or
+/// not synced yet) is NaN, so no comparison fires on a guess.
+pub fn router_paths(router: &str, prefix: &Prefix, paths: Option<u32>) {
+    router_series().insert(
+        (router.to_string(), prefix.to_string()),
+        paths.map_or(f64::NAN, f64::from),
+    );
+}
+
+/// `router` was forgotten: its series are removed.
+pub fn router_forgotten(router: &str) {
+    router_series().retain(|(r, _), _| r != router);
+}
+
+/// The whole `/metrics` text: the exporter's, then the series kept here.
+pub fn render(handle: &PrometheusHandle) -> String {
+    let mut out = handle.render();
+    out += &render_router_paths();
+    out
+}
+
+fn render_router_paths() -> String {
+    let series = router_series();
+    if series.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "# HELP {ROUTER_PATHS} Paths the router holds for the VIP, from its BMP export (one per BGP peer with a post-policy path, or its Loc-RIB); NaN while its session is down or not synced\n# TYPE {ROUTER_PATHS} gauge\n"
+    );
+    for ((router, prefix), v) in series.iter() {
+        let v = if v.is_nan() {
+            "NaN".to_string()
+        } else {
+            v.to_string()
+        };
+        out += &format!(
+            "{ROUTER_PATHS}{{router=\"{}\",prefix=\"{prefix}\"}} {v}\n",
+            label_value(router)
+        );
+    }
+    out
+}
+
+/// A Prometheus label value: backslash, quote and newline escaped (a
+/// router's sysName is the router's text, not ours).
+fn label_value(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
 /// The drain as last read from bgpd's configuration.
 pub fn drained(drained: bool) {
     gauge!(DRAINED).set(if drained { 1.0 } else { 0.0 });
@@ -279,8 +380,27 @@ mod tests {
             build_info(None, "8.4");
             build_info(Some("8.4"), "10.7");
         });
-        let text = handle.render();
+        router_paths(
+            "rb-test-\"r1\"",
+            &"192.0.2.10/32".parse().expect("prefix"),
+            Some(2),
+        );
+        router_paths(
+            "rb-test-r2",
+            &"192.0.2.10/32".parse().expect("prefix"),
+            None,
+        );
+        router_paths(
+            "rb-test-gone",
+            &"192.0.2.10/32".parse().expect("prefix"),
+            Some(1),
+        );
+        router_forgotten("rb-test-gone");
+        let text = render(&handle);
         for needle in [
+            "# TYPE ribbridge_router_paths gauge",
+            "ribbridge_router_paths{router=\"rb-test-\\\"r1\\\"\",prefix=\"192.0.2.10/32\"} 2\n",
+            "ribbridge_router_paths{router=\"rb-test-r2\",prefix=\"192.0.2.10/32\"} NaN\n",
             "# HELP ribbridge_vip_state",
             "# TYPE ribbridge_drift_duration_seconds histogram",
             "ribbridge_drift_duration_seconds_bucket{le=\"2\"} 1",
@@ -295,5 +415,9 @@ mod tests {
         ] {
             assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
         }
+        assert!(
+            !text.contains("rb-test-gone"),
+            "a forgotten router's series stays:\n{text}"
+        );
     }
 }

@@ -236,3 +236,75 @@ fn drain_without_frr_is_an_error_naming_the_socket() {
         assert!(stderr(&out).contains("bgpd.vty"), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn bmp_flags_need_the_bmp_vantage_and_the_station_needs_its_address() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["run", "--bmp-listen", "127.0.0.1:11019"],
+            "--bmp-listen: only the BMP station reads it, and the vantage is node: add --vantage bmp",
+        ),
+        (
+            &[
+                "run",
+                "--vantage",
+                "router",
+                "--table",
+                "254",
+                "--vip",
+                "192.0.2.10/32",
+                "--bmp-stale-secs",
+                "60",
+            ],
+            "--bmp-stale-secs: only the BMP station reads it, and the vantage is router",
+        ),
+        (
+            &["run", "--vantage", "bmp", "--vip", "192.0.2.10/32"],
+            "vantage bmp: the BMP station needs the address routers connect to: give --bmp-listen ADDR:PORT",
+        ),
+        (
+            &["run", "--vantage", "bmp", "--bmp-listen", "127.0.0.1:11019"],
+            "vantage bmp: the bmp vantage needs the VIPs to count: give --vip PREFIX",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = ribbridge(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let e = stderr(&out);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+    let out = ribbridge(&["run", "--vantage", "station"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("bmp (a BMP station"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_bmp_station_in_use_names_its_address() {
+    // Something already listens on the station's port: the start fails
+    // with the address and what to do, before anything runs.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let out = ribbridge(&[
+        "run",
+        "--listen",
+        "127.0.0.1:0",
+        "--vantage",
+        "bmp",
+        "--vip",
+        "192.0.2.10/32",
+        "--bmp-listen",
+        &addr,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(
+        e.contains(&format!(
+            "--bmp-listen {addr}: cannot listen for BMP sessions"
+        )) && e.contains("choose another address with --bmp-listen"),
+        "{e}"
+    );
+}

@@ -31,6 +31,75 @@ pub const ADDRESS_THEN_ROUTE: &str = "ip address add 192.0.2.10/32 dev lo valid_
 pub const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 198 proto 248 scope global\n\
     address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0\n' | ip -batch -";
 
+/// kube-vip's re-assertion (a realm-only replace): on FRR 8.4 it drops the
+/// import (zebra's table keeps the route, bgpd withdraws it).
+pub const REALM_REPLACE: &str =
+    "ip route replace 192.0.2.10/32 dev lo table 198 proto 248 scope global realm 2";
+/// Undo any of the setups above.
+pub const UNDO: &str =
+    "ip route del 192.0.2.10/32 dev lo table 198; ip address del 192.0.2.10/32 dev lo; true";
+
+/// Produce node1's drift of docs/FRR-BEHAVIOUR.md for release `frr` on
+/// 192.0.2.10/32, watched by node1's ribbridge `d`; return its class and
+/// the tries it took. 8.4: the VIP must be advertised by node1 (a realm
+/// replace drops the import, every time). 10.x: the VIP must be absent on
+/// node1; the setups are races inside zebra, so a setup zebra happened to
+/// process in time is undone and tried again (at most 5 times).
+pub async fn drift_node1(frr: &str, d: &mut daemon::Daemon) -> (ribbridge::reconcile::Class, u32) {
+    use ribbridge::reconcile::Class;
+    let (setup, class) = match frr {
+        "8.4" => (REALM_REPLACE, Class::NotRedistributed),
+        "10.3" => (ADDRESS_THEN_ROUTE, Class::KernelOnly),
+        _ => (ROUTE_THEN_ADDRESS, Class::KernelOnly),
+    };
+    if frr == "8.4" {
+        // Deterministic: only the drift line counts (a recovery line from
+        // an earlier step may still be on its way).
+        lab(&["exec", "rb-node1", "sh", "-c", setup]);
+        let drift = format!("VIP drift && to={}", class.name());
+        d.wait_log(&drift, Duration::from_secs(5)).await;
+        return (class, 1);
+    }
+    let (tries, _, _) = reproduce_drift(d, frr, setup, class).await;
+    (class, tries)
+}
+
+/// Run `setup` on node1 until its ribbridge `d` logs the drift `class`:
+/// the FRR bugs are races inside zebra, so a setup that zebra happened to
+/// process in time is undone and tried again (at most 5 times). Returns
+/// the tries, when the successful setup ran, and the drift's log line.
+pub async fn reproduce_drift(
+    d: &mut daemon::Daemon,
+    frr: &str,
+    setup: &str,
+    class: ribbridge::reconcile::Class,
+) -> (u32, Instant, String) {
+    let drift = format!("VIP drift && to={}", class.name());
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        lab(&["exec", "rb-node1", "sh", "-c", setup]);
+        let t = Instant::now();
+        let (hit, line) = d
+            .wait_either(
+                &drift,
+                "VIP consistent && to=advertised",
+                Duration::from_secs(5),
+            )
+            .await;
+        if hit {
+            return (tries, t, line);
+        }
+        assert!(
+            tries < 5,
+            "FRR {frr}: {class} not reproduced in {tries} tries"
+        );
+        lab(&["exec", "rb-node1", "sh", "-c", UNDO]);
+        d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
+            .await;
+    }
+}
+
 /// The repository root (where `scripts/` lives).
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -91,6 +160,17 @@ impl Lab {
     /// `lab.sh up --frr FRR --nodes N [--vip V]...`, after clearing whatever a
     /// crashed earlier run left behind.
     pub fn up(frr: &'static str, nodes: usize, vips: &[&str]) -> Lab {
+        Lab::up_with(frr, nodes, vips, &[])
+    }
+
+    /// The same, with the router's bgpd exporting BMP to the station at
+    /// `station` (`ADDR:PORT` as seen from rb-router): `lab.sh up --bmp`.
+    pub fn up_bmp(frr: &'static str, nodes: usize, vips: &[&str], station: &str) -> Lab {
+        Lab::up_with(frr, nodes, vips, &["--bmp", station])
+    }
+
+    /// `lab.sh up` with `extra` arguments after the fixture's own.
+    fn up_with(frr: &'static str, nodes: usize, vips: &[&str], extra: &[&str]) -> Lab {
         require_root();
         let lock = lab_lock();
         lab(&["down"]);
@@ -99,6 +179,7 @@ impl Lab {
         for v in vips {
             args.extend(["--vip", v]);
         }
+        args.extend(extra);
         // The guard exists before `up` runs: a failing `up` is torn down too.
         let guard = Lab {
             frr,

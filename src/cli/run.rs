@@ -40,11 +40,21 @@ pub struct Args {
     /// Allow heal actions that remove and re-add the VIP's local address.
     #[arg(long)]
     heal_addresses: bool,
-    /// Where ribbridge runs: `node` (beside FRR: the full join) or `router`
+    /// Where ribbridge runs: `node` (beside FRR: the full join), `router`
     /// (only the kernel's ECMP legs of the configured VIPs; may watch the
-    /// main table, 254).
-    #[arg(long, value_name = "node|router")]
+    /// main table, 254) or `bmp` (a BMP station: the paths each router
+    /// exporting BMP to it holds for the configured VIPs; needs
+    /// --bmp-listen).
+    #[arg(long, value_name = "node|router|bmp")]
     vantage: Option<Vantage>,
+    /// Where the BMP station accepts routers' BMP sessions, e.g.
+    /// 0.0.0.0:11019 (--vantage bmp only).
+    #[arg(long, value_name = "ADDR:PORT")]
+    bmp_listen: Option<SocketAddr>,
+    /// Seconds a router whose BMP session ended stays (stale: its paths
+    /// unknown) before it is forgotten (--vantage bmp only) [default: 300].
+    #[arg(long, value_name = "SECS")]
+    bmp_stale_secs: Option<u64>,
 }
 
 impl Args {
@@ -60,6 +70,8 @@ impl Args {
             grace_ms: self.grace_ms,
             heal_addresses: self.heal_addresses.then_some(true),
             vantage: self.vantage,
+            bmp_listen: self.bmp_listen,
+            bmp_stale_secs: self.bmp_stale_secs,
             ..Layer::default()
         }
     }

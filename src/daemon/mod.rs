@@ -5,7 +5,10 @@
 //! core's state; the kernel watcher, the ZAPI client, the vty poller and the
 //! heal executor talk to it only through the bounded channels listed in
 //! ARCHITECTURE.md. SIGTERM and SIGINT stop everything within a second.
+//! The bmp vantage ([`bmp`]) runs no kernel watcher and no FRR task: its
+//! input is the routers' BMP sessions.
 
+pub mod bmp;
 mod frr_tasks;
 mod heal;
 mod owner;
@@ -33,6 +36,9 @@ pub enum DaemonError {
     /// The kernel watcher cannot open its sockets or dump the tables.
     #[error(transparent)]
     Kernel(#[from] KernelError),
+    /// The BMP station cannot listen.
+    #[error(transparent)]
+    Bmp(#[from] bmp::ListenError),
     /// `--record` cannot be created.
     #[error("--record {}: cannot create the event log: {source} (check the directory exists and is writable)", path.display())]
     Record {
@@ -67,6 +73,8 @@ pub const FRR_CHANNEL: usize = 1024;
 pub const RESULT_CHANNEL: usize = 64;
 /// HTTP status requests to owner.
 pub const STATUS_CHANNEL: usize = 16;
+/// BMP session tasks to owner (decoded messages).
+pub const BMP_CHANNEL: usize = 1024;
 
 /// The core's configuration from the settings.
 pub fn core_config(s: &Settings) -> reconcile::Config {
@@ -85,11 +93,14 @@ pub fn core_config(s: &Settings) -> reconcile::Config {
 
 /// Run until SIGTERM or SIGINT.
 pub async fn run(s: Settings) -> Result<(), DaemonError> {
-    let metrics = crate::telemetry::install()?;
+    let handle = crate::telemetry::install()?;
+    let metrics = crate::http::Metrics::new(move || crate::telemetry::render(&handle));
     crate::telemetry::build_info(None, crate::telemetry::UNKNOWN_RELEASE);
+    let station = s.vantage == crate::model::Vantage::Bmp;
     // Every configured VIP has its series before the endpoint can answer
-    // (the first scrape): unknown until the views are complete.
-    for (table, prefix) in owner::configured(&s) {
+    // (the first scrape): unknown until the views are complete. A station's
+    // series are per router: they appear when a router does.
+    for (table, prefix) in owner::configured(&s).into_iter().filter(|_| !station) {
         crate::telemetry::vip_unknown(&prefix, table);
         crate::telemetry::ecmp_unknown(&prefix, table);
     }
@@ -97,30 +108,47 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     let listener = crate::http::bind(s.listen)
         .await
         .map_err(DaemonError::Http)?;
-    tracing::info!(listen = %s.listen, frr_dir = %s.frr_dir.display(), tables = ?s.tables, mode = ?s.mode, "ribbridge starting");
+    tracing::info!(listen = %s.listen, frr_dir = %s.frr_dir.display(), tables = ?s.tables, mode = ?s.mode, vantage = %s.vantage, "ribbridge starting");
 
     // The kernel watcher opens its socket here, before anything else: a
     // missing capability fails the start with the watcher's own message.
-    let watcher = Watcher::new(WatcherConfig {
-        tables: s.tables.clone(),
-        resync_period: Duration::from_secs(s.resync_secs),
-        ..WatcherConfig::default()
-    })?;
+    // A BMP station reads no kernel; it binds its own listener instead.
+    let watcher = if station {
+        None
+    } else {
+        Some(Watcher::new(WatcherConfig {
+            tables: s.tables.clone(),
+            resync_period: Duration::from_secs(s.resync_secs),
+            ..WatcherConfig::default()
+        })?)
+    };
+    let bmp_listener = match s.bmp_listen.filter(|_| station) {
+        Some(addr) => {
+            let l = bmp::bind(addr).await?;
+            tracing::info!(bmp_listen = %addr, stale_secs = s.bmp_stale_secs, "bmp: station listening");
+            Some(l)
+        }
+        None => None,
+    };
     let (kernel_tx, kernel_rx) = mpsc::channel(KERNEL_CHANNEL);
     let (frr_tx, frr_rx) = mpsc::channel(FRR_CHANNEL);
     let (result_tx, result_rx) = mpsc::channel(RESULT_CHANNEL);
     let (status_tx, status_rx) = mpsc::channel(STATUS_CHANNEL);
+    let (bmp_tx, bmp_rx) = mpsc::channel(BMP_CHANNEL);
     let (ready_tx, ready_rx) = watch::channel((false, "starting".to_string()));
     let poll = frr_tasks::PollTrigger::default();
 
     let mut tasks = tokio::task::JoinSet::new();
-    {
+    if let Some(watcher) = watcher {
         let stop = stop.clone();
         tasks.spawn(async move {
             if let Err(e) = watcher.run(kernel_tx, stop.cancelled_owned()).await {
                 tracing::error!(error = %e, "kernel watcher stopped");
             }
         });
+    }
+    if let Some(l) = bmp_listener {
+        tasks.spawn(bmp::listen(l, bmp_tx, stop.clone()));
     }
     // The router vantage reads only its kernel: no ZAPI, no vty.
     if s.vantage == crate::model::Vantage::Node {
@@ -142,6 +170,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
             frr: frr_rx,
             results: result_rx,
             status: status_rx,
+            bmp: bmp_rx,
         },
         stop.clone(),
     ));

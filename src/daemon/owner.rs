@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::DaemonError;
+use super::bmp::{BmpInput, Station};
 use super::frr_tasks::PollTrigger;
 use super::heal;
 use super::translate::{self, ZapiView};
@@ -44,6 +45,8 @@ pub struct Inputs {
     pub results: mpsc::Receiver<Input>,
     /// Status requests from HTTP: the reply carries `/status` JSON.
     pub status: mpsc::Receiver<oneshot::Sender<String>>,
+    /// From the BMP station's sessions (bmp vantage only).
+    pub bmp: mpsc::Receiver<BmpInput>,
 }
 
 /// The loop's state and handles.
@@ -66,6 +69,8 @@ pub struct Owner {
     legs: HashMap<(TableId, Prefix), u32>,
     settings: Settings,
     zebra_reason: String,
+    /// The BMP station's view (bmp vantage only; the core is idle there).
+    station: Option<Station>,
 }
 
 impl Owner {
@@ -101,6 +106,8 @@ impl Owner {
             legs: HashMap::new(),
             settings: s.clone(),
             zebra_reason: "zebra not connected yet".to_string(),
+            station: (s.vantage == crate::model::Vantage::Bmp)
+                .then(|| Station::new(s.vips.iter().copied(), s.bmp_stale_secs)),
         };
         telemetry::drained(false);
         Ok(owner)
@@ -112,9 +119,17 @@ impl Owner {
 
     /// Run until `stop`.
     pub async fn run(mut self, mut inputs: Inputs, stop: CancellationToken) {
+        if let Some(why) = self.station.as_ref().map(Station::not_ready) {
+            self.publish_ready(why.is_none(), why.unwrap_or_default());
+        }
         loop {
             let sleep_until = self
                 .wake_at
+                .map(|at| self.start + std::time::Duration::from_millis(at));
+            let forget_at = self
+                .station
+                .as_ref()
+                .and_then(Station::next_deadline)
                 .map(|at| self.start + std::time::Duration::from_millis(at));
             tokio::select! {
                 biased;
@@ -122,7 +137,13 @@ impl Owner {
                 Some(ev) = inputs.kernel.recv() => self.on_kernel(ev),
                 Some(ev) = inputs.frr.recv() => self.on_zapi(ev),
                 Some(Input::Core(ev, source)) = inputs.results.recv() => self.feed(ev, source),
+                Some(input) = inputs.bmp.recv() => self.on_bmp(Some(input)),
+                () = sleep(forget_at) => self.on_bmp(None),
                 Some(reply) = inputs.status.recv() => {
+                    if self.station.is_some() {
+                        let _ = reply.send(self.station_status());
+                        continue;
+                    }
                     let hops = |t, p| self.routes.get(&(t, p)).map(next_hops).unwrap_or_default();
                     let why = Some(self.ready.borrow().1.clone()).filter(|w| !w.is_empty());
                     let doc = crate::status::document(&self.state, self.frr_release.clone(), self.zero_unix_ms, &hops, why);
@@ -137,6 +158,56 @@ impl Owner {
         if let Some(r) = self.record.as_mut() {
             let _ = r.flush();
         }
+    }
+
+    /// A BMP input, or (`None`) a stale router's time is up; then publish
+    /// the station's readiness.
+    fn on_bmp(&mut self, input: Option<BmpInput>) {
+        let now = self.now();
+        let Some(station) = self.station.as_mut() else {
+            return;
+        };
+        match input {
+            Some(i) => station.apply(i, now),
+            None => station.expire(now),
+        }
+        let why = station.not_ready();
+        self.publish_ready(why.is_none(), why.unwrap_or_default());
+    }
+
+    fn station_status(&self) -> String {
+        let zero = self.zero_unix_ms;
+        let routers = self
+            .station
+            .as_ref()
+            .map(|s| s.status(&|ms| zero.saturating_add(ms)))
+            .unwrap_or_default();
+        let why = Some(self.ready.borrow().1.clone()).filter(|w| !w.is_empty());
+        let doc = crate::status::station_document(routers, why);
+        serde_json::to_string(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// Set `/readyz`'s answer; log when it changes. True when it changed.
+    fn publish_ready(&mut self, ready: bool, reason: String) -> bool {
+        telemetry::ready(ready);
+        let changed = self.ready.send_if_modified(|cur| {
+            let next = (ready, if ready { String::new() } else { reason });
+            if *cur != next {
+                *cur = next;
+                true
+            } else {
+                false
+            }
+        });
+        if changed {
+            let why = self.ready.borrow().1.clone();
+            if ready {
+                tracing::info!(ready, "readiness changed");
+            } else {
+                tracing::warn!(ready, %why, "readiness changed");
+            }
+        }
+        changed
     }
 
     fn on_kernel(&mut self, ev: KernelEvent) {
@@ -299,30 +370,14 @@ impl Owner {
         } else {
             self.zebra_reason.clone()
         };
-        telemetry::ready(ready);
-        let changed = self.ready.send_if_modified(|cur| {
-            let next = (ready, if ready { String::new() } else { reason });
-            if *cur != next {
-                *cur = next;
-                true
-            } else {
-                false
-            }
-        });
         // /readyz's answer changes rarely and an operator wants the why.
-        if changed {
+        if self.publish_ready(ready, reason) {
             for (&(table, prefix), v) in &self.state.vips {
                 if ready {
                     telemetry::vip_state(&prefix, table, v.state);
                 } else {
                     telemetry::vip_unknown(&prefix, table);
                 }
-            }
-            let why = self.ready.borrow().1.clone();
-            if ready {
-                tracing::info!(ready, "readiness changed");
-            } else {
-                tracing::warn!(ready, %why, "readiness changed");
             }
         }
     }

@@ -35,7 +35,7 @@
 pub mod client;
 mod server;
 
-pub use server::{BindError, Endpoint, bind, serve};
+pub use server::{BindError, Endpoint, Metrics, bind, serve};
 
 /// Default listen address: loopback, port 7585. Outside 9000-9999, which
 /// OpenShift opens between nodes (a loopback-only port belongs outside

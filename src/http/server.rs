@@ -32,6 +32,35 @@ pub struct Endpoint {
     pub ready: watch::Receiver<(bool, String)>,
 }
 
+/// What `/metrics` answers: the catalogue's text, rendered at each scrape.
+/// A function rather than the exporter's handle, so that the catalogue can
+/// add series the exporter cannot remove (a forgotten router's).
+#[derive(Clone)]
+pub struct Metrics(Arc<dyn Fn() -> String + Send + Sync>);
+
+impl Metrics {
+    /// `/metrics` answers what `render` returns.
+    pub fn new(render: impl Fn() -> String + Send + Sync + 'static) -> Metrics {
+        Metrics(Arc::new(render))
+    }
+
+    fn render(&self) -> String {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics(..)")
+    }
+}
+
+impl From<PrometheusHandle> for Metrics {
+    fn from(h: PrometheusHandle) -> Metrics {
+        Metrics::new(move || h.render())
+    }
+}
+
 /// Why [`bind`] could not listen. Every message names the address and
 /// what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -123,7 +152,7 @@ const JSON: &str = "application/json";
 pub async fn serve(
     listener: TcpListener,
     shared: Endpoint,
-    metrics: PrometheusHandle,
+    metrics: impl Into<Metrics>,
     stop: CancellationToken,
 ) {
     serve_with(listener, shared, metrics, stop, LIMITS).await;
@@ -132,10 +161,11 @@ pub async fn serve(
 async fn serve_with(
     listener: TcpListener,
     shared: Endpoint,
-    metrics: PrometheusHandle,
+    metrics: impl Into<Metrics>,
     stop: CancellationToken,
     limits: Limits,
 ) {
+    let metrics = metrics.into();
     let mut h1 = http1::Builder::new();
     h1.timer(TokioTimer::new())
         .header_read_timeout(limits.header_read)
@@ -199,7 +229,7 @@ async fn serve_with(
 #[derive(Debug)]
 struct App {
     shared: Endpoint,
-    metrics: PrometheusHandle,
+    metrics: Metrics,
     limits: Limits,
 }
 

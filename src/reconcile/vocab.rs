@@ -418,6 +418,9 @@ impl State {
         match self.config.vantage {
             Vantage::Node => self.kernel_synced && self.zebra.is_some() && self.zebra_synced,
             Vantage::Router => self.kernel_synced,
+            // The station's readiness is its routers' (daemon::bmp); the
+            // core classifies nothing there.
+            Vantage::Bmp => false,
         }
     }
 
