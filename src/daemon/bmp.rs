@@ -76,6 +76,10 @@ pub enum BmpInput {
 /// forever. FRR sends them within a second of its peers' dumps.
 pub const SYNC_PATIENCE_MS: Millis = 60_000;
 
+/// The most BMP sessions served at once: a router has one (two while it
+/// reconnects); more are refused, logged and counted.
+pub const MAX_SESSIONS: usize = 64;
+
 /// How long the accept loop pauses after a failed accept (out of
 /// descriptors), so that it does not spin.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
@@ -109,6 +113,13 @@ pub async fn listen(listener: TcpListener, tx: mpsc::Sender<BmpInput>, stop: Can
             _ = stop.cancelled() => break,
             Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
             r = listener.accept() => match r {
+                // Routers are few (one or two per rack); a flood of
+                // connections must not grow tasks and buffers without end.
+                Ok((stream, address)) if sessions.len() >= MAX_SESSIONS => {
+                    drop(stream);
+                    telemetry::bmp_session_end("too_many_sessions");
+                    tracing::warn!(%address, max = MAX_SESSIONS, "bmp: connection refused: the station already has the most sessions it serves; check what connects to --bmp-listen");
+                }
                 Ok((stream, address)) => {
                     next += 1;
                     sessions.spawn(session(next, stream, address, tx.clone(), stop.clone()));
@@ -790,5 +801,38 @@ mod tests {
         }
         stop.cancel();
         station.await.expect("the listener stops");
+    }
+
+    /// More than [`MAX_SESSIONS`] connections: the next one is closed at
+    /// once and never reaches the owner.
+    #[tokio::test]
+    async fn sessions_beyond_the_limit_are_refused() {
+        use tokio::io::AsyncReadExt;
+        let listener = bind("127.0.0.1:0".parse().expect("addr"))
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, mut rx) = mpsc::channel(2 * MAX_SESSIONS);
+        let stop = CancellationToken::new();
+        let station = tokio::spawn(listen(listener, tx, stop.clone()));
+        let mut open = Vec::new();
+        for _ in 0..MAX_SESSIONS {
+            open.push(TcpStream::connect(addr).await.expect("connect"));
+            match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+                Ok(Some(BmpInput::Up { .. })) => {}
+                other => panic!("expected a session, got {other:?}"),
+            }
+        }
+        let mut extra = TcpStream::connect(addr).await.expect("connect");
+        let mut buf = [0u8; 1];
+        let n = tokio::time::timeout(Duration::from_secs(5), extra.read(&mut buf))
+            .await
+            .expect("the extra connection is closed within 5 s")
+            .unwrap_or(0);
+        assert_eq!(n, 0, "the station closes the connection over the limit");
+        assert!(rx.try_recv().is_err(), "nothing reached the owner for it");
+        stop.cancel();
+        station.await.expect("the listener stops");
+        drop(open);
     }
 }
