@@ -39,11 +39,11 @@ use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 /// The mirror's budget per kube-vip route (one leg).
-const MIRROR_BUDGET: usize = 100000;
+const MIRROR_BUDGET: usize = 256;
 /// A route outside the configured VIPs, in a mirror that keeps only them.
-const FILTERED_BUDGET: usize = 100000;
+const FILTERED_BUDGET: usize = 1;
 /// The core's budget per VIP.
-const CORE_BUDGET: usize = 100000;
+const CORE_BUDGET: usize = 256;
 
 fn prefix(i: usize) -> Prefix {
     let a = Ipv4Addr::from(0x0a00_0000u32 + u32::try_from(i).unwrap());
