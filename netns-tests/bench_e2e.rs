@@ -16,10 +16,15 @@
 //!    again; with ribbridge (repair), with kube-vip's 5 s re-assertion alone
 //!    (`lab.sh vip-reassert` 5 s after the change, then every 5 s), and with
 //!    nothing; bounded.
-//! 4. scale: N routes in table 198 (`ip -batch`), then ribbridge started
-//!    (observe mode): time to the first complete kernel view, to ready, peak
-//!    RSS, and the time of a timer resync (the watcher's `kernel resync done`
-//!    debug line).
+//! 4. memory: the peak RSS of a ribbridge on the lab as it is (the idle
+//!    base), then per route count (BENCH_SCALE, default 10 000 and
+//!    100 000) N routes in table 198 (`ip -batch`, table emptied before and
+//!    after), then ribbridge started (observe mode): time to the first
+//!    complete kernel view, to ready, peak RSS, bytes per route over the
+//!    base, and the time of a timer resync (the watcher's `kernel resync
+//!    done` debug line). Once per bench, a router vantage watching main
+//!    with BENCH_ROUTER_ROUTES (1 000 000) routes and 2 VIPs in a
+//!    namespace of its own (`router_memory`).
 //! 5. reboot: from the router, a steady UDP probe stream to the VIP (16
 //!    flows, 100 Hz each, spread over both nodes by an L4 ECMP hash),
 //!    answered by an echo responder on each node; node1 "powers off" (all
@@ -30,8 +35,9 @@
 //!
 //! Settings come from the environment (the script sets them): BENCH_FRR,
 //! BENCH_RUNS, BENCH_FAIL_STOP, BENCH_BOUND_S, BENCH_OBS, BENCH_IDLE_S,
-//! BENCH_SCALE, BENCH_OUT, BENCH_REBOOT (0 skips 5), BENCH_ONLY_REBOOT (1:
-//! only 5).
+//! BENCH_SCALE (route counts, "" skips 4), BENCH_ROUTER_ROUTES (0 skips
+//! the router cell), BENCH_OUT, BENCH_REBOOT (0 skips 5), BENCH_ONLY_REBOOT
+//! (1: only 5), BENCH_ONLY_MEMORY (1: only 4 and the router cell).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure ends the run
 
@@ -53,6 +59,8 @@ use tokio::sync::mpsc;
 const VIP: &str = "192.0.2.10/32";
 const VIP2: &str = "192.0.2.11/32";
 const ROUTE: &str = "192.0.2.10/32 dev lo table 198 proto 248 scope global";
+/// Empty table 198 (which does not exist until a route is in it).
+const FLUSH_198: &str = "ip route flush table 198 2>/dev/null; true";
 const RESET_10X: &str =
     "ip route del 192.0.2.10/32 table 198; ip address del 192.0.2.10/32 dev lo; true";
 
@@ -112,11 +120,16 @@ struct Daemon {
 
 impl Daemon {
     async fn start(lab: &Lab, args: &[&str], log: &str) -> Daemon {
+        Daemon::start_in("rb-node1", &lab.sockdir("rb-node1"), args, log)
+    }
+
+    /// `ribbridge run` in namespace `ns` with FRR's sockets in `frr_dir`.
+    fn start_in(ns: &str, frr_dir: &std::path::Path, args: &[&str], log: &str) -> Daemon {
         let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", "rb-node1"])
+        cmd.args(["netns", "exec", ns])
             .arg(env!("CARGO_BIN_EXE_ribbridge"))
             .args(["run", "--frr-dir"])
-            .arg(lab.sockdir("rb-node1"))
+            .arg(frr_dir)
             .args(["--listen", "127.0.0.1:7585"])
             .args(args)
             .env("RUST_LOG", log)
@@ -489,26 +502,52 @@ async fn heal_cell(
            "not_healed": not_healed, "no_drift": no_drift, "heal_actions": heals})
 }
 
-/// 4. Scale: `n` routes in table 198, then ribbridge starts.
-async fn scale(lab_guard: &Lab, n: usize) -> Value {
+/// `n` host routes `route add {first + i}/32 {tail}` into namespace `ns`
+/// through one `ip -batch` file; returns how long `ip` took.
+fn insert_routes(ns: &str, first: u32, n: usize, tail: &str) -> Duration {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("routes.batch");
     let mut text = String::with_capacity(n * 64);
     for i in 0..n {
-        let a = std::net::Ipv4Addr::from(0x0a00_0000u32 + u32::try_from(i).unwrap());
-        text.push_str(&format!(
-            "route add {a}/32 dev lo table 198 proto 248 scope global\n"
-        ));
+        let a = std::net::Ipv4Addr::from(first + u32::try_from(i).unwrap());
+        text.push_str(&format!("route add {a}/32 {tail}\n"));
     }
     std::fs::write(&file, text).expect("batch file");
     let t = Instant::now();
     let st = std::process::Command::new("ip")
-        .args(["-n", "rb-node1", "-batch"])
+        .args(["-n", ns, "-batch"])
         .arg(&file)
         .status()
         .expect("ip -batch");
-    assert!(st.success(), "ip -batch of {n} routes failed");
-    let insert = t.elapsed();
+    assert!(st.success(), "ip -n {ns} -batch of {n} routes failed");
+    t.elapsed()
+}
+
+/// Peak RSS (VmHWM, KiB) of a ribbridge started on the lab as it is (its
+/// 2 VIPs), once ready: the base the memory cells subtract.
+async fn idle_base(lab_guard: &Lab) -> u64 {
+    let mut d = Daemon::start(lab_guard, &["--mode", "observe"], "info").await;
+    d.wait(
+        &["readiness changed", "ready=true"],
+        Duration::from_secs(30),
+    )
+    .await;
+    let (_, hwm, _) = proc_usage(d.pid());
+    d.stop().await;
+    hwm
+}
+
+/// 4. Scale: `n` routes in table 198 (emptied first), then ribbridge
+/// starts. `base_kib`: the idle base, for the bytes per route.
+async fn scale(lab_guard: &Lab, n: usize, base_kib: u64) -> Value {
+    lab(&["exec", "rb-node1", "sh", "-c", FLUSH_198]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let insert = insert_routes(
+        "rb-node1",
+        0x0a00_0000,
+        n,
+        "dev lo table 198 proto 248 scope global",
+    );
     let cfg = dir.path().join("ribbridge.toml");
     std::fs::write(&cfg, "resync_secs = 10\nmode = \"observe\"\n").expect("config");
     let cfg_s = cfg.to_string_lossy().into_owned();
@@ -556,12 +595,91 @@ async fn scale(lab_guard: &Lab, n: usize) -> Value {
     let (_, hwm, rss) = proc_usage(d.pid());
     let started = d.started;
     d.stop().await;
-    json!({"routes": n, "ip_batch_insert_ms": ms(insert),
+    lab(&["exec", "rb-node1", "sh", "-c", FLUSH_198]);
+    json!({"vantage": "node", "table": 198, "routes": n, "ip_batch_insert_ms": ms(insert),
+           "base_kib": base_kib,
+           "bytes_per_route_over_base": (hwm.saturating_sub(base_kib) * 1024) as f64 / n as f64,
            "first_kernel_view_ms": ms(kernel - started),
            "ready_ms": ready.map(|r| ms(r - started)),
            "not_ready_within_s": if ready.is_none() { Some(ready_limit.as_secs()) } else { None },
            "zebra_disconnects": disconnects,
            "full_resync_ms": if took_us.is_nan() { None } else { Some(took_us / 1000.0) },
+           "peak_rss_kib": hwm, "rss_kib": rss})
+}
+
+/// 4b. A router vantage watching main with `n` routes and 2 VIPs, in a
+/// namespace of its own (`rb-memrouter`, no FRR: the router vantage reads
+/// only its kernel; a router's zebra would itself learn the million
+/// routes): the VIPs via two gateways of a veth, the rest
+/// `proto bgp` routes via one. The base is the same daemon with the two
+/// VIPs only.
+async fn router_memory(n: usize) -> Value {
+    const NS: &str = "rb-memrouter";
+    let sh = |cmd: &str| {
+        let st = std::process::Command::new("sh")
+            .args(["-c", cmd])
+            .status()
+            .expect("sh");
+        assert!(st.success(), "{cmd}: {st}");
+    };
+    let _ = std::process::Command::new("ip")
+        .args(["netns", "del", NS])
+        .status();
+    sh(&format!(
+        "ip netns add {NS} && ip -n {NS} link set lo up && \
+         ip -n {NS} link add rbm0 type veth peer name rbm1 && \
+         ip -n {NS} link set rbm0 up && ip -n {NS} link set rbm1 up && \
+         ip -n {NS} address add 198.18.0.1/24 dev rbm0 && \
+         ip -n {NS} route add {VIP} proto bgp nexthop via 198.18.0.2 nexthop via 198.18.0.3 && \
+         ip -n {NS} route add {VIP2} proto bgp nexthop via 198.18.0.2 nexthop via 198.18.0.3"
+    ));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let args = [
+        "--vantage",
+        "router",
+        "--table",
+        "254",
+        "--vip",
+        VIP,
+        "--vip",
+        VIP2,
+    ];
+    let log = "info,ribbridge::kernel::watcher=debug";
+    let run = |what: &'static str| {
+        let dir = dir.path().to_path_buf();
+        async move {
+            let mut d = Daemon::start_in(NS, &dir, &args, log);
+            let view = d
+                .wait(
+                    &["kernel resync done", "reason=\"startup\""],
+                    Duration::from_secs(120),
+                )
+                .await;
+            let ready = d
+                .wait(
+                    &["readiness changed", "ready=true"],
+                    Duration::from_secs(120),
+                )
+                .await;
+            // Both VIPs counted (the ECMP line of each), then the sizes.
+            let (_, hwm, rss) = proc_usage(d.pid());
+            let started = d.started;
+            d.stop().await;
+            eprintln!("router memory ({what}): peak {hwm} KiB");
+            (ms(view - started), ms(ready - started), hwm, rss)
+        }
+    };
+    let (_, _, base_kib, _) = run("base").await;
+    // 100.64.0.0/10 holds 4 M hosts: the million never meets the VIPs.
+    let insert = insert_routes(NS, 0x6440_0000, n, "proto bgp via 198.18.0.2");
+    let (view_ms, ready_ms, hwm, rss) = run("full").await;
+    let _ = std::process::Command::new("ip")
+        .args(["netns", "del", NS])
+        .status();
+    json!({"vantage": "router", "table": 254, "routes": n, "vips": 2,
+           "ip_batch_insert_ms": ms(insert), "base_kib": base_kib,
+           "bytes_per_route_over_base": (hwm.saturating_sub(base_kib) * 1024) as f64 / n as f64,
+           "first_kernel_view_ms": view_ms, "ready_ms": ready_ms,
            "peak_rss_kib": hwm, "rss_kib": rss})
 }
 
@@ -791,7 +909,13 @@ async fn main() {
     let bound = Duration::from_secs(env_or("BENCH_BOUND_S", 12));
     let obs: usize = env_or("BENCH_OBS", 40);
     let idle_s: u64 = env_or("BENCH_IDLE_S", 60);
-    let scale_n: usize = env_or("BENCH_SCALE", 100_000);
+    let scale_ns: Vec<usize> = env_or("BENCH_SCALE", "10000 100000".to_string())
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .filter(|n| *n > 0)
+        .collect();
+    let router_n: usize = env_or("BENCH_ROUTER_ROUTES", 1_000_000);
+    let only_memory: u8 = env_or("BENCH_ONLY_MEMORY", 0);
     let out = PathBuf::from(env_or("BENCH_OUT", "bench-e2e.json".to_string()));
     let reboot_on: u8 = env_or("BENCH_REBOOT", 1);
     let only_reboot: u8 = env_or("BENCH_ONLY_REBOOT", 0);
@@ -801,7 +925,7 @@ async fn main() {
         let frr: &'static str = Box::leak(frr.clone().into_boxed_str());
         let t = Instant::now();
         let mut reboot = Vec::new();
-        if reboot_on == 1 || only_reboot == 1 {
+        if (reboot_on == 1 || only_reboot == 1) && only_memory == 0 {
             for how in [Stop::NoDrain, Stop::Drain, Stop::CleanStop] {
                 eprintln!("== FRR {frr}: reboot with {}", how.name());
                 let c = reboot_cell(frr, how).await;
@@ -815,6 +939,12 @@ async fn main() {
         }
         eprintln!("== FRR {frr}: lab up");
         let lab_guard = Lab::up(frr, 2, &[VIP, VIP2]);
+        if only_memory == 1 {
+            let s = memory_cells(&lab_guard, frr, &scale_ns).await;
+            drop(lab_guard);
+            results.push(json!({"frr": frr, "scale": s, "took_s": t.elapsed().as_secs()}));
+            continue;
+        }
         eprintln!("== FRR {frr}: observation latency ({obs} changes)");
         let o = observation(&lab_guard, obs).await;
         eprintln!("{o}");
@@ -834,22 +964,25 @@ async fn main() {
             eprintln!("{c}");
             cells.push(c);
         }
-        let s = if scale_n > 0 {
-            eprintln!("== FRR {frr}: scale ({scale_n} routes)");
-            let s = scale(&lab_guard, scale_n).await;
-            eprintln!("{s}");
-            s
-        } else {
-            Value::Null
-        };
+        let s = memory_cells(&lab_guard, frr, &scale_ns).await;
         drop(lab_guard);
         results.push(json!({"frr": frr, "observation": o, "idle": i,
             "heal": {"case": case, "cells": cells}, "scale": s, "reboot": reboot,
             "took_s": t.elapsed().as_secs()}));
     }
+    let router = if router_n > 0 {
+        eprintln!("== router vantage, main table: memory ({router_n} routes, 2 VIPs)");
+        let r = router_memory(router_n).await;
+        eprintln!("{r}");
+        r
+    } else {
+        Value::Null
+    };
     let doc = json!({
         "settings": {"runs": runs, "fail_stop": fail_stop, "bound_s": bound.as_secs(),
-                     "observation_changes": obs, "idle_s": idle_s, "scale_routes": scale_n},
+                     "observation_changes": obs, "idle_s": idle_s, "scale_routes": scale_ns,
+                     "router_routes": router_n},
+        "router_memory": router,
         "machine": machine(),
         "took_s": began.elapsed().as_secs(),
         "releases": results,
@@ -857,6 +990,22 @@ async fn main() {
     std::fs::write(&out, serde_json::to_string_pretty(&doc).unwrap()).expect("write json");
     print_table(&doc);
     println!("JSON: {}", out.display());
+}
+
+/// 4. The node's memory cells: the idle base, then each route count.
+async fn memory_cells(lab_guard: &Lab, frr: &str, counts: &[usize]) -> Value {
+    if counts.is_empty() {
+        return Value::Null;
+    }
+    let base = idle_base(lab_guard).await;
+    let mut cells = Vec::new();
+    for &n in counts {
+        eprintln!("== FRR {frr}: scale ({n} routes)");
+        let s = scale(lab_guard, n, base).await;
+        eprintln!("{s}");
+        cells.push(s);
+    }
+    Value::Array(cells)
 }
 
 fn machine() -> Value {
@@ -901,6 +1050,7 @@ fn print_table(doc: &Value) {
         .iter()
         .all(|r| r["observation"].is_null())
     {
+        print_memory(doc);
         return;
     }
     println!(
@@ -963,26 +1113,52 @@ fn print_table(doc: &Value) {
             i["beats"]
         );
     }
+    print_memory(doc);
+}
+
+/// The memory table: one row per vantage and route count.
+fn print_memory(doc: &Value) {
+    let f = |v: &Value| match v.as_f64() {
+        Some(x) => format!("{x:.1}"),
+        None => "-".to_string(),
+    };
     println!(
-        "\n{:<6} {:>8} {:>14} {:>10} {:>14} {:>12}",
-        "FRR", "routes", "kernel view ms", "ready ms", "full resync ms", "peak RSS MiB"
+        "\n{:<7} {:<7} {:>8} {:>10} {:>14} {:>10} {:>14} {:>12} {:>9} {:>10}",
+        "FRR",
+        "vantage",
+        "routes",
+        "insert ms",
+        "kernel view ms",
+        "ready ms",
+        "full resync ms",
+        "peak RSS MiB",
+        "base MiB",
+        "B/route"
     );
-    for r in doc["releases"].as_array().unwrap() {
-        let s = &r["scale"];
-        if s.is_null() {
-            continue;
-        }
+    let row = |frr: &str, s: &Value| {
         println!(
-            "{:<6} {:>8} {:>14} {:>10} {:>14} {:>12.1}",
-            r["frr"].as_str().unwrap(),
+            "{:<7} {:<7} {:>8} {:>10} {:>14} {:>10} {:>14} {:>12.1} {:>9.1} {:>10}",
+            frr,
+            s["vantage"].as_str().unwrap_or("node"),
             s["routes"],
+            f(&s["ip_batch_insert_ms"]),
             f(&s["first_kernel_view_ms"]),
             match s["ready_ms"].as_f64() {
                 Some(x) => format!("{x:.1}"),
                 None => format!("not ready in {} s", s["not_ready_within_s"]),
             },
             f(&s["full_resync_ms"]),
-            s["peak_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0
+            s["peak_rss_kib"].as_f64().unwrap_or(0.0) / 1024.0,
+            s["base_kib"].as_f64().unwrap_or(0.0) / 1024.0,
+            f(&s["bytes_per_route_over_base"])
         );
+    };
+    for r in doc["releases"].as_array().unwrap() {
+        for s in r["scale"].as_array().into_iter().flatten() {
+            row(r["frr"].as_str().unwrap(), s);
+        }
+    }
+    if !doc["router_memory"].is_null() {
+        row("-", &doc["router_memory"]);
     }
 }

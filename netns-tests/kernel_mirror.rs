@@ -143,12 +143,18 @@ impl Mirrored {
     }
 
     fn start_with(ns: &Ns, rcvbuf: usize, capacity: usize, period: Duration) -> Mirrored {
-        let rt = tokio::runtime::Handle::current();
         let config = WatcherConfig {
             tables: vec![TABLE],
+            prefixes: None,
             rcvbuf,
             resync_period: period,
         };
+        Mirrored::start_config(ns, config, capacity)
+    }
+
+    fn start_config(ns: &Ns, config: WatcherConfig, capacity: usize) -> Mirrored {
+        let rcvbuf = config.rcvbuf;
+        let rt = tokio::runtime::Handle::current();
         let w = in_netns(&ns.name, move || {
             let _g = rt.enter();
             Watcher::new(config).expect("watcher in the namespace")
@@ -777,4 +783,76 @@ async fn kernel_mirror_periodic_resync_is_quiet_when_nothing_changed() {
     );
     m.settle(&ns, "timer").await;
     assert!(m.view.counters().resyncs(ResyncReason::Timer) >= 2);
+}
+
+/// A router vantage's mirror (`prefixes` set) keeps the routes to the VIPs
+/// and nothing else of the table: not at startup, not from events, not
+/// after a re-dump; the VIP's own changes still arrive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kernel_mirror_of_the_vips_keeps_nothing_else() {
+    let ns = Ns::new("vips");
+    let vip = "192.0.2.10/32";
+    let batch = |first: u32| {
+        (0..500u32)
+            .map(|i| {
+                format!(
+                    "route add {}/32 via 10.9.0.2 table 198 proto bgp\n",
+                    std::net::Ipv4Addr::from(0x6440_0000 + first + i)
+                )
+            })
+            .collect::<String>()
+    };
+    let file = std::env::temp_dir().join(format!("rbk-vips-{}.batch", std::process::id()));
+    std::fs::write(&file, batch(0)).expect("batch file");
+    ns.ip(&format!("-batch {}", file.display()));
+    ns.ip(&format!("route add {vip} via 10.9.0.2 table 198 proto bgp"));
+    let config = WatcherConfig {
+        tables: vec![TABLE],
+        prefixes: Some([vip.parse().expect("prefix")].into()),
+        rcvbuf: 4 << 20,
+        resync_period: Duration::from_millis(300),
+    };
+    let mut m = Mirrored::start_config(&ns, config, 10_000);
+    let only_the_vip = |m: &Mirrored, step: &str| {
+        let routes = m.view.snapshot().routes.clone();
+        assert!(
+            routes.len() == 1 && routes[0].prefix.to_string() == vip,
+            "{step}: the mirror holds more than the VIP: {} routes",
+            routes.len()
+        );
+    };
+    m.expect_resync(ResyncReason::Startup).await;
+    only_the_vip(&m, "startup");
+    // 500 more routes while watching, then a change of the VIP: only the
+    // VIP's event arrives.
+    std::fs::write(&file, batch(500)).expect("batch file");
+    ns.ip(&format!("-batch {}", file.display()));
+    ns.ip(&format!(
+        "route replace {vip} table 198 proto bgp nexthop via 10.9.0.2 nexthop via 10.9.0.3"
+    ));
+    m.expect("the VIP's RouteChanged to 2 legs", |e| {
+        matches!(e, KernelEvent::RouteChanged { new, .. }
+            if new.ecmp_legs() == 2 && new.prefix.to_string() == vip)
+    })
+    .await;
+    let leaked: Vec<_> = m
+        .seen
+        .iter()
+        .filter(|e| match e {
+            KernelEvent::RouteAdded { route }
+            | KernelEvent::RouteRemoved { route }
+            | KernelEvent::Reasserted { route }
+            | KernelEvent::RouteChanged { new: route, .. } => route.prefix.to_string() != vip,
+            KernelEvent::Resynced { routes, .. } => routes.len() != 1,
+            _ => false,
+        })
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "routes outside the VIPs reached the daemon: {leaked:#?}"
+    );
+    only_the_vip(&m, "events");
+    m.expect_resync(ResyncReason::Timer).await;
+    only_the_vip(&m, "timer re-dump");
+    let _ = std::fs::remove_file(&file);
 }

@@ -2,7 +2,7 @@
 # The end-to-end bench on the lab (real kernel, real FRR): observation
 # latency against `ip monitor`, time to heal per drift case and release
 # (ribbridge / kube-vip's 5 s re-assertion alone / nothing), idle cost,
-# scale, and a node "powered off" with no drain / after `ribbridge drain` /
+# memory per route (node: 10k and 100k routes; router: 1M in main), and a node "powered off" with no drain / after `ribbridge drain` /
 # after a clean bgpd stop (probes lost, the router's dead path). Prints a table and writes JSON. Method: docs/PERFORMANCE.md; the
 # driver is netns-tests/bench_e2e.rs. Root only. Not part of scripts/test.sh.
 #
@@ -11,9 +11,12 @@
 # Environment (defaults): BENCH_RUNS=20 runs per heal cell, BENCH_FAIL_STOP=3
 # (a cell stops after this many runs in a row not healed within the bound and
 # none healed), BENCH_BOUND_S=12, BENCH_OBS=40 observed changes,
-# BENCH_IDLE_S=60, BENCH_SCALE=100000 routes (0 skips it), BENCH_REBOOT=1
-# (0 skips the power-off cells), BENCH_ONLY_REBOOT=0 (1: only those, ~70 s
-# per release).
+# BENCH_IDLE_S=60, BENCH_SCALE="10000 100000" (route counts of the node's
+# memory cells; "" skips them), BENCH_ROUTER_ROUTES=1000000 (the router
+# vantage's memory cell, once per bench, its own namespace; 0 skips it),
+# BENCH_REBOOT=1 (0 skips the power-off cells), BENCH_ONLY_REBOOT=0 (1: only
+# those, ~70 s per release), BENCH_ONLY_MEMORY=0 (1: only the memory cells,
+# ~3.5 min for the three releases, 12 s of it inserting the million routes).
 # The published run (BENCH_RUNS=10 BENCH_OBS=30 BENCH_SCALE_READY_S=60) took
 # 892 s for the three releases on the 2-core lab machine; the defaults add ~2 min per release.
 set -Eeuo pipefail

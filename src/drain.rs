@@ -215,8 +215,8 @@ async fn check(
     let mut vips = BTreeSet::new();
     for &table in &input.tables {
         for afi in [Afi::Ipv4, Afi::Ipv6] {
-            match zebra.route_table(afi, table).await {
-                Ok(view) => vips.extend(view.keys().copied()),
+            match zebra.route_prefixes(afi, table).await {
+                Ok(view) => vips.extend(view),
                 Err(e) => pending.push(format!("zebra's table {table} unreadable: {e}")),
             }
         }

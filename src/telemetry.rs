@@ -12,6 +12,8 @@ use metrics::{
 };
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
+use std::collections::HashSet;
+
 use crate::model::{Prefix, TableId};
 use crate::reconcile::Class;
 
@@ -48,6 +50,20 @@ pub const FRR_QUERY_ERRORS_TOTAL: &str = "ribbridge_frr_query_errors_total";
 pub const READY: &str = "ribbridge_ready";
 /// `ribbridge_drained`: 1 while bgpd's configuration holds the drain.
 pub const DRAINED: &str = "ribbridge_drained";
+/// `ribbridge_vips_without_series`: VIPs tracked (in `/status`) but past
+/// [`VIP_SERIES_LIMIT`], so without per-VIP series.
+pub const VIPS_WITHOUT_SERIES: &str = "ribbridge_vips_without_series";
+
+/// Discovered VIPs (every route of a node's watched table is one) that get
+/// their own series, at most, beside the configured ones (always). The
+/// recorder keeps every label set it was ever given, ~320 bytes a series
+/// and [`SERIES_PER_VIP`] per VIP (benches/mirror_memory.rs): unbounded, a
+/// table of 100 000 routes held ~320 MB of series. 1 024 VIPs is ~3 MB.
+pub const VIP_SERIES_LIMIT: usize = 1024;
+
+/// Series one VIP with metrics holds: its state set (every class and
+/// `unknown`) and its ECMP gauge.
+pub const SERIES_PER_VIP: usize = Class::ALL.len() + 2;
 
 /// `ribbridge_router_paths{router,prefix}`: paths a router exporting BMP
 /// holds for a VIP (NaN while unknown); removed when the router is
@@ -151,6 +167,10 @@ pub fn describe() {
         "BMP sessions that ended, by reason (closed, termination, malformed, io)"
     );
     describe_gauge!(BMP_SESSIONS, "BMP sessions from routers open now");
+    describe_gauge!(
+        VIPS_WITHOUT_SERIES,
+        "VIPs tracked but past the per-VIP series limit (1024 discovered VIPs): only /status has them"
+    );
     describe_gauge!(
         DRAINED,
         "1 while the node is drained (ribbridge drain): bgpd sends its VIPs to no peer on purpose"
@@ -357,9 +377,104 @@ pub fn drained(drained: bool) {
     gauge!(DRAINED).set(if drained { 1.0 } else { 0.0 });
 }
 
+/// Which VIPs have per-VIP series: the configured ones, and the first
+/// [`VIP_SERIES_LIMIT`] others seen. A VIP once admitted keeps its series
+/// (the recorder cannot forget them anyway); a route that is no VIP never
+/// reaches this gate. Pure bookkeeping: it records nothing itself.
+#[derive(Debug, Clone, Default)]
+pub struct VipSeries {
+    configured: HashSet<(TableId, Prefix)>,
+    discovered: HashSet<(TableId, Prefix)>,
+    limit: usize,
+    refused: bool,
+}
+
+impl VipSeries {
+    /// A gate that always admits `configured` and at most `limit` others.
+    pub fn new(configured: impl IntoIterator<Item = (TableId, Prefix)>, limit: usize) -> VipSeries {
+        VipSeries {
+            configured: configured.into_iter().collect(),
+            discovered: HashSet::new(),
+            limit,
+            refused: false,
+        }
+    }
+
+    /// May this VIP have series? Admits it when there is room. The first
+    /// refusal is logged once, with what it means.
+    pub fn admit(&mut self, table: TableId, prefix: &Prefix) -> bool {
+        let key = (table, *prefix);
+        if self.configured.contains(&key) || self.discovered.contains(&key) {
+            return true;
+        }
+        if self.discovered.len() < self.limit {
+            self.discovered.insert(key);
+            return true;
+        }
+        if !self.refused {
+            self.refused = true;
+            tracing::warn!(
+                limit = self.limit,
+                %prefix,
+                "more discovered VIPs than the per-VIP series limit: the others are in /status \
+                 only, counted by ribbridge_vips_without_series (configure the VIPs that need \
+                 series with --vip)"
+            );
+        }
+        false
+    }
+
+    /// VIPs with series.
+    pub fn admitted(&self) -> usize {
+        self.configured.len() + self.discovered.len()
+    }
+}
+
+/// How many of `tracked` VIPs have no series (the gauge).
+pub fn vips_without_series(tracked: usize, series: &VipSeries) -> usize {
+    let n = tracked.saturating_sub(series.admitted());
+    gauge!(VIPS_WITHOUT_SERIES).set(n as f64);
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_series_gate_admits_configured_vips_and_a_bounded_number_of_others() {
+        let p = |s: &str| -> Prefix { s.parse().expect("prefix") };
+        let mut g = VipSeries::new([(198, p("192.0.2.10/32"))], 2);
+        assert!(g.admit(198, &p("192.0.2.20/32")));
+        assert!(g.admit(198, &p("192.0.2.21/32")));
+        // Full: a third discovered VIP gets no series...
+        assert!(!g.admit(198, &p("192.0.2.22/32")));
+        // ...but the configured one and those admitted keep theirs.
+        assert!(g.admit(198, &p("192.0.2.10/32")));
+        assert!(g.admit(198, &p("192.0.2.20/32")));
+        assert_eq!(g.admitted(), 3);
+        // The same prefix in another table is another VIP.
+        assert!(!g.admit(199, &p("192.0.2.10/32")));
+    }
+
+    #[test]
+    fn a_vip_refused_by_the_gate_creates_no_series() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let p: Prefix = "192.0.2.30/32".parse().expect("prefix");
+        let mut g = VipSeries::new([], 0);
+        metrics::with_local_recorder(&recorder, || {
+            describe();
+            if g.admit(198, &p) {
+                vip_state(&p, 198, Class::Advertised);
+                ecmp_nexthops(&p, 198, 1);
+            }
+            vips_without_series(1, &g);
+        });
+        let text = handle.render();
+        assert!(!text.contains("192.0.2.30"), "{text}");
+        assert!(text.contains("ribbridge_vips_without_series 1"), "{text}");
+    }
 
     #[test]
     fn catalogue_renders_help_types_and_histogram_buckets() {

@@ -124,8 +124,8 @@ impl Poller {
             let mut prefixes = BTreeSet::new();
             let mut ok = true;
             for afi in [Afi::Ipv4, Afi::Ipv6] {
-                match self.zebra.route_table(afi, table).await {
-                    Ok(view) => prefixes.extend(view.keys().copied()),
+                match self.zebra.route_prefixes(afi, table).await {
+                    Ok(view) => prefixes.extend(view),
                     Err(e) => {
                         ok = false;
                         telemetry::frr_query_error("zebra");

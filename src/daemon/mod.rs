@@ -91,6 +91,15 @@ pub fn core_config(s: &Settings) -> reconcile::Config {
     }
 }
 
+/// The destinations the kernel mirror keeps: at the router only the
+/// configured VIPs (it may watch main, a million routes the join never
+/// reads); at a node every route of the watched table is a VIP.
+pub(crate) fn mirrored_prefixes(
+    s: &Settings,
+) -> Option<std::collections::BTreeSet<crate::model::Prefix>> {
+    (s.vantage == crate::model::Vantage::Router).then(|| s.vips.clone())
+}
+
 /// Run until SIGTERM or SIGINT.
 pub async fn run(s: Settings) -> Result<(), DaemonError> {
     let handle = crate::telemetry::install()?;
@@ -118,6 +127,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     } else {
         Some(Watcher::new(WatcherConfig {
             tables: s.tables.clone(),
+            prefixes: mirrored_prefixes(&s),
             resync_period: Duration::from_secs(s.resync_secs),
             ..WatcherConfig::default()
         })?)

@@ -67,6 +67,9 @@ pub struct Owner {
     routes: HashMap<(TableId, Prefix), Route>,
     /// Last exported ECMP legs per VIP.
     legs: HashMap<(TableId, Prefix), u32>,
+    /// Which VIPs have per-VIP series (bounded: the recorder never forgets
+    /// a series).
+    series: telemetry::VipSeries,
     settings: Settings,
     zebra_reason: String,
     /// The BMP station's view (bmp vantage only; the core is idle there).
@@ -104,6 +107,7 @@ impl Owner {
             zapi: ZapiView::new(s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE)),
             routes: HashMap::new(),
             legs: HashMap::new(),
+            series: telemetry::VipSeries::new(configured(s), telemetry::VIP_SERIES_LIMIT),
             settings: s.clone(),
             zebra_reason: "zebra not connected yet".to_string(),
             station: (s.vantage == crate::model::Vantage::Bmp)
@@ -273,9 +277,14 @@ impl Owner {
     /// Export a VIP's ECMP legs; log when the count changes (at the router
     /// this is "how many nodes serve the VIP").
     fn ecmp(&mut self, table: TableId, prefix: Prefix, n: u32) {
-        telemetry::ecmp_nexthops(&prefix, table, n);
+        let exported = self.series.admit(table, &prefix);
+        if exported {
+            telemetry::ecmp_nexthops(&prefix, table, n);
+        }
         let old = self.legs.insert((table, prefix), n);
-        if old.unwrap_or(0) != n {
+        // Past the series limit the change is in /status, not in the log:
+        // a dump of 100 000 VIPs would otherwise log 100 000 lines.
+        if old.unwrap_or(0) != n && exported {
             tracing::info!(%prefix, table, nexthops = n, "VIP ECMP legs");
         }
     }
@@ -364,6 +373,7 @@ impl Owner {
         for a in actions {
             self.act(a, now);
         }
+        telemetry::vips_without_series(self.state.vips.len(), &self.series);
         let ready = self.state.ready();
         let reason = if !self.state.kernel_synced {
             "kernel mirror not synced yet".to_string()
@@ -373,6 +383,9 @@ impl Owner {
         // /readyz's answer changes rarely and an operator wants the why.
         if self.publish_ready(ready, reason) {
             for (&(table, prefix), v) in &self.state.vips {
+                if !self.series.admit(table, &prefix) {
+                    continue;
+                }
                 if ready {
                     telemetry::vip_state(&prefix, table, v.state);
                 } else {
@@ -397,15 +410,23 @@ impl Owner {
                 to,
                 drift_ms,
             } => {
+                let exported = self.series.admit(table, &prefix);
                 // While a view is incomplete the gauge says `unknown`; the
                 // readiness change publishes every VIP's class.
-                if self.state.ready() {
+                if self.state.ready() && exported {
                     telemetry::vip_state(&prefix, table, to);
                 }
                 if to.is_consistent() {
-                    tracing::info!(%prefix, table, %from, %to, drift_ms, "VIP consistent");
+                    // Per VIP only for those with series: a first dump of
+                    // 100 000 VIPs would log 100 000 lines; a drift is
+                    // always logged.
+                    if exported || drift_ms.is_some() {
+                        tracing::info!(%prefix, table, %from, %to, drift_ms, "VIP consistent");
+                    }
                 } else {
-                    telemetry::drift(&prefix, to);
+                    if exported {
+                        telemetry::drift(&prefix, to);
+                    }
                     tracing::warn!(%prefix, table, %from, %to, "VIP drift");
                 }
                 if let Some(ms) = drift_ms {
@@ -417,7 +438,9 @@ impl Owner {
                 prefix,
                 class,
             } => {
-                telemetry::heal_given_up(&prefix);
+                if self.series.admit(table, &prefix) {
+                    telemetry::heal_given_up(&prefix);
+                }
                 tracing::error!(%prefix, table, %class, "healing given up after the bounded attempts; the VIP needs an operator");
             }
             Action::Heal {
@@ -456,6 +479,7 @@ pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonErr
     use crate::kernel::{ResyncReason, Watcher, WatcherConfig};
     let mut w = Watcher::new(WatcherConfig {
         tables: s.tables.clone(),
+        prefixes: super::mirrored_prefixes(s),
         ..WatcherConfig::default()
     })?;
     let kernel_events = w.resync(ResyncReason::Startup).await?;

@@ -23,7 +23,7 @@ use super::types::{
     Address, KernelEvent, Link, Nexthop, NexthopObject, ResyncReason, Route, RouteKey,
 };
 use super::wire::Message;
-use crate::model::TableId;
+use crate::model::{Prefix, TableId};
 
 /// The outcome of applying one message.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -38,6 +38,9 @@ pub struct Applied {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mirror {
     tables: BTreeSet<TableId>,
+    /// When set, the only destinations kept (the router vantage's
+    /// configured VIPs): a route to anything else costs nothing here.
+    prefixes: Option<BTreeSet<Prefix>>,
     routes: BTreeMap<RouteKey, Route>,
     nexthops: BTreeMap<u32, NexthopObject>,
     links: BTreeMap<u32, Link>,
@@ -52,6 +55,34 @@ impl Mirror {
             tables: tables.into_iter().collect(),
             ..Mirror::default()
         }
+    }
+
+    /// An empty mirror of `tables` that keeps only the routes to
+    /// `prefixes` (the configured VIPs of a router vantage watching a full
+    /// table): the join needs nothing else, so nothing else is held.
+    pub fn with_prefixes(
+        tables: impl IntoIterator<Item = TableId>,
+        prefixes: BTreeSet<Prefix>,
+    ) -> Mirror {
+        Mirror {
+            prefixes: Some(prefixes),
+            ..Mirror::new(tables)
+        }
+    }
+
+    /// An empty mirror with the same tables and filter (what a re-dump
+    /// fills).
+    pub fn empty_like(&self) -> Mirror {
+        Mirror {
+            tables: self.tables.clone(),
+            prefixes: self.prefixes.clone(),
+            ..Mirror::default()
+        }
+    }
+
+    /// Does this mirror keep a route of `table` to `prefix`?
+    pub fn keeps(&self, table: TableId, prefix: &Prefix) -> bool {
+        self.tables.contains(&table) && self.prefixes.as_ref().is_none_or(|p| p.contains(prefix))
     }
 
     /// The watched tables.
@@ -103,12 +134,12 @@ impl Mirror {
         let mut out = Applied::default();
         match msg {
             Message::NewRoute(r) => {
-                if self.watches(r.table) {
+                if self.keeps(r.table, &r.prefix) {
                     self.upsert(r, &mut out.events);
                 }
             }
             Message::DelRoute(r) => {
-                if self.watches(r.table) {
+                if self.keeps(r.table, &r.prefix) {
                     self.remove(r, &mut out.events);
                 }
             }
@@ -183,9 +214,13 @@ impl Mirror {
     }
 
     /// Replace this mirror by `next` (built from a dump, same tables) and
-    /// return the differences, then `Resynced { reason, routes }`.
+    /// return the differences, then `Resynced { reason, routes }`. The
+    /// startup dump into an empty mirror emits no `RouteAdded`: `Resynced`
+    /// carries every route, and a copy per route per event was most of the
+    /// startup's peak memory at 100 000 routes.
     pub fn replace(&mut self, mut next: Mirror, reason: ResyncReason) -> Vec<KernelEvent> {
         let mut ev = Vec::new();
+        let first = reason == ResyncReason::Startup && self.routes.is_empty();
         for (k, old) in &self.routes {
             if !next.routes.contains_key(k) {
                 ev.push(KernelEvent::RouteRemoved { route: old.clone() });
@@ -194,6 +229,7 @@ impl Mirror {
         let mut reasserted = 0;
         for (k, new) in &next.routes {
             match self.routes.get(k) {
+                None if first => {}
                 None => ev.push(KernelEvent::RouteAdded { route: new.clone() }),
                 Some(old) if old == new => {}
                 Some(old) if old.same_ignoring_realm(new) => {
@@ -244,6 +280,7 @@ impl Mirror {
         }
         next.reassertions = self.reassertions + reasserted;
         next.tables = std::mem::take(&mut self.tables);
+        next.prefixes = self.prefixes.take();
         *self = next;
         ev.push(KernelEvent::Resynced {
             reason,
@@ -583,6 +620,49 @@ mod tests {
         assert_eq!(kinds, ["removed", "reasserted", "added", "resynced"]);
         assert_eq!(m.reassertions(), 1);
         assert!(m.watches(198));
+    }
+
+    #[test]
+    fn the_startup_dump_is_one_resynced_event() {
+        let mut next = Mirror::new([198]);
+        for p in ["192.0.2.10/32", "192.0.2.11/32"] {
+            next.apply(Message::NewRoute(route(p, None, &[("10.0.0.2", 2)])));
+        }
+        let mut m = Mirror::new([198]);
+        let ev = m.replace(next.clone(), ResyncReason::Startup);
+        assert!(
+            matches!(&ev[..], [KernelEvent::Resynced { routes, .. }] if routes.len() == 2),
+            "{ev:?}"
+        );
+        // Any later dump reports what it found as differences.
+        let mut empty = Mirror::new([198]);
+        let ev = empty.replace(next, ResyncReason::Timer);
+        assert_eq!(ev.len(), 3, "{ev:?}");
+    }
+
+    #[test]
+    fn a_mirror_of_some_prefixes_keeps_nothing_else() {
+        let vip: Prefix = "192.0.2.10/32".parse().unwrap();
+        let mut m = Mirror::with_prefixes([254], [vip].into());
+        let other = route("198.51.100.0/24", None, &[("10.0.0.2", 2)]);
+        let mut other = Route {
+            table: 254,
+            ..other
+        };
+        assert!(m.apply(Message::NewRoute(other.clone())).events.is_empty());
+        other.prefix = vip;
+        assert_eq!(m.apply(Message::NewRoute(other.clone())).events.len(), 1);
+        assert_eq!(m.routes().count(), 1);
+        // A re-dump keeps the filter.
+        let mut next = m.empty_like();
+        next.apply(Message::NewRoute(Route {
+            prefix: "198.51.100.0/24".parse().unwrap(),
+            ..other.clone()
+        }));
+        assert_eq!(next.routes().count(), 0);
+        m.replace(next, ResyncReason::Timer);
+        assert!(!m.keeps(254, &"198.51.100.0/24".parse().unwrap()));
+        assert!(m.keeps(254, &vip));
     }
 
     #[test]

@@ -57,6 +57,10 @@ const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 pub struct WatcherConfig {
     /// The tables to mirror.
     pub tables: Vec<TableId>,
+    /// When set, the only destinations mirrored (a router vantage's
+    /// configured VIPs): the other routes of the tables are decoded and
+    /// dropped, so a full table costs nothing per route.
+    pub prefixes: Option<std::collections::BTreeSet<crate::model::Prefix>>,
     /// Socket receive buffer in bytes (SO_RCVBUFFORCE when permitted, else
     /// SO_RCVBUF, which the kernel caps at 2 x net.core.rmem_max).
     pub rcvbuf: usize,
@@ -68,6 +72,7 @@ impl Default for WatcherConfig {
     fn default() -> WatcherConfig {
         WatcherConfig {
             tables: vec![crate::model::VIP_TABLE],
+            prefixes: None,
             rcvbuf: 4 << 20,
             resync_period: Duration::from_secs(60),
         }
@@ -288,7 +293,10 @@ impl Watcher {
         d.bind_auto().map_err(sock_err("bind (dump socket)"))?;
         d.set_netlink_get_strict_chk(true)
             .map_err(sock_err("NETLINK_GET_STRICT_CHK (needs Linux >= 4.20)"))?;
-        let mirror = Mirror::new(config.tables.iter().copied());
+        let mirror = match &config.prefixes {
+            Some(p) => Mirror::with_prefixes(config.tables.iter().copied(), p.clone()),
+            None => Mirror::new(config.tables.iter().copied()),
+        };
         let (publish, snapshot) = watch::channel(Arc::default());
         Ok(Watcher {
             sock,
@@ -315,9 +323,13 @@ impl Watcher {
             .map_err(sock_err("SO_RCVBUF"))
     }
 
-    /// A read-only handle on the snapshot and counters.
+    /// A read-only handle on the snapshot and counters. Snapshots are
+    /// built only while a view is held; one taken after a change sees the
+    /// mirror as of the next change.
     pub fn view(&self) -> KernelView {
-        self.view.clone()
+        let v = self.view.clone();
+        self.publish();
+        v
     }
 
     /// The mirror (for the one-shot `ribbridge kernel` command and tests).
@@ -486,9 +498,16 @@ impl Watcher {
         (events, resync)
     }
 
+    /// Publish a snapshot for the views handed out. With none (the daemon
+    /// takes none) nothing is copied: a snapshot is a second copy of every
+    /// route, and building it per change costs a copy of the whole table.
     fn publish(&self) {
-        self.publish
-            .send_replace(Arc::new(MirrorSnapshot::of(&self.mirror)));
+        // `self.view` holds one reference to the counters; every `view()`
+        // handed out holds another.
+        if Arc::strong_count(&self.view.counters) > 1 {
+            self.publish
+                .send_replace(Arc::new(MirrorSnapshot::of(&self.mirror)));
+        }
     }
 
     /// Count and log a message we could not decode: its effect is unknown,
@@ -607,7 +626,7 @@ impl Watcher {
     /// meanwhile (the newest state wins). Returns why the dump cannot be
     /// trusted, if it cannot.
     async fn dump_all(&mut self) -> Result<(Mirror, Option<ResyncReason>), KernelError> {
-        let mut next = Mirror::new(self.config.tables.iter().copied());
+        let mut next = self.mirror.empty_like();
         let mut queued = Vec::new();
         let mut spoiled = self.drain(None).await?;
         let mut requests = vec![

@@ -13,6 +13,7 @@
 //!   the commands healing needs ([`allowed_config`], [`allowed_exec`]);
 //!   anything else is refused here, before a byte is sent.
 
+use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,11 +25,12 @@ use tokio_util::codec::Framed;
 
 use super::codec::{VtyCodec, VtyError, VtyReply, check_command};
 use super::json::{
-    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_advertised, parse_route_table,
-    parse_summary, table_mode_from_config,
+    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_advertised,
+    parse_route_prefixes, parse_route_table, parse_summary, table_mode_from_config,
 };
 use crate::frr::release::Release;
 use crate::frr::zapi::codec::Afi;
+use crate::model::Prefix;
 
 /// Default per-command timeout: generous, as 10.x may hold a reply until
 /// mgmtd finishes a transaction.
@@ -41,6 +43,9 @@ pub struct VtyClient {
     timeout: Duration,
     conn: Mutex<Option<Framed<UnixStream, VtyCodec>>>,
 }
+
+/// The largest read buffer a connection keeps between replies.
+const KEEP_READ_BUFFER: usize = 64 << 10;
 
 impl VtyClient {
     /// Connects to `path` (e.g. `/var/run/frr/bgpd.vty`) and enters enable mode.
@@ -106,13 +111,20 @@ impl VtyClient {
     ) -> Result<VtyReply, VtyError> {
         let work = async {
             f.send(cmd).await?;
-            match f.next().await {
+            let reply = match f.next().await {
                 Some(r) => r,
                 None => Err(VtyError::Io(format!(
                     "{} closed the connection",
                     self.path.display()
                 ))),
+            };
+            // The read buffer grew to the largest reply (a table of 100 000
+            // routes is ~64 MiB of JSON) and would keep that capacity for
+            // the life of the connection: give it back once it is empty.
+            if f.read_buffer().is_empty() && f.read_buffer().capacity() > KEEP_READ_BUFFER {
+                *f.read_buffer_mut() = bytes::BytesMut::new();
             }
+            reply
         };
         tokio::time::timeout(self.timeout, work)
             .await
@@ -188,6 +200,17 @@ impl VtyClient {
         let cmd = format!("show {} route table {table} json", ip_word(afi));
         let t = self.show_ok(&cmd).await?;
         parse_route_table(&t).map_err(|error| VtyError::Json {
+            command: cmd,
+            error,
+        })
+    }
+
+    /// The destinations of zebra's table `table` only (the same command as
+    /// [`VtyClient::route_table`], entries skipped unread).
+    pub async fn route_prefixes(&self, afi: Afi, table: u32) -> Result<BTreeSet<Prefix>, VtyError> {
+        let cmd = format!("show {} route table {table} json", ip_word(afi));
+        let t = self.show_ok(&cmd).await?;
+        parse_route_prefixes(&t).map_err(|error| VtyError::Json {
             command: cmd,
             error,
         })

@@ -1,0 +1,183 @@
+//! Memory per route, counted by a counting global allocator (stats_alloc:
+//! the crate forbids `unsafe_code` in every target, and a `GlobalAlloc`
+//! needs an `unsafe impl`).
+//!
+//! Bytes live after the build, per route, for:
+//! - `kernel::Mirror` filled with 10 000 and 100 000 kube-vip routes
+//!   (one ECMP leg each, as a node's table 198 holds them);
+//! - the same mirror when it keeps only the configured VIPs
+//!   (`Mirror::with_prefixes`, the router vantage): 1 000 000 routes of
+//!   which 2 are VIPs must cost nothing per route;
+//! - `reconcile::State` after `KernelSynced` of 100 000 VIPs (the core's
+//!   per-VIP state);
+//! - one `ribbridge_vip_state` series (bytes per series in the Prometheus
+//!   recorder, which keeps every label set it was ever given).
+//!
+//! Each figure is printed as `bytes/route` and checked against a budget:
+//! a regression fails `cargo bench --bench mirror_memory`. The budgets are
+//! the design, not the machine: allocation sizes do not depend on speed.
+//! The time to build the mirror is measured by criterion.
+//!
+//! Run: `cargo bench --bench mirror_memory -- --warm-up-time 1
+//! --measurement-time 3`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure is a failed run
+
+use std::alloc::System;
+use std::collections::BTreeSet;
+use std::hint::black_box;
+use std::net::{IpAddr, Ipv4Addr};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use ribbridge::kernel::wire::Message;
+use ribbridge::kernel::{Mirror, Nexthop, Route};
+use ribbridge::model::{Prefix, VIP_PROTOCOL, VIP_TABLE};
+use ribbridge::reconcile::{self, Event, KernelEntry, KernelFacts, State};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// The mirror's budget per kube-vip route (one leg).
+const MIRROR_BUDGET: usize = 256;
+/// A route outside the configured VIPs, in a mirror that keeps only them.
+const FILTERED_BUDGET: usize = 1;
+/// The core's budget per VIP.
+const CORE_BUDGET: usize = 256;
+
+fn prefix(i: usize) -> Prefix {
+    let a = Ipv4Addr::from(0x0a00_0000u32 + u32::try_from(i).unwrap());
+    Prefix::host(IpAddr::V4(a))
+}
+
+/// A kube-vip route of table 198 with one leg.
+fn route(i: usize, table: u32) -> Route {
+    Route {
+        table,
+        prefix: prefix(i),
+        protocol: VIP_PROTOCOL,
+        scope: 0,
+        kind: 1,
+        metric: 0,
+        realm: None,
+        pref: None,
+        nhid: None,
+        prefsrc: None,
+        nexthops: vec![Nexthop {
+            gateway: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2))),
+            oif: Some(2),
+            weight: 1,
+            flags: 0,
+        }],
+    }
+}
+
+/// Bytes still allocated after `build`, and its result (kept alive).
+fn live_bytes<T>(build: impl FnOnce() -> T) -> (usize, T) {
+    let region = Region::new(GLOBAL);
+    let value = build();
+    let c = region.change();
+    let live = (c.bytes_allocated + c.bytes_reallocated.max(0) as usize)
+        .saturating_sub(c.bytes_deallocated);
+    (live, value)
+}
+
+fn fill(m: &mut Mirror, n: usize, table: u32) {
+    for i in 0..n {
+        m.apply(Message::NewRoute(route(i, table)));
+    }
+}
+
+fn report(what: &str, n: usize, bytes: usize, budget: usize) {
+    let per = bytes / n.max(1);
+    println!("memory: {what}: {n} routes, {bytes} bytes, {per} bytes/route (budget {budget})");
+    assert!(
+        per <= budget,
+        "{what}: {per} bytes/route is over the budget of {budget}: a memory regression"
+    );
+}
+
+fn memory(c: &mut Criterion) {
+    for n in [10_000, 100_000] {
+        let (bytes, m) = live_bytes(|| {
+            let mut m = Mirror::new([VIP_TABLE]);
+            fill(&mut m, n, VIP_TABLE);
+            m
+        });
+        assert_eq!(m.routes().count(), n);
+        report("mirror, node vantage", n, bytes, MIRROR_BUDGET);
+    }
+    {
+        let n = 1_000_000;
+        let vips: BTreeSet<Prefix> = [prefix(7), prefix(70_000)].into();
+        let (bytes, m) = live_bytes(|| {
+            let mut m = Mirror::with_prefixes([254], vips.clone());
+            fill(&mut m, n, 254);
+            m
+        });
+        assert_eq!(m.routes().count(), 2);
+        report(
+            "mirror, router vantage (2 VIPs kept)",
+            n,
+            bytes,
+            FILTERED_BUDGET,
+        );
+    }
+    {
+        let n = 100_000;
+        let routes: Vec<KernelEntry> = (0..n)
+            .map(|i| KernelEntry {
+                table: VIP_TABLE,
+                prefix: prefix(i),
+                facts: KernelFacts {
+                    protocol: VIP_PROTOCOL,
+                    nexthops: 1,
+                },
+            })
+            .collect();
+        let (bytes, s) = live_bytes(|| {
+            let mut s = State::new(reconcile::Config::default(), 0);
+            reconcile::step(&mut s, Event::KernelSynced { routes }, 1);
+            s
+        });
+        assert_eq!(s.vips.len(), n);
+        report("core state", n, bytes, CORE_BUDGET);
+    }
+    series_cost();
+
+    let mut g = c.benchmark_group("mirror_fill");
+    g.sample_size(10);
+    let n = 100_000;
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_with_input(BenchmarkId::new("node_vantage", n), &n, |b, &n| {
+        b.iter(|| {
+            let mut m = Mirror::new([VIP_TABLE]);
+            fill(&mut m, n, VIP_TABLE);
+            black_box(m)
+        })
+    });
+    g.finish();
+}
+
+/// One VIP's series in the recorder, in bytes: what a VIP with metrics
+/// costs beyond its state.
+fn series_cost() {
+    let handle = ribbridge::telemetry::install().expect("recorder");
+    let n = 10_000;
+    let (bytes, ()) = live_bytes(|| {
+        for i in 0..n {
+            ribbridge::telemetry::vip_unknown(&prefix(i), VIP_TABLE);
+            ribbridge::telemetry::ecmp_unknown(&prefix(i), VIP_TABLE);
+        }
+    });
+    let series = ribbridge::telemetry::SERIES_PER_VIP;
+    println!(
+        "memory: metrics: {n} VIPs with series, {bytes} bytes, {} bytes/VIP, {series} series/VIP, {} bytes/series",
+        bytes / n,
+        bytes / n / series
+    );
+    black_box(handle);
+}
+
+criterion_group!(benches, memory);
+criterion_main!(benches);
