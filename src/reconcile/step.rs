@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::heal_policy;
 use super::vocab::{Action, Class, Config, Event, KernelFacts, Millis, State, Vip};
-use crate::model::{Mode, PeerView, Prefix, TableId, Vantage};
+use crate::model::{Mode, PeerView, Prefix, Release, TableId, TableMode, Vantage};
 
 /// The instantaneous class of one VIP from the joined views.
 ///
@@ -71,7 +71,11 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             if !state.tracks(table, &prefix) {
                 return actions;
             }
+            let present = route.is_some();
             state.touch(table, prefix, now).kernel = route;
+            if present {
+                triggered(state, (table, prefix), now);
+            }
             touched_bgp = true;
             Scope::One(table, prefix)
         }
@@ -92,10 +96,16 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             Scope::All
         }
         Event::KernelReasserted { table, prefix } => {
-            if let Some(v) = state.vips.get_mut(&(table, prefix)) {
-                v.reassertions += 1;
+            let Some(v) = state.vips.get_mut(&(table, prefix)) else {
+                return actions;
+            };
+            v.reassertions += 1;
+            // A beat on a VIP in drift re-arms its heal (the drift may be
+            // this beat's doing); on a consistent VIP it is only remembered.
+            if !triggered(state, (table, prefix), now) {
+                return actions;
             }
-            return actions;
+            Scope::One(table, prefix)
         }
         Event::KernelAddress { prefix, present } => {
             if present {
@@ -131,6 +141,9 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
                 return actions;
             }
             state.touch(table, prefix, now).zebra = present;
+            if !present {
+                fast_reimport(state, (table, prefix), now, &mut actions);
+            }
             touched_bgp = true;
             Scope::One(table, prefix)
         }
@@ -178,15 +191,30 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             let h = &mut v.heal;
             h.in_flight = false;
             h.done_at = now;
-            h.attempts += 1;
             h.last_action = Some(action);
-            h.last_result = Some(if ok {
-                "ok".to_string()
-            } else {
-                format!("error: {detail}")
-            });
+            // After a give-up the status keeps saying so until the VIP is
+            // consistent again, whatever the retries at the cap return.
+            if !(ok && h.gave_up) {
+                h.last_result = Some(if ok {
+                    "ok".to_string()
+                } else {
+                    format!("error: {detail}")
+                });
+            }
+            if std::mem::take(&mut h.fast) && ok {
+                // A fast heal is no attempt of a drift: nothing was
+                // reported, and a failure falls back to the graced path.
+                touched_bgp = true;
+                return finish(state, Scope::One(table, prefix), touched_bgp, now, actions);
+            }
+            h.attempts += 1;
             let shift = h.attempts.saturating_sub(1).min(16);
-            h.next_at = now + backoff.saturating_mul(1 << shift).min(cap);
+            h.next_at = now
+                + if h.gave_up {
+                    cap
+                } else {
+                    backoff.saturating_mul(1 << shift).min(cap)
+                };
             // Verification: the next observations decide, after a new grace.
             v.observed_since = now;
             touched_bgp = true;
@@ -201,6 +229,18 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             Scope::All
         }
     };
+    finish(state, scope, touched_bgp, now, actions)
+}
+
+/// Re-evaluate the VIPs of `scope`, ask for a bgpd view when one is due,
+/// and name the next wake-up.
+fn finish(
+    state: &mut State,
+    scope: Scope,
+    touched_bgp: bool,
+    now: Millis,
+    mut actions: Vec<Action>,
+) -> Vec<Action> {
     let keys: Vec<(TableId, Prefix)> = match scope {
         Scope::One(t, p) => vec![(t, p)],
         Scope::Prefix(p) => state.vips.keys().filter(|k| k.1 == p).copied().collect(),
@@ -233,6 +273,108 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
         state.wakeups.remove(&first);
     }
     actions
+}
+
+/// Releases from this one have `redistribute table-direct`; before it,
+/// `ip import-table` drops the import at any replace of the route (8.4,
+/// every time: docs/FRR-BEHAVIOUR.md, "8.4: a replace drops the import").
+const TABLE_DIRECT_SINCE: Release = Release::new(10, 0);
+
+/// How long after a kernel trigger zebra's withdrawal of the VIP is that
+/// trigger's doing: zebra answers a kernel change in 10.5-17 ms
+/// (docs/FRR-BEHAVIOUR.md, "Normal convergence"); the rest is room for a
+/// loaded node. A withdrawal later than this takes the graced path.
+const TRIGGER_WINDOW_MS: Millis = 250;
+
+/// A kernel write to a VIP's route that ribbridge did not make (its own
+/// heal's echo arrives while the heal is in flight or within a grace after
+/// it): remembered for the fast path, and on a VIP in reported drift it
+/// re-arms healing, because a drift that recurs because its trigger recurs
+/// is not a failed heal. The re-armed heal waits a grace and a bgpd view
+/// newer than that, so the trigger's own effect (on 10.7 a beat heals a
+/// lost route) is seen before anything is done. Returns true when it
+/// re-armed.
+fn triggered(state: &mut State, key: (TableId, Prefix), now: Millis) -> bool {
+    let grace = state.config.grace_ms;
+    let Some(v) = state.vips.get_mut(&key) else {
+        return false;
+    };
+    let h = &mut v.heal;
+    if h.in_flight || (h.done_at > 0 && now < h.done_at.saturating_add(grace)) {
+        return false;
+    }
+    v.trigger_at = Some(now);
+    if v.state.is_consistent() {
+        return false;
+    }
+    h.attempts = 0;
+    h.gave_up = false;
+    h.done_at = now;
+    h.next_at = now.saturating_add(grace);
+    true
+}
+
+/// The fast path of FRR before 10.0 in import-table mode: zebra's ZAPI
+/// withdrawal of a VIP the kernel still holds, within
+/// [`TRIGGER_WINDOW_MS`] of a kernel trigger on it, is the dropped import,
+/// certain. Re-importing at once (the withdrawal comes ~10 ms after the
+/// trigger, and a re-import 10-20 ms after it leaves the router seeing no
+/// change; 5 ms is too early, zebra drops the import after it) heals it
+/// before bgpd sends the withdrawal. Nothing is reported: no drift was.
+/// One trigger gets one fast heal; a failed one falls back to the graced
+/// path. Any other release or table mode, a withdrawal with no recent
+/// trigger, or a VIP shadowed by an address takes the graced path.
+fn fast_reimport(
+    state: &mut State,
+    key: (TableId, Prefix),
+    now: Millis,
+    actions: &mut Vec<Action>,
+) {
+    if state.config.mode != Mode::Repair
+        || state.config.vantage != Vantage::Node
+        || state.drained
+        || !state.ready()
+    {
+        return;
+    }
+    let Some((release, table_mode)) = state.zebra else {
+        return;
+    };
+    if table_mode != TableMode::ImportTable || release >= TABLE_DIRECT_SINCE {
+        return;
+    }
+    let has_addr = state.addresses.contains(&key.1);
+    let allow_addr = state.config.heal_addresses;
+    let Some(v) = state.vips.get_mut(&key) else {
+        return;
+    };
+    if v.kernel.is_none() || v.heal.in_flight || has_addr {
+        return;
+    }
+    let Some(at) = v.trigger_at else {
+        return;
+    };
+    if now.saturating_sub(at) > TRIGGER_WINDOW_MS {
+        return;
+    }
+    let Some(action) = heal_policy(
+        Class::NotRedistributed,
+        release,
+        table_mode,
+        has_addr,
+        allow_addr,
+    ) else {
+        return;
+    };
+    v.trigger_at = None;
+    v.heal.in_flight = true;
+    v.heal.fast = true;
+    v.heal.last_action = Some(action);
+    actions.push(Action::Heal {
+        table: key.0,
+        prefix: key.1,
+        action,
+    });
 }
 
 /// The largest key, to bound a range of wake-ups by time alone.
@@ -433,12 +575,13 @@ fn decide_heal(
     let mode = state.config.mode;
     let grace = state.config.grace_ms;
     let max = state.config.max_attempts;
+    let cap = state.config.backoff_max_ms;
     let allow_addr = state.config.heal_addresses;
     let has_addr = state.addresses.contains(&key.1);
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
     };
-    if v.heal.in_flight || v.heal.gave_up {
+    if v.heal.in_flight {
         return false;
     }
     let Some(action) = heal_policy(v.state, release, table_mode, has_addr, allow_addr) else {
@@ -452,23 +595,26 @@ fn decide_heal(
         v.heal.last_result = Some("observe_only".to_string());
         return false;
     }
-    if v.heal.attempts >= max {
+    // Given up: reported once for alerting, and healing goes on at the
+    // capped backoff: the VIP is never left dark while a proven heal exists.
+    if v.heal.attempts >= max && !v.heal.gave_up {
         v.heal.gave_up = true;
         v.heal.last_result = Some("gave_up".to_string());
+        v.heal.next_at = v.heal.next_at.max(v.heal.done_at.saturating_add(cap));
         actions.push(Action::GaveUp {
             table: key.0,
             prefix: key.1,
             class: v.state,
         });
-        return false;
     }
     if now < v.heal.next_at {
         let at = v.heal.next_at;
         state.wakeups.insert((at, key));
         return false;
     }
-    // A retry is judged on a bgpd view taken after the last action settled.
-    if v.heal.attempts > 0 && bgp_view_at.is_none_or(|t| t < v.heal.done_at + grace) {
+    // An action is judged on a bgpd view taken after the last action (or
+    // the trigger that re-armed healing) settled.
+    if bgp_view_at.is_none_or(|t| t < v.heal.done_at + grace) {
         return true;
     }
     v.heal.in_flight = true;
