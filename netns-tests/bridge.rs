@@ -464,3 +464,69 @@ async fn withdraw_and_router_ecmp_frr_10_3() {
 async fn withdraw_and_router_ecmp_frr_10_7() {
     withdraw_seen_from_node_and_router("10.7").await;
 }
+
+/// 10.7 with ribbridge already running in repair mode: the route, then the
+/// address, in one batch (FRRouting/frr#22654) on node1, five times. Each
+/// time zebra loses the route, ribbridge recognises the trigger, toggles
+/// the realm at once (no grace, no poll) and the router gets node1's path;
+/// no drift is ever reported. zebra sometimes wins the race (the route is
+/// kept): such a try is counted, and at least one of the five must lose it.
+#[tokio::test]
+async fn route_then_address_is_relearnt_at_once_frr_10_7() {
+    let lab_guard = Lab::up("10.7", 2, &[VIP]);
+    let mut router = RouteWatch::open("rb-router");
+    lab(&["vip-add", "node2", VIP]);
+    router
+        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(15))
+        .await
+        .expect("node2's path");
+    let mut d = Daemon::start(&lab_guard, "rb-node1", &["--mode", "repair"]).await;
+    d.wait_log("readiness changed && ready=true", Duration::from_secs(15))
+        .await;
+    let before = d.drain().len();
+    let mut lost = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        lab(&["exec", "rb-node1", "sh", "-c", ROUTE_THEN_ADDRESS]);
+        let (healed, line) = d
+            .wait_either(
+                "healing && realm_toggle",
+                "VIP consistent && to=advertised",
+                Duration::from_secs(5),
+            )
+            .await;
+        router
+            .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|e| panic!("not healed: {e}; log:\n{}", d.drain().join("\n")));
+        if healed {
+            lost += 1;
+            eprintln!(
+                "FRR 10.7 route then address: toggled, router at 2 paths {:?} after the batch",
+                t.elapsed()
+            );
+            d.wait_log("VIP consistent && to=advertised", Duration::from_secs(5))
+                .await;
+        } else {
+            eprintln!("FRR 10.7 route then address: zebra kept the route ({line})");
+        }
+        lab(&["exec", "rb-node1", "sh", "-c", UNDO]);
+        router
+            .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(5))
+            .await
+            .expect("node1's path withdrawn");
+        d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
+            .await;
+    }
+    let log = d.drain()[before..].to_vec();
+    assert!(lost >= 1, "zebra never lost the route in 5 tries");
+    let heals = log.iter().filter(|l| l.contains("healing")).count();
+    assert_eq!(heals, lost, "one toggle per loss:\n{}", log.join("\n"));
+    assert!(
+        !log.iter().any(|l| l.contains("VIP drift")),
+        "a recognised trigger is healed before any drift:\n{}",
+        log.join("\n")
+    );
+    d.stop().await;
+    drop(lab_guard);
+}

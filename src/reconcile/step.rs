@@ -72,7 +72,13 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
                 return actions;
             }
             let present = route.is_some();
-            state.touch(table, prefix, now).kernel = route;
+            let v = state.touch(table, prefix, now);
+            match (v.kernel.is_some(), present) {
+                (false, true) => v.added_at = Some(now),
+                (_, false) => (v.added_at, v.fast_due) = (None, None),
+                (true, true) => {}
+            }
+            v.kernel = route;
             if present {
                 triggered(state, (table, prefix), now);
             }
@@ -110,6 +116,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
         Event::KernelAddress { prefix, present } => {
             if present {
                 state.addresses.insert(prefix);
+                address_after_route(state, prefix, now);
             } else {
                 state.addresses.remove(&prefix);
             }
@@ -330,14 +337,7 @@ fn fast_reimport(
     now: Millis,
     actions: &mut Vec<Action>,
 ) {
-    if state.config.mode != Mode::Repair
-        || state.config.vantage != Vantage::Node
-        || state.drained
-        || !state.ready()
-    {
-        return;
-    }
-    let Some((release, table_mode)) = state.zebra else {
+    let Some((release, table_mode)) = fast_paths_on(state) else {
         return;
     };
     if table_mode != TableMode::ImportTable || release >= TABLE_DIRECT_SINCE {
@@ -377,6 +377,98 @@ fn fast_reimport(
     });
 }
 
+/// The release measured with FRRouting/frr#22654 (route, then an address
+/// of the same prefix, loses the route in zebra): 10.7.
+const ROUTE_THEN_ADDRESS_LOST: Release = Release::new(10, 7);
+
+/// An address of a VIP's prefix this soon after its route appeared is
+/// FRRouting/frr#22654's trigger when the route is still queued in zebra
+/// (zebra takes ~10 ms); the check at [`ZEBRA_SETTLE_MS`] is the proof.
+const ADDRESS_RACE_MS: Millis = 50;
+
+/// How long after the trigger zebra must have sent the route on ZAPI if
+/// it kept it: its normal reaction is 10.5-17 ms (docs/FRR-BEHAVIOUR.md).
+const ZEBRA_SETTLE_MS: Millis = 40;
+
+/// Fast paths act only in repair mode, on a node, not drained, with the
+/// views complete; the release and table mode come with zebra's session.
+fn fast_paths_on(state: &State) -> Option<(Release, TableMode)> {
+    if state.config.mode != Mode::Repair
+        || state.config.vantage != Vantage::Node
+        || state.drained
+        || !state.ready()
+    {
+        return None;
+    }
+    state.zebra
+}
+
+/// 10.7 with `table-direct`: an address of the VIP's prefix right after
+/// its route appeared (one netlink batch) makes zebra drop the queued
+/// route (FRRouting/frr#22654). Schedules the check of [`fast_relearn`].
+fn address_after_route(state: &mut State, prefix: Prefix, now: Millis) {
+    let Some((release, table_mode)) = fast_paths_on(state) else {
+        return;
+    };
+    if table_mode != TableMode::TableDirect || release < ROUTE_THEN_ADDRESS_LOST {
+        return;
+    }
+    let keys: Vec<_> = state
+        .vips
+        .keys()
+        .filter(|k| k.1 == prefix)
+        .copied()
+        .collect();
+    for key in keys {
+        let Some(v) = state.vips.get_mut(&key) else {
+            continue;
+        };
+        let fresh = v
+            .added_at
+            .is_some_and(|at| now.saturating_sub(at) <= ADDRESS_RACE_MS);
+        if fresh && v.kernel.is_some() && !v.zebra {
+            let due = now + ZEBRA_SETTLE_MS;
+            v.fast_due = Some(due);
+            state.wakeups.insert((due, key));
+        }
+    }
+}
+
+/// The check of [`address_after_route`]'s trigger: zebra, past its normal
+/// reaction, still lacks the route on ZAPI and in its table: the route is
+/// lost, certain; the policy's action runs at once, before any grace or
+/// poll. Nothing is reported (no drift was); a failure falls back to the
+/// graced path.
+fn fast_relearn(state: &mut State, key: (TableId, Prefix), now: Millis, actions: &mut Vec<Action>) {
+    let Some((release, table_mode)) = fast_paths_on(state) else {
+        return;
+    };
+    let has_addr = state.addresses.contains(&key.1);
+    let allow_addr = state.config.heal_addresses;
+    let Some(v) = state.vips.get_mut(&key) else {
+        return;
+    };
+    match v.fast_due {
+        Some(due) if now >= due => v.fast_due = None,
+        _ => return,
+    }
+    if v.kernel.is_none() || v.zebra || v.zebra_table == Some(true) || v.heal.in_flight {
+        return;
+    }
+    let Some(action) = heal_policy(Class::KernelOnly, release, table_mode, has_addr, allow_addr)
+    else {
+        return;
+    };
+    v.heal.in_flight = true;
+    v.heal.fast = true;
+    v.heal.last_action = Some(action);
+    actions.push(Action::Heal {
+        table: key.0,
+        prefix: key.1,
+        action,
+    });
+}
+
 /// The largest key, to bound a range of wake-ups by time alone.
 const MAX_KEY: (TableId, Prefix) = (TableId::MAX, Prefix::MAX);
 
@@ -391,6 +483,7 @@ fn evaluate(
     if !state.ready() {
         return false;
     }
+    fast_relearn(state, key, now, actions);
     let Some(v) = state.vips.get(&key) else {
         return false;
     };

@@ -705,3 +705,89 @@ fn a_heals_own_kernel_echo_is_not_a_new_trigger() {
     let h = &s.vips[&(T, vip())].heal;
     assert_eq!(h.attempts, 1, "the echo did not re-arm");
 }
+
+fn address(s: &mut State, at: Millis, present: bool) -> Vec<Action> {
+    step(
+        s,
+        Event::KernelAddress {
+            prefix: vip(),
+            present,
+        },
+        at,
+    )
+}
+
+/// Route then address 1 ms apart (one `ip -batch`), then the core's own
+/// wake-ups up to `until`, with no zebra event: what it asked for.
+fn route_then_address(s: &mut State, until: Millis) -> Vec<Action> {
+    let mut all = kernel(s, 1_000, true);
+    all.extend(address(s, 1_001, true));
+    let mut now = 1_001;
+    loop {
+        let next = all
+            .iter()
+            .filter_map(|x| match x {
+                Action::WakeAt { at } if *at > now => Some(*at),
+                _ => None,
+            })
+            .min();
+        match next {
+            Some(at) if at <= until => {
+                now = at;
+                all.extend(step(s, Event::Tick, now));
+            }
+            _ => return all,
+        }
+    }
+}
+
+#[test]
+fn on_10_7_a_route_lost_to_an_address_in_one_batch_is_toggled_at_once() {
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let a = route_then_address(&mut s, 1_050);
+    assert_eq!(heals(&a), vec![HealAction::RealmToggle], "{a:?}");
+    assert!(!reported(&a), "before any grace: {a:?}");
+    // The toggle's echo, its result, zebra learns the route, bgpd sends it.
+    let mut all = beat(&mut s, 1_043);
+    all.extend(heal_done(&mut s, 1_044, HealAction::RealmToggle, true));
+    all.extend(zebra(&mut s, 1_055, true));
+    all.extend(bgp(&mut s, 1_160, true));
+    all.extend(step(&mut s, Event::Tick, 1_400));
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(heals(&all).is_empty(), "{all:?}");
+    assert_eq!(s.vips[&(T, vip())].heal.attempts, 0);
+}
+
+#[test]
+fn a_route_zebra_kept_or_another_release_gets_no_fast_toggle() {
+    // zebra sent the route in time: nothing lost, nothing done.
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut a = kernel(&mut s, 1_000, true);
+    a.extend(address(&mut s, 1_001, true));
+    a.extend(zebra(&mut s, 1_012, true));
+    a.extend(step(&mut s, Event::Tick, 1_041));
+    assert!(heals(&a).is_empty(), "{a:?}");
+    // The same events on 10.3 (its loss is address-then-route, healed only
+    // with --heal-addresses after the grace) and on 8.4's import table:
+    // nothing at once.
+    for (rel, mode) in [
+        (release(10, 3), TableMode::TableDirect),
+        (release(8, 4), TableMode::ImportTable),
+    ] {
+        let mut s = ready(Config::default(), rel, mode);
+        let a = route_then_address(&mut s, 1_050);
+        assert!(heals(&a).is_empty(), "{rel} {mode:?}: {a:?}");
+    }
+    // 10.7, the other order (address first: it works there), or an address
+    // long after the route: the graced path.
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut a = address(&mut s, 999, true);
+    a.extend(kernel(&mut s, 1_000, true));
+    a.extend(step(&mut s, Event::Tick, 1_045));
+    assert!(heals(&a).is_empty(), "{a:?}");
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut a = kernel(&mut s, 1_000, true);
+    a.extend(address(&mut s, 1_051, true));
+    a.extend(step(&mut s, Event::Tick, 1_095));
+    assert!(heals(&a).is_empty(), "{a:?}");
+}

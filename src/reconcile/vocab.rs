@@ -360,6 +360,14 @@ pub struct Vip {
     /// (set to None) by the fast heal it starts, so one trigger gets one.
     #[serde(skip)]
     pub(super) trigger_at: Option<Millis>,
+    /// When the kernel route appeared (absent before): an address of the
+    /// same prefix right after it is 10.7's lost-route trigger.
+    #[serde(skip)]
+    pub(super) added_at: Option<Millis>,
+    /// A recognised trigger's check: at this time, if zebra still lacks
+    /// the route, heal at once.
+    #[serde(skip)]
+    pub(super) fast_due: Option<Millis>,
     /// Realm-only re-assertions seen.
     pub reassertions: u64,
     /// Healing bookkeeping.
@@ -455,6 +463,8 @@ impl State {
             drift_since: None,
             touched_at: now,
             trigger_at: None,
+            added_at: None,
+            fast_due: None,
             reassertions: 0,
             heal: HealState::default(),
         })
