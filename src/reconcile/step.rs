@@ -73,6 +73,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             }
             let present = route.is_some();
             let v = state.touch(table, prefix, now);
+            let added = v.kernel.is_none() && present;
             match (v.kernel.is_some(), present) {
                 (false, true) => v.added_at = Some(now),
                 (_, false) => (v.added_at, v.fast_due) = (None, None),
@@ -81,6 +82,9 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             v.kernel = route;
             if present {
                 triggered(state, (table, prefix), now);
+            }
+            if added {
+                route_after_address(state, (table, prefix), now);
             }
             touched_bgp = true;
             Scope::One(table, prefix)
@@ -403,6 +407,32 @@ fn fast_paths_on(state: &State) -> Option<(Release, TableMode)> {
     state.zebra
 }
 
+/// Releases from [`TABLE_DIRECT_SINCE`] up to this one lose a route added
+/// while an address of its prefix exists (10.3 measured, every time the
+/// race goes that way: docs/FRR-BEHAVIOUR.md, "10.3: address, then route").
+const ADDRESS_THEN_ROUTE_KEPT: Release = ROUTE_THEN_ADDRESS_LOST;
+
+/// 10.3 with `table-direct`: the VIP's route appeared while an address of
+/// its prefix was there (kube-vip's order). Schedules the check of
+/// [`fast_relearn`]; the policy acts only with `--heal-addresses`.
+fn route_after_address(state: &mut State, key: (TableId, Prefix), now: Millis) {
+    let Some((release, table_mode)) = fast_paths_on(state) else {
+        return;
+    };
+    if table_mode != TableMode::TableDirect
+        || release < TABLE_DIRECT_SINCE
+        || release >= ADDRESS_THEN_ROUTE_KEPT
+        || !state.addresses.contains(&key.1)
+    {
+        return;
+    }
+    if let Some(v) = state.vips.get_mut(&key) {
+        let due = now + ZEBRA_SETTLE_MS;
+        v.fast_due = Some(due);
+        state.wakeups.insert((due, key));
+    }
+}
+
 /// 10.7 with `table-direct`: an address of the VIP's prefix right after
 /// its route appeared (one netlink batch) makes zebra drop the queued
 /// route (FRRouting/frr#22654). Schedules the check of [`fast_relearn`].
@@ -434,7 +464,8 @@ fn address_after_route(state: &mut State, prefix: Prefix, now: Millis) {
     }
 }
 
-/// The check of [`address_after_route`]'s trigger: zebra, past its normal
+/// The check of [`address_after_route`]'s and [`route_after_address`]'s
+/// triggers: zebra, past its normal
 /// reaction, still lacks the route on ZAPI and in its table: the route is
 /// lost, certain; the policy's action runs at once, before any grace or
 /// poll. Nothing is reported (no drift was); a failure falls back to the

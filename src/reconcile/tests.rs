@@ -791,3 +791,37 @@ fn a_route_zebra_kept_or_another_release_gets_no_fast_toggle() {
     a.extend(step(&mut s, Event::Tick, 1_095));
     assert!(heals(&a).is_empty(), "{a:?}");
 }
+
+#[test]
+fn on_10_3_a_route_added_under_its_address_is_cycled_at_once_only_when_allowed() {
+    let allowed = Config {
+        heal_addresses: true,
+        ..Config::default()
+    };
+    let mut s = ready(allowed.clone(), release(10, 3), TableMode::TableDirect);
+    let mut a = address(&mut s, 999, true);
+    a.extend(kernel(&mut s, 1_000, true));
+    assert!(heals(&a).is_empty(), "not before zebra had its time: {a:?}");
+    let a = step(&mut s, Event::Tick, 1_040);
+    assert_eq!(heals(&a), vec![HealAction::AddressCycle], "{a:?}");
+    assert!(!reported(&a));
+    // Without --heal-addresses: nothing at once (reported after the grace).
+    let mut s = ready(Config::default(), release(10, 3), TableMode::TableDirect);
+    let mut a = address(&mut s, 999, true);
+    a.extend(kernel(&mut s, 1_000, true));
+    a.extend(step(&mut s, Event::Tick, 1_040));
+    assert!(heals(&a).is_empty(), "{a:?}");
+    // The same order on 10.7 works (no loss), and zebra kept it on 10.3:
+    // nothing.
+    let mut s = ready(allowed.clone(), release(10, 7), TableMode::TableDirect);
+    let mut a = address(&mut s, 999, true);
+    a.extend(kernel(&mut s, 1_000, true));
+    a.extend(step(&mut s, Event::Tick, 1_040));
+    assert!(heals(&a).is_empty(), "{a:?}");
+    let mut s = ready(allowed, release(10, 3), TableMode::TableDirect);
+    let mut a = address(&mut s, 999, true);
+    a.extend(kernel(&mut s, 1_000, true));
+    a.extend(zebra(&mut s, 1_012, true));
+    a.extend(step(&mut s, Event::Tick, 1_040));
+    assert!(heals(&a).is_empty(), "{a:?}");
+}
