@@ -202,14 +202,21 @@ struct Case {
     advertise_first: bool,
 }
 
-async fn drift_case(c: Case) {
-    let lab_guard = Lab::up(c.frr, 2, &[VIP]);
+/// A two-node lab on `frr` where only node2 serves the VIP yet, and the
+/// router's watcher.
+async fn lab_with_node2(frr: &'static str) -> (Lab, RouteWatch) {
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
     let mut router = RouteWatch::open("rb-router");
     lab(&["vip-add", "node2", VIP]);
     router
         .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(15))
         .await
         .expect("node2's path");
+    (lab_guard, router)
+}
+
+async fn drift_case(c: Case) {
+    let (lab_guard, mut router) = lab_with_node2(c.frr).await;
 
     // Observe: classified within 1 s of the grace, reported, no action.
     let mut d = Daemon::start(&lab_guard, "rb-node1", &["--mode", "observe"]).await;
@@ -473,13 +480,7 @@ async fn withdraw_and_router_ecmp_frr_10_7() {
 /// kept): such a try is counted, and at least one of the five must lose it.
 #[tokio::test]
 async fn route_then_address_is_relearnt_at_once_frr_10_7() {
-    let lab_guard = Lab::up("10.7", 2, &[VIP]);
-    let mut router = RouteWatch::open("rb-router");
-    lab(&["vip-add", "node2", VIP]);
-    router
-        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(15))
-        .await
-        .expect("node2's path");
+    let (lab_guard, mut router) = lab_with_node2("10.7").await;
     let mut d = Daemon::start(&lab_guard, "rb-node1", &["--mode", "repair"]).await;
     d.wait_log("readiness changed && ready=true", Duration::from_secs(15))
         .await;

@@ -12,8 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::heal_policy;
 use super::vocab::{Action, Class, Config, Event, KernelFacts, Millis, State, Vip};
+use super::{HealAction, heal_policy};
 use crate::model::{Mode, PeerView, Prefix, Release, TableId, TableMode, Vantage};
 
 /// The instantaneous class of one VIP from the joined views.
@@ -371,14 +371,7 @@ fn fast_reimport(
         return;
     };
     v.trigger_at = None;
-    v.heal.in_flight = true;
-    v.heal.fast = true;
-    v.heal.last_action = Some(action);
-    actions.push(Action::Heal {
-        table: key.0,
-        prefix: key.1,
-        action,
-    });
+    start_heal(v, key, action, true, actions);
 }
 
 /// The release measured with FRRouting/frr#22654 (route, then an address
@@ -490,8 +483,20 @@ fn fast_relearn(state: &mut State, key: (TableId, Prefix), now: Millis, actions:
     else {
         return;
     };
+    start_heal(v, key, action, true, actions);
+}
+
+/// Ask for a heal: in flight until its result; a `fast` one (a recognised
+/// trigger, no drift reported) is not an attempt of a drift.
+fn start_heal(
+    v: &mut Vip,
+    key: (TableId, Prefix),
+    action: HealAction,
+    fast: bool,
+    actions: &mut Vec<Action>,
+) {
     v.heal.in_flight = true;
-    v.heal.fast = true;
+    v.heal.fast = fast;
     v.heal.last_action = Some(action);
     actions.push(Action::Heal {
         table: key.0,
@@ -741,12 +746,6 @@ fn decide_heal(
     if bgp_view_at.is_none_or(|t| t < v.heal.done_at + grace) {
         return true;
     }
-    v.heal.in_flight = true;
-    v.heal.last_action = Some(action);
-    actions.push(Action::Heal {
-        table: key.0,
-        prefix: key.1,
-        action,
-    });
+    start_heal(v, key, action, false, actions);
     false
 }
