@@ -214,7 +214,12 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             }
             if std::mem::take(&mut h.fast) && ok {
                 // A fast heal is no attempt of a drift: nothing was
-                // reported, and a failure falls back to the graced path.
+                // reported; what follows it is judged after a new grace,
+                // and a failure falls back to the graced path.
+                v.observed_since = now;
+                state
+                    .wakeups
+                    .insert((now + state.config.grace_ms, (table, prefix)));
                 touched_bgp = true;
                 return finish(state, Scope::One(table, prefix), touched_bgp, now, actions);
             }
@@ -560,6 +565,11 @@ fn evaluate(
             return confirm;
         }
         return decide_heal(state, key, now, actions) || confirm;
+    }
+    // A fast heal is at work on the very difference observed: its result
+    // starts a new grace (HealDone), the drift is judged after that.
+    if v.heal.in_flight && v.heal.fast {
+        return false;
     }
     let mut due = v.observed_since + grace;
     // Sessions that have not sent bgpd's table yet (bgpd restarted, or

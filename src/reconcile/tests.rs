@@ -825,3 +825,30 @@ fn on_10_3_a_route_added_under_its_address_is_cycled_at_once_only_when_allowed()
     a.extend(step(&mut s, Event::Tick, 1_040));
     assert!(heals(&a).is_empty(), "{a:?}");
 }
+
+#[test]
+fn a_fast_heal_that_did_not_work_falls_back_to_the_graced_path() {
+    let allowed = Config {
+        heal_addresses: true,
+        ..Config::default()
+    };
+    let mut s = ready(allowed, release(10, 3), TableMode::TableDirect);
+    let mut a = address(&mut s, 999, true);
+    a.extend(kernel(&mut s, 1_000, true));
+    a.extend(step(&mut s, Event::Tick, 1_040));
+    assert_eq!(heals(&a), vec![HealAction::AddressCycle]);
+    // The address cycle takes ~230 ms; the grace passes meanwhile: no
+    // drift is judged while it is at work.
+    let mut during = step(&mut s, Event::Tick, 1_100);
+    during.extend(bgp(&mut s, 1_120, false));
+    assert!(!reported(&during), "{during:?}");
+    // It ran, zebra still lacks the route: a new grace, then the drift and
+    // the graced heal (an attempt).
+    let mut after = heal_done(&mut s, 1_270, HealAction::AddressCycle, true);
+    assert!(!reported(&after), "{after:?}");
+    assert!(after.contains(&Action::WakeAt { at: 1_370 }), "{after:?}");
+    after.extend(step(&mut s, Event::Tick, 1_370));
+    after.extend(bgp(&mut s, 1_390, false));
+    assert_eq!(state_of(&s), Class::KernelOnly);
+    assert_eq!(heals(&after), vec![HealAction::AddressCycle], "{after:?}");
+}
