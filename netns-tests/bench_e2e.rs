@@ -28,10 +28,20 @@
 //!    Cease) only. Probes lost, and how long the router kept node1's dead
 //!    path. A fresh lab per cell.
 //!
+//! 6. availability (and, with BENCH_SOAK=1, the 10-minute soaks on 8.4):
+//!    both nodes advertise, ribbridge (repair) on node1, kube-vip's
+//!    realm-toggling re-assertion at a pace; the router's path count
+//!    sampled at every route event (share of the time with node1's path,
+//!    dips), ribbridge's drift reports, heals, give-ups, RSS and fds.
+//! 7. churn: VIP routes added and deleted across both nodes at 50/s on a
+//!    healthy lab: every drift report or action is false.
+//!
 //! Settings come from the environment (the script sets them): BENCH_FRR,
 //! BENCH_RUNS, BENCH_FAIL_STOP, BENCH_BOUND_S, BENCH_OBS, BENCH_IDLE_S,
 //! BENCH_SCALE, BENCH_OUT, BENCH_REBOOT (0 skips 5), BENCH_ONLY_REBOOT (1:
-//! only 5).
+//! only 5), BENCH_CELLS (which cells), BENCH_MODES (which heal modes),
+//! BENCH_AVAIL_BEATS, BENCH_AVAIL_PERIOD_S, BENCH_CHURN, BENCH_SOAK. The
+//! daemon's log of every ribbridge cell is kept beside BENCH_OUT.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure ends the run
 
@@ -462,7 +472,7 @@ async fn heal_cell(
         d = Some(dm);
     }
     let (mut healed, mut not_healed, mut no_drift) = (Vec::new(), 0usize, 0usize);
-    let (mut acted, mut unseen) = (Vec::new(), 0usize);
+    let (mut acted, mut unseen, mut relost) = (Vec::new(), 0usize, 0usize);
     let mut consecutive_fail = 0;
     let mut done = 0;
     while done < runs {
@@ -523,6 +533,16 @@ async fn heal_cell(
             Some(t) => {
                 consecutive_fail = 0;
                 healed.push(ms(t));
+                // Held: the heal's own last step (10.3's address comes
+                // back 200 ms after the route) must not lose it again.
+                if mode == Mode::Ribbridge
+                    && router
+                        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(1))
+                        .await
+                        .is_ok()
+                {
+                    relost += 1;
+                }
             }
             None => {
                 not_healed += 1;
@@ -547,7 +567,7 @@ async fn heal_cell(
     json!({"mode": mode.name(), "runs": done, "healed": summary(&healed),
            "not_healed_within_s": if not_healed > 0 { Some(bound.as_secs()) } else { None },
            "not_healed": not_healed, "no_drift": no_drift, "heal_actions": heals,
-           "router_saw_no_change": unseen, "acted": summary(&acted),
+           "router_saw_no_change": unseen, "acted": summary(&acted), "lost_again_within_1s": relost,
            "daemon_log": heals.map(|_| log_path(frr, "heal").display().to_string())})
 }
 
