@@ -7,8 +7,10 @@
 //! (`tests/reconcile_cases.rs`). Classification is instantaneous
 //! ([`classify`]); `evaluate` turns a class that persisted for its grace,
 //! confirmed by a bgpd view taken after the grace, into the reported state;
-//! `decide_heal` picks the policy's action with a doubling backoff and gives
-//! up after `Config::max_attempts`.
+//! `decide_heal` picks the policy's action with a doubling backoff, reports
+//! a give-up after `Config::max_attempts` and goes on at the capped backoff;
+//! `triggered` re-arms it on a new trigger; `fast_reimport` and
+//! `fast_relearn` heal the recognised triggers at once.
 
 use std::collections::{BTreeMap, BTreeSet};
 
