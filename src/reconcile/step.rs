@@ -552,7 +552,7 @@ fn evaluate(
     };
     // After a change, the polled views must be re-read once the grace has
     // passed, whatever the class: bgpd's reaction lags zebra's.
-    let settle = v.touched_at + state.config.grace_ms;
+    let settle = v.touched_at + state.config.settle_ms();
     let confirm = now >= settle && bgp_view_at.is_none_or(|t| t < settle);
     let Some(v) = state.vips.get_mut(&key) else {
         return false;

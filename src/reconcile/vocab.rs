@@ -276,6 +276,21 @@ pub struct Config {
     pub vantage: Vantage,
 }
 
+/// bgpd answers zebra's change ~100 ms later (a table change reaches the
+/// router in 121-125 ms, docs/FRR-BEHAVIOUR.md): its view is re-read this
+/// long after a change, whatever the (shorter) zebra-side grace, so that a
+/// VIP bgpd has just sent is seen `advertised` without waiting for the
+/// periodic poll. 500 ms: the settle every recorded case ran with.
+const BGP_SETTLE_MS: Millis = 500;
+
+impl Config {
+    /// How long after a change of a VIP's facts the polled views are
+    /// re-read: the grace, or bgpd's settle when that is longer.
+    pub(super) fn settle_ms(&self) -> Millis {
+        self.grace_ms.max(BGP_SETTLE_MS)
+    }
+}
+
 impl Default for Config {
     fn default() -> Config {
         Config {
@@ -473,7 +488,7 @@ impl State {
     /// The VIP whose facts are about to change: schedules the poll that
     /// confirms what followed (bgpd answers zebra's change ~100 ms later).
     pub(super) fn touch(&mut self, table: TableId, prefix: Prefix, now: Millis) -> &mut Vip {
-        let at = now + self.config.grace_ms;
+        let at = now + self.config.settle_ms();
         self.wakeups.insert((at, (table, prefix)));
         let v = self.vip(table, prefix, now);
         v.touched_at = now;
