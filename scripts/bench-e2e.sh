@@ -24,9 +24,10 @@
 # BENCH_REBOOT=1 (0 skips the power-off cells), BENCH_ONLY_REBOOT=0 (1:
 # only those, ~70 s per release).
 # The full publication (all cells, 20 runs, three releases) takes about
-# 60 minutes on the 2-core lab machine: per release ~70 s of power-off
-# cells, ~20 s observation, 60 s idle, 300 s availability, ~30 s churn,
-# 2-4 min of heal cells, ~1 min scale; --soak adds 20 minutes.
+# 45 minutes on the 2-core lab machine, waiting for no other lab user: per
+# release ~70 s of power-off cells, ~20 s observation, 60 s idle, ~320 s
+# availability, ~30 s churn, 2-4 min of heal cells (the kube-vip mode on
+# 10.7 is 20 runs of ~5 s), ~1 min scale; --soak adds 21 minutes on 8.4.
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 frr="8.4 10.3 10.7"
