@@ -781,8 +781,7 @@ fn a_route_zebra_kept_or_another_release_gets_no_fast_toggle() {
     // 10.7, the other order (address first: it works there), or an address
     // long after the route: the graced path.
     let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
-    let mut a = address(&mut s, 999, true);
-    a.extend(kernel(&mut s, 1_000, true));
+    let mut a = address_then_route(&mut s);
     a.extend(step(&mut s, Event::Tick, 1_045));
     assert!(heals(&a).is_empty(), "{a:?}");
     let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
@@ -792,35 +791,42 @@ fn a_route_zebra_kept_or_another_release_gets_no_fast_toggle() {
     assert!(heals(&a).is_empty(), "{a:?}");
 }
 
-#[test]
-fn on_10_3_a_route_added_under_its_address_is_cycled_at_once_only_when_allowed() {
-    let allowed = Config {
+/// The VIP's address on `lo` at 999, its route at 1 000 (kube-vip's order).
+fn address_then_route(s: &mut State) -> Vec<Action> {
+    let mut a = address(s, 999, true);
+    a.extend(kernel(s, 1_000, true));
+    a
+}
+
+fn heal_addresses() -> Config {
+    Config {
         heal_addresses: true,
         ..Config::default()
-    };
+    }
+}
+
+#[test]
+fn on_10_3_a_route_added_under_its_address_is_cycled_at_once_only_when_allowed() {
+    let allowed = heal_addresses();
     let mut s = ready(allowed.clone(), release(10, 3), TableMode::TableDirect);
-    let mut a = address(&mut s, 999, true);
-    a.extend(kernel(&mut s, 1_000, true));
+    let a = address_then_route(&mut s);
     assert!(heals(&a).is_empty(), "not before zebra had its time: {a:?}");
     let a = step(&mut s, Event::Tick, 1_040);
     assert_eq!(heals(&a), vec![HealAction::AddressCycle], "{a:?}");
     assert!(!reported(&a));
     // Without --heal-addresses: nothing at once (reported after the grace).
     let mut s = ready(Config::default(), release(10, 3), TableMode::TableDirect);
-    let mut a = address(&mut s, 999, true);
-    a.extend(kernel(&mut s, 1_000, true));
+    let mut a = address_then_route(&mut s);
     a.extend(step(&mut s, Event::Tick, 1_040));
     assert!(heals(&a).is_empty(), "{a:?}");
     // The same order on 10.7 works (no loss), and zebra kept it on 10.3:
     // nothing.
     let mut s = ready(allowed.clone(), release(10, 7), TableMode::TableDirect);
-    let mut a = address(&mut s, 999, true);
-    a.extend(kernel(&mut s, 1_000, true));
+    let mut a = address_then_route(&mut s);
     a.extend(step(&mut s, Event::Tick, 1_040));
     assert!(heals(&a).is_empty(), "{a:?}");
     let mut s = ready(allowed, release(10, 3), TableMode::TableDirect);
-    let mut a = address(&mut s, 999, true);
-    a.extend(kernel(&mut s, 1_000, true));
+    let mut a = address_then_route(&mut s);
     a.extend(zebra(&mut s, 1_012, true));
     a.extend(step(&mut s, Event::Tick, 1_040));
     assert!(heals(&a).is_empty(), "{a:?}");
@@ -828,13 +834,9 @@ fn on_10_3_a_route_added_under_its_address_is_cycled_at_once_only_when_allowed()
 
 #[test]
 fn a_fast_heal_that_did_not_work_falls_back_to_the_graced_path() {
-    let allowed = Config {
-        heal_addresses: true,
-        ..Config::default()
-    };
+    let allowed = heal_addresses();
     let mut s = ready(allowed, release(10, 3), TableMode::TableDirect);
-    let mut a = address(&mut s, 999, true);
-    a.extend(kernel(&mut s, 1_000, true));
+    let mut a = address_then_route(&mut s);
     a.extend(step(&mut s, Event::Tick, 1_040));
     assert_eq!(heals(&a), vec![HealAction::AddressCycle]);
     // The address cycle takes ~230 ms; the grace passes meanwhile: no
