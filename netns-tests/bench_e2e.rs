@@ -33,11 +33,23 @@
 //!    Cease) only. Probes lost, and how long the router kept node1's dead
 //!    path. A fresh lab per cell.
 //!
+//! 6. availability (and, with BENCH_SOAK=1, the 10-minute soaks on 8.4):
+//!    both nodes advertise, ribbridge (repair) on node1, kube-vip's
+//!    realm-toggling re-assertion at a pace; the router's path count
+//!    sampled at every route event (share of the time with node1's path,
+//!    dips), ribbridge's drift reports, heals, give-ups, RSS and fds.
+//! 7. churn: VIP routes added and deleted across both nodes at 50/s on a
+//!    healthy lab: every drift report or action is false.
+//!
 //! Settings come from the environment (the script sets them): BENCH_FRR,
 //! BENCH_RUNS, BENCH_FAIL_STOP, BENCH_BOUND_S, BENCH_OBS, BENCH_IDLE_S,
-//! BENCH_SCALE (route counts, "" skips 4), BENCH_ROUTER_ROUTES (0 skips
-//! the router cell), BENCH_OUT, BENCH_REBOOT (0 skips 5), BENCH_ONLY_REBOOT
-//! (1: only 5), BENCH_ONLY_MEMORY (1: only 4 and the router cell).
+//! BENCH_SCALE (route counts of the node's memory cells), BENCH_ROUTER_ROUTES
+//! (0 skips the router vantage's memory cell), BENCH_OUT, BENCH_REBOOT (0
+//! skips 5), BENCH_ONLY_REBOOT (1: only 5), BENCH_ONLY_MEMORY (1: only the
+//! memory cells, i.e. BENCH_CELLS=scale), BENCH_CELLS (which cells),
+//! BENCH_MODES (which heal modes), BENCH_AVAIL_BEATS, BENCH_AVAIL_PERIOD_S,
+//! BENCH_CHURN, BENCH_SOAK. The daemon's log of every ribbridge cell is kept
+//! beside BENCH_OUT.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure ends the run
 
@@ -236,7 +248,10 @@ fn summary(v: &[f64]) -> Value {
     if s.is_empty() {
         return json!({"n": 0});
     }
-    json!({"n": s.len(), "median_ms": s[s.len() / 2], "worst_ms": s[s.len() - 1], "best_ms": s[0]})
+    // Nearest rank: p99 of 20 runs is the 20th, of 100 the 99th.
+    let rank = |q: f64| s[((q * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1];
+    json!({"n": s.len(), "median_ms": s[s.len() / 2], "p50_ms": rank(0.5), "p99_ms": rank(0.99),
+           "worst_ms": s[s.len() - 1], "best_ms": s[0]})
 }
 
 /// 1. Observation latency, ip monitor against ribbridge, on the same changes.
@@ -407,9 +422,47 @@ async fn reset(frr: &str, router: &mut RouteWatch) {
             .expect("10.x reset: router back to node2's path only");
     }
     tokio::time::sleep(Duration::from_millis(500)).await; // FRR settles
+    if frr != "8.4" {
+        // 10.3's address cycle puts the address back 200 ms after the route
+        // replace, which the router may have seen first: remove it again.
+        lab(&["exec", "rb-node1", "sh", "-c", RESET_10X]);
+    }
 }
 
-/// 3. One cell: runs of the release's case under one mode.
+/// Wait for a daemon line containing every needle, keeping every line read
+/// in `kept`; the matching line's arrival instant.
+async fn wait_kept(
+    d: &mut Daemon,
+    kept: &mut Vec<String>,
+    needles: &[&str],
+    limit: Duration,
+) -> Option<Instant> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, d.lines.recv()).await {
+            Ok(Some((t, l))) => {
+                let hit = needles.iter().all(|n| l.contains(n));
+                kept.push(l);
+                if hit {
+                    return Some(t);
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Where the daemon's log of a cell is kept: beside the JSON output.
+fn log_path(frr: &str, cell: &str) -> PathBuf {
+    let out = PathBuf::from(env_or("BENCH_OUT", "bench-e2e.json".to_string()));
+    out.with_extension(format!("{frr}-{cell}.log"))
+}
+
+/// 3. One cell: runs of the release's case under one mode. On 8.4 with
+/// ribbridge the re-import lands on zebra's withdrawal, ~10 ms after the
+/// beat, and the router usually sees no change at all: such a run counts
+/// as healed at 0 ms ("unseen") when ribbridge's log shows the heal of that
+/// beat; `acted` is the time from the beat to ribbridge's `healing` line.
 async fn heal_cell(
     lab_guard: &Lab,
     frr: &str,
@@ -421,6 +474,7 @@ async fn heal_cell(
     let (_, cause, flags) = case_of(frr);
     let mut router = RouteWatch::open("rb-router");
     let mut d = None;
+    let mut kept = Vec::new();
     if mode == Mode::Ribbridge {
         let mut args = flags.to_vec();
         args.extend(["--mode", "repair"]);
@@ -433,6 +487,7 @@ async fn heal_cell(
         d = Some(dm);
     }
     let (mut healed, mut not_healed, mut no_drift) = (Vec::new(), 0usize, 0usize);
+    let (mut acted, mut unseen, mut relost) = (Vec::new(), 0usize, 0usize);
     let mut consecutive_fail = 0;
     let mut done = 0;
     while done < runs {
@@ -440,7 +495,25 @@ async fn heal_cell(
         let t0 = Instant::now();
         if frr == "8.4" {
             reassert();
-            if router
+            if let Some(dm) = d.as_mut() {
+                let heal = wait_kept(dm, &mut kept, &["healing"], Duration::from_secs(3)).await;
+                if let Some(t) = heal {
+                    acted.push(ms(t - t0));
+                }
+                // bgpd's withdrawal, if it left, reaches the router ~120 ms
+                // after the beat; a second is well past it.
+                if heal.is_some()
+                    && router
+                        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(1))
+                        .await
+                        .is_err()
+                {
+                    unseen += 1;
+                    healed.push(0.0);
+                    done += 1;
+                    continue;
+                }
+            } else if router
                 .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(3))
                 .await
                 .is_err()
@@ -475,6 +548,16 @@ async fn heal_cell(
             Some(t) => {
                 consecutive_fail = 0;
                 healed.push(ms(t));
+                // Held: the heal's own last step (10.3's address comes
+                // back 200 ms after the route) must not lose it again.
+                if mode == Mode::Ribbridge
+                    && router
+                        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(1))
+                        .await
+                        .is_ok()
+                {
+                    relost += 1;
+                }
             }
             None => {
                 not_healed += 1;
@@ -487,19 +570,152 @@ async fn heal_cell(
     }
     let heals = match d {
         Some(mut dm) => {
-            let n = drain(&mut dm.lines)
-                .iter()
-                .filter(|l| l.contains("healing"))
-                .count();
+            kept.extend(drain(&mut dm.lines));
             dm.stop().await;
-            Some(n)
+            let path = log_path(frr, "heal");
+            std::fs::write(&path, kept.join("\n")).expect("write the daemon's log");
+            Some(kept.iter().filter(|l| l.contains("healing")).count())
         }
         None => None,
     };
     reset(frr, &mut router).await;
     json!({"mode": mode.name(), "runs": done, "healed": summary(&healed),
            "not_healed_within_s": if not_healed > 0 { Some(bound.as_secs()) } else { None },
-           "not_healed": not_healed, "no_drift": no_drift, "heal_actions": heals})
+           "not_healed": not_healed, "no_drift": no_drift, "heal_actions": heals,
+           "router_saw_no_change": unseen, "acted": summary(&acted), "lost_again_within_1s": relost,
+           "daemon_log": heals.map(|_| log_path(frr, "heal").display().to_string())})
+}
+
+/// (VmRSS KiB, open file descriptors) of a process.
+fn rss_and_fds(pid: u32) -> (u64, usize) {
+    let (_, _, rss) = proc_usage(pid);
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count);
+    (rss, fds)
+}
+
+/// Availability and soak: both nodes advertise the VIP; ribbridge (repair)
+/// on node1; kube-vip's realm-toggling re-assertion on node1 every
+/// `period`, `beats` times. The router's path count is sampled at every
+/// route event (support::Timeline): the share of the window with node1's
+/// path, and the dips. Counts ribbridge's drift reports, heals and
+/// give-ups; RSS and open fds at start and end; the VIP's class and the
+/// router's paths once the beats stop.
+async fn heartbeat_cell(
+    lab_guard: &Lab,
+    frr: &str,
+    period: Duration,
+    beats: u32,
+    name: &str,
+) -> Value {
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    let mut router = RouteWatch::open("rb-router");
+    let mut d = Daemon::start(lab_guard, &["--mode", "repair"], "info").await;
+    d.wait(
+        &["VIP consistent", VIP, "to=advertised"],
+        Duration::from_secs(30),
+    )
+    .await;
+    router
+        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
+        .await
+        .expect("both paths before the beats");
+    let timeline = router.timeline(vip_addr(), 32).await;
+    let (rss0, fds0) = rss_and_fds(d.pid());
+    let start = Instant::now();
+    let mut batch = Batch::open("rb-node1");
+    let mut realm = 1;
+    for i in 0..beats {
+        realm = 3 - realm;
+        batch
+            .send(&format!(
+                "route replace {VIP} dev lo table 198 proto 248 scope global realm {realm}"
+            ))
+            .await;
+        // The heartbeat's pace, kept against the start (no drift of the tick).
+        let next = start + period * (i + 1);
+        tokio::time::sleep_until(next.into()).await;
+    }
+    let end = Instant::now();
+    let (rss1, fds1) = rss_and_fds(d.pid());
+    let mut router = RouteWatch::open("rb-router");
+    let back = router
+        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
+        .await
+        .is_ok();
+    let share = timeline.share_at_least(2, start, end);
+    let dips = timeline.dips(2, start, end);
+    drop(timeline);
+    let log = drain(&mut d.lines);
+    d.stop().await;
+    let path = log_path(frr, name);
+    std::fs::write(&path, log.join("\n")).expect("write the daemon's log");
+    let count = |n: &str| log.iter().filter(|l| l.contains(n)).count();
+    // The VIP's class at the end: the last state change logged, else the
+    // `advertised` it had before the beats.
+    let last = log
+        .iter()
+        .rev()
+        .find(|l| l.contains("VIP consistent") || l.contains("VIP drift"))
+        .and_then(|l| l.split("to=").nth(1))
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or("advertised")
+        .to_string();
+    lab(&["vip-del", "node1", VIP]);
+    lab(&["vip-del", "node2", VIP]);
+    json!({"period_s": period.as_secs_f64(), "beats": beats, "window_s": (end - start).as_secs(),
+           "node1_path_share_percent": (share * 1e4).round() / 1e2, "dips": dips,
+           "drift_reports": count("VIP drift"), "heals": count("healing"),
+           "gave_up": count("given up"), "class_at_end": last, "both_paths_after": back,
+           "rss_kib": [rss0, rss1], "open_fds": [fds0, fds1],
+           "daemon_log": path.display().to_string()})
+}
+
+/// Churn: `n` VIP routes added and deleted across both nodes (node1 and
+/// node2 alternate) at `per_s` changes per second, each VIP deleted
+/// half a second after its add, on a healthy lab; ribbridge (repair) on
+/// node1. Normal convergence only: every drift report or action is false.
+async fn churn_cell(lab_guard: &Lab, frr: &str, n: usize, per_s: u32) -> Value {
+    let mut d = Daemon::start(lab_guard, &["--mode", "repair"], "info").await;
+    d.wait(
+        &["readiness changed", "ready=true"],
+        Duration::from_secs(20),
+    )
+    .await;
+    let mut batches = [Batch::open("rb-node1"), Batch::open("rb-node2")];
+    let vip = |i: usize| {
+        let a = std::net::Ipv4Addr::from(0xc633_6400u32 + u32::try_from(i).unwrap());
+        format!("{a}/32 dev lo table 198 proto 248 scope global")
+    };
+    let lag = (per_s / 2) as usize; // half a second of changes
+    let adds = n / 2;
+    let start = Instant::now();
+    let tick = Duration::from_secs(1) / per_s;
+    let mut k = 0u32;
+    for i in 0..adds + lag {
+        if i < adds {
+            batches[i % 2].send(&format!("route add {}", vip(i))).await;
+            k += 1;
+            tokio::time::sleep_until((start + tick * k).into()).await;
+        }
+        if i >= lag {
+            let j = i - lag;
+            batches[j % 2].send(&format!("route del {}", vip(j))).await;
+            k += 1;
+            tokio::time::sleep_until((start + tick * k).into()).await;
+        }
+    }
+    let took = start.elapsed();
+    // Past every grace (bgpd's is 2 s) so a late report would be counted.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let log = drain(&mut d.lines);
+    d.stop().await;
+    let path = log_path(frr, "churn");
+    std::fs::write(&path, log.join("\n")).expect("write the daemon's log");
+    let count = |n: &str| log.iter().filter(|l| l.contains(n)).count();
+    json!({"changes": k, "per_s": per_s, "took_s": (took.as_secs_f64() * 10.0).round() / 10.0,
+           "drift_reports": count("VIP drift"), "actions": count("healing"),
+           "daemon_log": path.display().to_string()})
 }
 
 /// `n` host routes `route add {first + i}/32 {tail}` into namespace `ns`
@@ -897,6 +1113,9 @@ async fn reboot_cell(frr: &'static str, how: Stop) -> Value {
            "router_route_at_power_off": route_at_power_off})
 }
 
+/// Every cell but the soaks, in the order they run.
+const ALL_CELLS: &str = "reboot observation idle availability churn heal scale";
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     support::require_root();
@@ -919,13 +1138,39 @@ async fn main() {
     let out = PathBuf::from(env_or("BENCH_OUT", "bench-e2e.json".to_string()));
     let reboot_on: u8 = env_or("BENCH_REBOOT", 1);
     let only_reboot: u8 = env_or("BENCH_ONLY_REBOOT", 0);
+    // Which cells run (a subset, to measure one lever at a time); the
+    // soaks only with BENCH_SOAK=1 (20 minutes per release).
+    let mut cells: Vec<String> = env_or("BENCH_CELLS", ALL_CELLS.to_string())
+        .split([',', ' '])
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect();
+    if env_or("BENCH_SOAK", 0u8) == 1 {
+        cells.push("soak".to_string());
+    }
+    if only_memory == 1 {
+        cells = vec!["scale".to_string()];
+    }
+    let on = |c: &str| cells.iter().any(|x| x == c);
+    let modes: Vec<Mode> = env_or("BENCH_MODES", "ribbridge reassert nothing".to_string())
+        .split([',', ' '])
+        .filter_map(|m| match m {
+            "ribbridge" => Some(Mode::Ribbridge),
+            "reassert" => Some(Mode::Reassert),
+            "nothing" => Some(Mode::Nothing),
+            _ => None,
+        })
+        .collect();
+    let avail_period = Duration::from_secs(env_or("BENCH_AVAIL_PERIOD_S", 5));
+    let avail_beats: u32 = env_or("BENCH_AVAIL_BEATS", 60);
+    let churn_n: usize = env_or("BENCH_CHURN", 1_000);
     let began = Instant::now();
     let mut results = Vec::new();
     for frr in &releases {
         let frr: &'static str = Box::leak(frr.clone().into_boxed_str());
         let t = Instant::now();
         let mut reboot = Vec::new();
-        if (reboot_on == 1 || only_reboot == 1) && only_memory == 0 {
+        if (reboot_on == 1 && on("reboot")) || only_reboot == 1 {
             for how in [Stop::NoDrain, Stop::Drain, Stop::CleanStop] {
                 eprintln!("== FRR {frr}: reboot with {}", how.name());
                 let c = reboot_cell(frr, how).await;
@@ -939,38 +1184,69 @@ async fn main() {
         }
         eprintln!("== FRR {frr}: lab up");
         let lab_guard = Lab::up(frr, 2, &[VIP, VIP2]);
-        if only_memory == 1 {
-            let s = memory_cells(&lab_guard, frr, &scale_ns).await;
-            drop(lab_guard);
-            results.push(json!({"frr": frr, "scale": s, "took_s": t.elapsed().as_secs()}));
-            continue;
+        let mut o = Value::Null;
+        if on("observation") {
+            eprintln!("== FRR {frr}: observation latency ({obs} changes)");
+            o = observation(&lab_guard, obs).await;
+            eprintln!("{o}");
         }
-        eprintln!("== FRR {frr}: observation latency ({obs} changes)");
-        let o = observation(&lab_guard, obs).await;
-        eprintln!("{o}");
         lab(&["exec", "rb-node1", "sh", "-c", RESET_10X]);
-        eprintln!("== FRR {frr}: idle cost ({idle_s} s)");
-        let i = idle(&lab_guard, idle_s).await;
-        eprintln!("{i}");
+        let mut i = Value::Null;
+        if on("idle") {
+            eprintln!("== FRR {frr}: idle cost ({idle_s} s)");
+            i = idle(&lab_guard, idle_s).await;
+            eprintln!("{i}");
+        }
+        let mut avail = Value::Null;
+        if on("availability") {
+            eprintln!("== FRR {frr}: availability ({avail_beats} beats every {avail_period:?})");
+            avail =
+                heartbeat_cell(&lab_guard, frr, avail_period, avail_beats, "availability").await;
+            eprintln!("{avail}");
+        }
+        let mut soak = Vec::new();
+        if on("soak") && frr == "8.4" {
+            for (period, beats) in [(1, 600), (5, 120)] {
+                eprintln!("== FRR {frr}: soak ({beats} beats every {period} s)");
+                let name = format!("soak-{period}s");
+                let c = heartbeat_cell(&lab_guard, frr, Duration::from_secs(period), beats, &name)
+                    .await;
+                eprintln!("{c}");
+                soak.push(c);
+            }
+        }
+        let mut churn = Value::Null;
+        if on("churn") {
+            eprintln!("== FRR {frr}: churn ({churn_n} changes at 50/s)");
+            churn = churn_cell(&lab_guard, frr, churn_n, 50).await;
+            eprintln!("{churn}");
+        }
         let (case, _, _) = case_of(frr);
-        lab(&["vip-add", "node2", VIP]);
-        if frr == "8.4" {
-            lab(&["vip-add", "node1", VIP]);
-        }
         let mut cells = Vec::new();
-        for mode in [Mode::Ribbridge, Mode::Reassert, Mode::Nothing] {
-            eprintln!("== FRR {frr}: heal '{case}' with {}", mode.name());
-            let c = heal_cell(&lab_guard, frr, mode, runs, fail_stop, bound).await;
-            eprintln!("{c}");
-            cells.push(c);
+        if on("heal") {
+            lab(&["vip-add", "node2", VIP]);
+            if frr == "8.4" {
+                lab(&["vip-add", "node1", VIP]);
+            }
+            for &mode in &modes {
+                eprintln!("== FRR {frr}: heal '{case}' with {}", mode.name());
+                let c = heal_cell(&lab_guard, frr, mode, runs, fail_stop, bound).await;
+                eprintln!("{c}");
+                cells.push(c);
+            }
         }
-        let s = memory_cells(&lab_guard, frr, &scale_ns).await;
+        let s = if on("scale") {
+            memory_cells(&lab_guard, frr, &scale_ns).await
+        } else {
+            Value::Null
+        };
         drop(lab_guard);
         results.push(json!({"frr": frr, "observation": o, "idle": i,
-            "heal": {"case": case, "cells": cells}, "scale": s, "reboot": reboot,
+            "heal": {"case": case, "cells": cells}, "availability": avail, "churn": churn,
+            "soak": soak, "scale": s, "reboot": reboot,
             "took_s": t.elapsed().as_secs()}));
     }
-    let router = if router_n > 0 {
+    let router = if router_n > 0 && on("scale") {
         eprintln!("== router vantage, main table: memory ({router_n} routes, 2 VIPs)");
         let r = router_memory(router_n).await;
         eprintln!("{r}");
@@ -979,7 +1255,9 @@ async fn main() {
         Value::Null
     };
     let doc = json!({
-        "settings": {"runs": runs, "fail_stop": fail_stop, "bound_s": bound.as_secs(),
+        "settings": {"runs": runs, "fail_stop": fail_stop, "bound_s": bound.as_secs(), "cells": cells,
+                     "availability_period_s": avail_period.as_secs(), "availability_beats": avail_beats,
+                     "churn_changes": churn_n,
                      "observation_changes": obs, "idle_s": idle_s, "scale_routes": scale_ns,
                      "router_routes": router_n},
         "router_memory": router,
@@ -1044,20 +1322,13 @@ fn print_table(doc: &Value) {
             );
         }
     }
-    if doc["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|r| r["observation"].is_null())
-    {
-        print_memory(doc);
-        return;
-    }
+    let releases = doc["releases"].as_array().unwrap();
+    let with = |k: &'static str| releases.iter().filter(move |r| !r[k].is_null());
     println!(
         "\n{:<6} {:<22} {:>10} {:>10} {:>6}",
         "FRR", "observation (ms)", "median", "worst", "n"
     );
-    for r in doc["releases"].as_array().unwrap() {
+    for r in with("observation") {
         let o = &r["observation"];
         for k in ["ip_monitor", "ribbridge"] {
             println!(
@@ -1077,32 +1348,89 @@ fn print_table(doc: &Value) {
         );
     }
     println!(
-        "\n{:<6} {:<34} {:<26} {:>9} {:>9} {:>5} {:>11}",
-        "FRR", "drift case", "healed by", "median", "worst", "runs", "not healed"
+        "\n{:<6} {:<34} {:<26} {:>9} {:>9} {:>9} {:>5} {:>11} {:>9}",
+        "FRR", "drift case", "healed by", "p50", "p99", "worst", "runs", "not healed", "unseen"
     );
-    for r in doc["releases"].as_array().unwrap() {
-        for c in r["heal"]["cells"].as_array().unwrap() {
+    for r in releases {
+        for c in r["heal"]["cells"].as_array().into_iter().flatten() {
             let nh = match c["not_healed_within_s"].as_u64() {
                 Some(b) => format!("{} (>{b} s)", c["not_healed"]),
                 None => "0".to_string(),
             };
             println!(
-                "{:<6} {:<34} {:<26} {:>9} {:>9} {:>5} {:>11}",
+                "{:<6} {:<34} {:<26} {:>9} {:>9} {:>9} {:>5} {:>11} {:>9}",
                 r["frr"].as_str().unwrap(),
                 r["heal"]["case"].as_str().unwrap(),
                 c["mode"].as_str().unwrap(),
-                f(&c["healed"]["median_ms"]),
+                f(&c["healed"]["p50_ms"]),
+                f(&c["healed"]["p99_ms"]),
                 f(&c["healed"]["worst_ms"]),
-                c["runs"],
-                nh
+                c["runs"].to_string(),
+                nh,
+                c["router_saw_no_change"].to_string()
             );
         }
+    }
+    println!(
+        "\n{:<6} {:<14} {:>6} {:>8} {:>11} {:>6} {:>7} {:>6} {:>8} {:>12} {:>10}",
+        "FRR",
+        "heartbeat",
+        "beats",
+        "period",
+        "node1 path %",
+        "dips",
+        "drifts",
+        "heals",
+        "gave up",
+        "RSS KiB",
+        "fds"
+    );
+    for r in releases {
+        let hb = std::iter::once(("availability", &r["availability"])).chain(
+            r["soak"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| ("soak", c)),
+        );
+        for (name, c) in hb.filter(|(_, c)| !c.is_null()) {
+            println!(
+                "{:<6} {:<14} {:>6} {:>8} {:>11} {:>6} {:>7} {:>6} {:>8} {:>12} {:>10}",
+                r["frr"].as_str().unwrap(),
+                name,
+                c["beats"].to_string(),
+                c["period_s"].to_string(),
+                c["node1_path_share_percent"].to_string(),
+                c["dips"].to_string(),
+                c["drift_reports"].to_string(),
+                c["heals"].to_string(),
+                c["gave_up"].to_string(),
+                format!("{}->{}", c["rss_kib"][0], c["rss_kib"][1]),
+                format!("{}->{}", c["open_fds"][0], c["open_fds"][1])
+            );
+        }
+    }
+    println!(
+        "\n{:<6} {:>8} {:>6} {:>8} {:>14} {:>8}",
+        "FRR", "churn", "per s", "took s", "drift reports", "actions"
+    );
+    for r in with("churn") {
+        let c = &r["churn"];
+        println!(
+            "{:<6} {:>8} {:>6} {:>8} {:>14} {:>8}",
+            r["frr"].as_str().unwrap(),
+            c["changes"].to_string(),
+            c["per_s"].to_string(),
+            c["took_s"].to_string(),
+            c["drift_reports"].to_string(),
+            c["actions"].to_string()
+        );
     }
     println!(
         "\n{:<6} {:>10} {:>12} {:>14} {:>8}",
         "FRR", "idle CPU %", "peak RSS MiB", "heals in idle", "beats"
     );
-    for r in doc["releases"].as_array().unwrap() {
+    for r in with("idle") {
         let i = &r["idle"];
         println!(
             "{:<6} {:>10} {:>12.1} {:>14} {:>8}",

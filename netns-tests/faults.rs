@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use ribbridge::reconcile::Class;
 
 use crate::support::daemon::Daemon;
-use crate::support::{Lab, lab};
+use crate::support::{Lab, RouteWatch, lab};
 
 const VIP: &str = "192.0.2.10/32";
 const NODE: &str = "rb-node1";
@@ -364,18 +364,37 @@ async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
             .arg(&batch)
             .status(),
     );
-    d.wait_log(
-        "VIP drift && to=not_redistributed",
-        Duration::from_secs(120),
-    )
-    .await;
-    let classified = t.elapsed();
-    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(120))
+    // zebra's withdrawal within 250 ms of the replace is re-imported at
+    // once (no drift); later, with zebra busy on the flood, the drift is
+    // classified and healed on the graced path. Either is the heal.
+    let (drifted, _) = d
+        .wait_either(
+            "VIP drift && to=not_redistributed",
+            "healing && reimport_table",
+            Duration::from_secs(120),
+        )
         .await;
+    let classified = t.elapsed();
+    if drifted {
+        d.wait_log("VIP consistent && to=advertised", Duration::from_secs(120))
+            .await;
+    }
     let healed = t.elapsed();
     let status = flood.await.expect("join").expect("ip -batch");
     assert!(status.success(), "ip -batch failed: {status}");
     let flood_took = t.elapsed();
+    let mut router = RouteWatch::open("rb-router");
+    router
+        .wait_nexthops(
+            "192.0.2.10".parse().expect("address"),
+            32,
+            2,
+            Duration::from_secs(30),
+        )
+        .await
+        .expect("both paths at the router after the flood");
+    let (doc, _) = d.status().await;
+    assert_eq!(crate::support::class_of(&doc, VIP), Class::Advertised);
     let m = d.metrics().await;
     let resyncs: Vec<&str> = m
         .lines()
@@ -383,7 +402,12 @@ async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
         .collect();
     let peak = d.peak_rss_kib();
     eprintln!(
-        "flood of 1 000 000 changes in table 4242 ({flood_took:?}): drift classified at {classified:?}, healed at {healed:?}; peak RSS {} KiB before, {peak} KiB after; resyncs: {resyncs:?}",
+        "flood of 1 000 000 changes in table 4242 ({flood_took:?}): {} at {classified:?}, healed at {healed:?}; peak RSS {} KiB before, {peak} KiB after; resyncs: {resyncs:?}",
+        if drifted {
+            "drift classified"
+        } else {
+            "re-imported at once"
+        },
         rss_before
     );
     assert!(

@@ -118,7 +118,7 @@ impl Default for Settings {
             listen: crate::http::DEFAULT_LISTEN,
             mode: Mode::Repair,
             record: None,
-            grace_ms: 500,
+            grace_ms: 100, // reconcile::Config's default: zebra answers in 10-17 ms
             bgp_grace_ms: 2_000,
             max_attempts: 3,
             heal_addresses: false,

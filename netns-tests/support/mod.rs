@@ -373,3 +373,88 @@ fn count_nexthops(r: &RouteMessage) -> usize {
         })
         .unwrap_or(1)
 }
+
+/// A router's nexthop count for one destination over time: a sample after
+/// every route event, taken by a task that owns the [`RouteWatch`]. Shares
+/// of time and dips are read from it afterwards (availability).
+#[derive(Debug)]
+pub struct Timeline {
+    samples: std::sync::Arc<std::sync::Mutex<Vec<(Instant, usize)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RouteWatch {
+    /// Record `dst/len`'s nexthop count from now on (the first sample is
+    /// taken before this returns), at every route event.
+    pub async fn timeline(mut self, dst: IpAddr, len: u8) -> Timeline {
+        let first = (Instant::now(), self.nexthops(dst, len).await);
+        let samples = std::sync::Arc::new(std::sync::Mutex::new(vec![first]));
+        let into = samples.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                self.next_route_event().await;
+                let n = self.nexthops(dst, len).await;
+                into.lock()
+                    .expect("timeline lock")
+                    .push((Instant::now(), n));
+            }
+        });
+        Timeline { samples, task }
+    }
+}
+
+impl Timeline {
+    /// Every sample so far.
+    pub fn samples(&self) -> Vec<(Instant, usize)> {
+        self.samples.lock().expect("timeline lock").clone()
+    }
+
+    /// The count at `t` (the last sample at or before it; 0 before any).
+    fn at(samples: &[(Instant, usize)], t: Instant) -> usize {
+        samples
+            .iter()
+            .take_while(|(s, _)| *s <= t)
+            .last()
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// The share of `[from, to)` during which the route had at least `want`
+    /// nexthops.
+    pub fn share_at_least(&self, want: usize, from: Instant, to: Instant) -> f64 {
+        let s = self.samples();
+        let mut points: Vec<Instant> = s
+            .iter()
+            .map(|(t, _)| *t)
+            .filter(|t| *t > from && *t < to)
+            .collect();
+        points.insert(0, from);
+        points.push(to);
+        let mut good = Duration::ZERO;
+        for w in points.windows(2) {
+            if Self::at(&s, w[0]) >= want {
+                good += w[1] - w[0];
+            }
+        }
+        good.as_secs_f64() / (to - from).as_secs_f64()
+    }
+
+    /// How many times within `[from, to)` the count went below `want`.
+    pub fn dips(&self, want: usize, from: Instant, to: Instant) -> usize {
+        let s = self.samples();
+        let mut before = Self::at(&s, from);
+        let mut dips = 0;
+        for (_, n) in s.iter().filter(|(t, _)| *t > from && *t < to) {
+            if *n < want && before >= want {
+                dips += 1;
+            }
+            before = *n;
+        }
+        dips
+    }
+}
+
+impl Drop for Timeline {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -14,6 +14,16 @@
 //! grace expired. Until then the VIP keeps its previous reported state, so
 //! normal convergence (zebra ~10 ms, bgpd ~100 ms) never counts as drift.
 //!
+//! Fast paths (repair mode only): a recognised trigger whose outcome zebra
+//! has already shown (8.4's import dropped after a replace, seen as zebra's
+//! ZAPI withdrawal; 10.7's and 10.3's route lost to an address, seen as
+//! zebra still lacking the route past its normal reaction) is healed at
+//! once, reported as no drift and counted as no attempt. The same events on
+//! another release or table mode take the graced path. Healing never stops
+//! while a proven action exists: a new trigger re-arms the attempts, and
+//! after the bounded attempts the give-up is reported once while healing
+//! goes on at the capped backoff.
+//!
 //! Layout: `vocab` holds the vocabulary (events, actions, classes,
 //! configuration, state), `step` the decisions (`step`, `classify`, grace,
 //! heal and backoff), `policy` the table from (class, release, table mode)

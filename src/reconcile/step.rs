@@ -7,14 +7,16 @@
 //! (`tests/reconcile_cases.rs`). Classification is instantaneous
 //! ([`classify`]); `evaluate` turns a class that persisted for its grace,
 //! confirmed by a bgpd view taken after the grace, into the reported state;
-//! `decide_heal` picks the policy's action with a doubling backoff and gives
-//! up after `Config::max_attempts`.
+//! `decide_heal` picks the policy's action with a doubling backoff, reports
+//! a give-up after `Config::max_attempts` and goes on at the capped backoff;
+//! `triggered` re-arms it on a new trigger; `fast_reimport` and
+//! `fast_relearn` heal the recognised triggers at once.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::heal_policy;
 use super::vocab::{Action, Class, Config, Event, KernelFacts, Millis, State, Vip};
-use crate::model::{Mode, PeerView, Prefix, TableId, Vantage};
+use super::{HealAction, heal_policy};
+use crate::model::{Mode, PeerView, Prefix, Release, TableId, TableMode, Vantage};
 
 /// The instantaneous class of one VIP from the joined views.
 ///
@@ -71,7 +73,21 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             if !state.tracks(table, &prefix) {
                 return actions;
             }
-            state.touch(table, prefix, now).kernel = route;
+            let present = route.is_some();
+            let v = state.touch(table, prefix, now);
+            let added = v.kernel.is_none() && present;
+            match (v.kernel.is_some(), present) {
+                (false, true) => v.added_at = Some(now),
+                (_, false) => (v.added_at, v.fast_due) = (None, None),
+                (true, true) => {}
+            }
+            v.kernel = route;
+            if present {
+                triggered(state, (table, prefix), now);
+            }
+            if added {
+                route_after_address(state, (table, prefix), now);
+            }
             touched_bgp = true;
             Scope::One(table, prefix)
         }
@@ -92,14 +108,21 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             Scope::All
         }
         Event::KernelReasserted { table, prefix } => {
-            if let Some(v) = state.vips.get_mut(&(table, prefix)) {
-                v.reassertions += 1;
+            let Some(v) = state.vips.get_mut(&(table, prefix)) else {
+                return actions;
+            };
+            v.reassertions += 1;
+            // A beat on a VIP in drift re-arms its heal (the drift may be
+            // this beat's doing); on a consistent VIP it is only remembered.
+            if !triggered(state, (table, prefix), now) {
+                return actions;
             }
-            return actions;
+            Scope::One(table, prefix)
         }
         Event::KernelAddress { prefix, present } => {
             if present {
                 state.addresses.insert(prefix);
+                address_after_route(state, prefix, now);
             } else {
                 state.addresses.remove(&prefix);
             }
@@ -131,6 +154,9 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
                 return actions;
             }
             state.touch(table, prefix, now).zebra = present;
+            if !present {
+                fast_reimport(state, (table, prefix), now, &mut actions);
+            }
             touched_bgp = true;
             Scope::One(table, prefix)
         }
@@ -178,15 +204,35 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             let h = &mut v.heal;
             h.in_flight = false;
             h.done_at = now;
-            h.attempts += 1;
             h.last_action = Some(action);
-            h.last_result = Some(if ok {
-                "ok".to_string()
-            } else {
-                format!("error: {detail}")
-            });
+            // After a give-up the status keeps saying so until the VIP is
+            // consistent again, whatever the retries at the cap return.
+            if !(ok && h.gave_up) {
+                h.last_result = Some(if ok {
+                    "ok".to_string()
+                } else {
+                    format!("error: {detail}")
+                });
+            }
+            if std::mem::take(&mut h.fast) && ok {
+                // A fast heal is no attempt of a drift: nothing was
+                // reported; what follows it is judged after a new grace,
+                // and a failure falls back to the graced path.
+                v.observed_since = now;
+                state
+                    .wakeups
+                    .insert((now + state.config.grace_ms, (table, prefix)));
+                touched_bgp = true;
+                return finish(state, Scope::One(table, prefix), touched_bgp, now, actions);
+            }
+            h.attempts += 1;
             let shift = h.attempts.saturating_sub(1).min(16);
-            h.next_at = now + backoff.saturating_mul(1 << shift).min(cap);
+            h.next_at = now
+                + if h.gave_up {
+                    cap
+                } else {
+                    backoff.saturating_mul(1 << shift).min(cap)
+                };
             // Verification: the next observations decide, after a new grace.
             v.observed_since = now;
             touched_bgp = true;
@@ -201,6 +247,18 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             Scope::All
         }
     };
+    finish(state, scope, touched_bgp, now, actions)
+}
+
+/// Re-evaluate the VIPs of `scope`, ask for a bgpd view when one is due,
+/// and name the next wake-up.
+fn finish(
+    state: &mut State,
+    scope: Scope,
+    touched_bgp: bool,
+    now: Millis,
+    mut actions: Vec<Action>,
+) -> Vec<Action> {
     let keys: Vec<(TableId, Prefix)> = match scope {
         Scope::One(t, p) => vec![(t, p)],
         Scope::Prefix(p) => state.vips.keys().filter(|k| k.1 == p).copied().collect(),
@@ -235,6 +293,225 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
     actions
 }
 
+/// Releases from this one have `redistribute table-direct`; before it,
+/// `ip import-table` drops the import at any replace of the route (8.4,
+/// every time: docs/FRR-BEHAVIOUR.md, "8.4: a replace drops the import").
+const TABLE_DIRECT_SINCE: Release = Release::new(10, 0);
+
+/// How long after a kernel trigger zebra's withdrawal of the VIP is that
+/// trigger's doing: zebra answers a kernel change in 10.5-17 ms
+/// (docs/FRR-BEHAVIOUR.md, "Normal convergence"); the rest is room for a
+/// loaded node. A withdrawal later than this takes the graced path.
+const TRIGGER_WINDOW_MS: Millis = 250;
+
+/// A kernel write to a VIP's route that ribbridge did not make (its own
+/// heal's echo arrives while the heal is in flight or within a grace after
+/// it): remembered for the fast path, and on a VIP in reported drift it
+/// re-arms healing, because a drift that recurs because its trigger recurs
+/// is not a failed heal. The re-armed heal waits a grace and a bgpd view
+/// newer than that, so the trigger's own effect (on 10.7 a beat heals a
+/// lost route) is seen before anything is done. Returns true when it
+/// re-armed.
+fn triggered(state: &mut State, key: (TableId, Prefix), now: Millis) -> bool {
+    let grace = state.config.grace_ms;
+    let Some(v) = state.vips.get_mut(&key) else {
+        return false;
+    };
+    let h = &mut v.heal;
+    if h.in_flight || (h.done_at > 0 && now < h.done_at.saturating_add(grace)) {
+        return false;
+    }
+    v.trigger_at = Some(now);
+    if v.state.is_consistent() {
+        return false;
+    }
+    h.attempts = 0;
+    h.gave_up = false;
+    h.done_at = now;
+    h.next_at = now.saturating_add(grace);
+    true
+}
+
+/// The fast path of FRR before 10.0 in import-table mode: zebra's ZAPI
+/// withdrawal of a VIP the kernel still holds, within
+/// [`TRIGGER_WINDOW_MS`] of a kernel trigger on it, is the dropped import,
+/// certain. Re-importing at once (the withdrawal comes ~10 ms after the
+/// trigger, and a re-import 10-20 ms after it leaves the router seeing no
+/// change; 5 ms is too early, zebra drops the import after it) heals it
+/// before bgpd sends the withdrawal. Nothing is reported: no drift was.
+/// One trigger gets one fast heal; a failed one falls back to the graced
+/// path. Any other release or table mode, a withdrawal with no recent
+/// trigger, or a VIP shadowed by an address takes the graced path.
+fn fast_reimport(
+    state: &mut State,
+    key: (TableId, Prefix),
+    now: Millis,
+    actions: &mut Vec<Action>,
+) {
+    let Some((release, table_mode)) = fast_paths_on(state) else {
+        return;
+    };
+    if table_mode != TableMode::ImportTable || release >= TABLE_DIRECT_SINCE {
+        return;
+    }
+    let has_addr = state.addresses.contains(&key.1);
+    let allow_addr = state.config.heal_addresses;
+    let Some(v) = state.vips.get_mut(&key) else {
+        return;
+    };
+    if v.kernel.is_none() || v.heal.in_flight || has_addr {
+        return;
+    }
+    let Some(at) = v.trigger_at else {
+        return;
+    };
+    if now.saturating_sub(at) > TRIGGER_WINDOW_MS {
+        return;
+    }
+    let Some(action) = heal_policy(
+        Class::NotRedistributed,
+        release,
+        table_mode,
+        has_addr,
+        allow_addr,
+    ) else {
+        return;
+    };
+    v.trigger_at = None;
+    start_heal(v, key, action, true, actions);
+}
+
+/// The release measured with FRRouting/frr#22654 (route, then an address
+/// of the same prefix, loses the route in zebra): 10.7.
+const ROUTE_THEN_ADDRESS_LOST: Release = Release::new(10, 7);
+
+/// An address of a VIP's prefix this soon after its route appeared is
+/// FRRouting/frr#22654's trigger when the route is still queued in zebra
+/// (zebra takes ~10 ms); the check at [`ZEBRA_SETTLE_MS`] is the proof.
+const ADDRESS_RACE_MS: Millis = 50;
+
+/// How long after the trigger zebra must have sent the route on ZAPI if
+/// it kept it: its normal reaction is 10.5-17 ms (docs/FRR-BEHAVIOUR.md).
+const ZEBRA_SETTLE_MS: Millis = 40;
+
+/// Fast paths act only in repair mode, on a node, not drained, with the
+/// views complete; the release and table mode come with zebra's session.
+fn fast_paths_on(state: &State) -> Option<(Release, TableMode)> {
+    if state.config.mode != Mode::Repair
+        || state.config.vantage != Vantage::Node
+        || state.drained
+        || !state.ready()
+    {
+        return None;
+    }
+    state.zebra
+}
+
+/// Releases from [`TABLE_DIRECT_SINCE`] up to this one lose a route added
+/// while an address of its prefix exists (10.3 measured, every time the
+/// race goes that way: docs/FRR-BEHAVIOUR.md, "10.3: address, then route").
+const ADDRESS_THEN_ROUTE_KEPT: Release = ROUTE_THEN_ADDRESS_LOST;
+
+/// 10.3 with `table-direct`: the VIP's route appeared while an address of
+/// its prefix was there (kube-vip's order). Schedules the check of
+/// [`fast_relearn`]; the policy acts only with `--heal-addresses`.
+fn route_after_address(state: &mut State, key: (TableId, Prefix), now: Millis) {
+    let Some((release, table_mode)) = fast_paths_on(state) else {
+        return;
+    };
+    if table_mode != TableMode::TableDirect
+        || release < TABLE_DIRECT_SINCE
+        || release >= ADDRESS_THEN_ROUTE_KEPT
+        || !state.addresses.contains(&key.1)
+    {
+        return;
+    }
+    if let Some(v) = state.vips.get_mut(&key) {
+        let due = now + ZEBRA_SETTLE_MS;
+        v.fast_due = Some(due);
+        state.wakeups.insert((due, key));
+    }
+}
+
+/// 10.7 with `table-direct`: an address of the VIP's prefix right after
+/// its route appeared (one netlink batch) makes zebra drop the queued
+/// route (FRRouting/frr#22654). Schedules the check of [`fast_relearn`].
+fn address_after_route(state: &mut State, prefix: Prefix, now: Millis) {
+    let Some((release, table_mode)) = fast_paths_on(state) else {
+        return;
+    };
+    if table_mode != TableMode::TableDirect || release < ROUTE_THEN_ADDRESS_LOST {
+        return;
+    }
+    let keys: Vec<_> = state
+        .vips
+        .keys()
+        .filter(|k| k.1 == prefix)
+        .copied()
+        .collect();
+    for key in keys {
+        let Some(v) = state.vips.get_mut(&key) else {
+            continue;
+        };
+        let fresh = v
+            .added_at
+            .is_some_and(|at| now.saturating_sub(at) <= ADDRESS_RACE_MS);
+        if fresh && v.kernel.is_some() && !v.zebra {
+            let due = now + ZEBRA_SETTLE_MS;
+            v.fast_due = Some(due);
+            state.wakeups.insert((due, key));
+        }
+    }
+}
+
+/// The check of [`address_after_route`]'s and [`route_after_address`]'s
+/// triggers: zebra, past its normal
+/// reaction, still lacks the route on ZAPI and in its table: the route is
+/// lost, certain; the policy's action runs at once, before any grace or
+/// poll. Nothing is reported (no drift was); a failure falls back to the
+/// graced path.
+fn fast_relearn(state: &mut State, key: (TableId, Prefix), now: Millis, actions: &mut Vec<Action>) {
+    let Some((release, table_mode)) = fast_paths_on(state) else {
+        return;
+    };
+    let has_addr = state.addresses.contains(&key.1);
+    let allow_addr = state.config.heal_addresses;
+    let Some(v) = state.vips.get_mut(&key) else {
+        return;
+    };
+    match v.fast_due {
+        Some(due) if now >= due => v.fast_due = None,
+        _ => return,
+    }
+    if v.kernel.is_none() || v.zebra || v.zebra_table == Some(true) || v.heal.in_flight {
+        return;
+    }
+    let Some(action) = heal_policy(Class::KernelOnly, release, table_mode, has_addr, allow_addr)
+    else {
+        return;
+    };
+    start_heal(v, key, action, true, actions);
+}
+
+/// Ask for a heal: in flight until its result; a `fast` one (a recognised
+/// trigger, no drift reported) is not an attempt of a drift.
+fn start_heal(
+    v: &mut Vip,
+    key: (TableId, Prefix),
+    action: HealAction,
+    fast: bool,
+    actions: &mut Vec<Action>,
+) {
+    v.heal.in_flight = true;
+    v.heal.fast = fast;
+    v.heal.last_action = Some(action);
+    actions.push(Action::Heal {
+        table: key.0,
+        prefix: key.1,
+        action,
+    });
+}
+
 /// The largest key, to bound a range of wake-ups by time alone.
 const MAX_KEY: (TableId, Prefix) = (TableId::MAX, Prefix::MAX);
 
@@ -249,6 +526,7 @@ fn evaluate(
     if !state.ready() {
         return false;
     }
+    fast_relearn(state, key, now, actions);
     let Some(v) = state.vips.get(&key) else {
         return false;
     };
@@ -274,7 +552,7 @@ fn evaluate(
     };
     // After a change, the polled views must be re-read once the grace has
     // passed, whatever the class: bgpd's reaction lags zebra's.
-    let settle = v.touched_at + state.config.grace_ms;
+    let settle = v.touched_at + state.config.settle_ms();
     let confirm = now >= settle && bgp_view_at.is_none_or(|t| t < settle);
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
@@ -289,6 +567,11 @@ fn evaluate(
             return confirm;
         }
         return decide_heal(state, key, now, actions) || confirm;
+    }
+    // A fast heal is at work on the very difference observed: its result
+    // starts a new grace (HealDone), the drift is judged after that.
+    if v.heal.in_flight && v.heal.fast {
+        return false;
     }
     let mut due = v.observed_since + grace;
     // Sessions that have not sent bgpd's table yet (bgpd restarted, or
@@ -433,12 +716,13 @@ fn decide_heal(
     let mode = state.config.mode;
     let grace = state.config.grace_ms;
     let max = state.config.max_attempts;
+    let cap = state.config.backoff_max_ms;
     let allow_addr = state.config.heal_addresses;
     let has_addr = state.addresses.contains(&key.1);
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
     };
-    if v.heal.in_flight || v.heal.gave_up {
+    if v.heal.in_flight {
         return false;
     }
     let Some(action) = heal_policy(v.state, release, table_mode, has_addr, allow_addr) else {
@@ -452,31 +736,28 @@ fn decide_heal(
         v.heal.last_result = Some("observe_only".to_string());
         return false;
     }
-    if v.heal.attempts >= max {
+    // Given up: reported once for alerting, and healing goes on at the
+    // capped backoff: the VIP is never left dark while a proven heal exists.
+    if v.heal.attempts >= max && !v.heal.gave_up {
         v.heal.gave_up = true;
         v.heal.last_result = Some("gave_up".to_string());
+        v.heal.next_at = v.heal.next_at.max(v.heal.done_at.saturating_add(cap));
         actions.push(Action::GaveUp {
             table: key.0,
             prefix: key.1,
             class: v.state,
         });
-        return false;
     }
     if now < v.heal.next_at {
         let at = v.heal.next_at;
         state.wakeups.insert((at, key));
         return false;
     }
-    // A retry is judged on a bgpd view taken after the last action settled.
-    if v.heal.attempts > 0 && bgp_view_at.is_none_or(|t| t < v.heal.done_at + grace) {
+    // An action is judged on a bgpd view taken after the last action (or
+    // the trigger that re-armed healing) settled.
+    if bgp_view_at.is_none_or(|t| t < v.heal.done_at + grace) {
         return true;
     }
-    v.heal.in_flight = true;
-    v.heal.last_action = Some(action);
-    actions.push(Action::Heal {
-        table: key.0,
-        prefix: key.1,
-        action,
-    });
+    start_heal(v, key, action, false, actions);
     false
 }

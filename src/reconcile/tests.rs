@@ -43,6 +43,15 @@ fn peer(sent: bool) -> PeerView {
     }
 }
 
+/// The scenarios below were written with a 500 ms grace; their times
+/// (1 000 then 1 500) keep reading as "the grace passed".
+fn half_second() -> Config {
+    Config {
+        grace_ms: 500,
+        ..Config::default()
+    }
+}
+
 fn release(major: u16, minor: u16) -> Release {
     Release::new(major, minor)
 }
@@ -134,7 +143,7 @@ fn converge(s: &mut State, at: Millis) -> Vec<Action> {
 
 #[test]
 fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() {
-    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    let mut s = ready(half_second(), release(8, 4), TableMode::ImportTable);
     converge(&mut s, 0);
     // kube-vip's realm flip: the kernel keeps the route, zebra drops the import.
     let a = zebra(&mut s, 1_000, false);
@@ -188,7 +197,7 @@ fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() 
 
 #[test]
 fn a_difference_shorter_than_the_grace_never_counts() {
-    let mut s = ready(Config::default(), release(10, 3), TableMode::TableDirect);
+    let mut s = ready(half_second(), release(10, 3), TableMode::TableDirect);
     converge(&mut s, 0);
     let mut all = zebra(&mut s, 1_000, false);
     all.extend(zebra(&mut s, 1_300, true));
@@ -203,7 +212,7 @@ fn a_difference_shorter_than_the_grace_never_counts() {
 
 #[test]
 fn failed_heals_back_off_then_give_up_visibly() {
-    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
     converge(&mut s, 0);
     zebra(&mut s, 1_000, false);
     let mut now = 1_500;
@@ -263,7 +272,7 @@ fn failed_heals_back_off_then_give_up_visibly() {
 
 #[test]
 fn stale_zebra_route_is_reported_without_action() {
-    let mut s = ready(Config::default(), release(10, 3), TableMode::TableDirect);
+    let mut s = ready(half_second(), release(10, 3), TableMode::TableDirect);
     converge(&mut s, 0);
     kernel(&mut s, 1_000, false);
     let a = step(&mut s, Event::Tick, 1_500);
@@ -285,7 +294,7 @@ fn stale_zebra_route_is_reported_without_action() {
 /// sent is `not_redistributed` and healed.
 #[test]
 fn sessions_just_up_get_the_startup_grace() {
-    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
     converge(&mut s, 0);
     // bgpd says how long the session that sent the VIP is up: a minute.
     let old = PeerView {
@@ -362,7 +371,7 @@ fn sessions_just_up_get_the_startup_grace() {
     // heartbeat drops an import under sessions that advertised it): the
     // plain 2 s, however young they are.
     for up in [None, Some(5_000)] {
-        let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+        let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
         converge(&mut s, 3_000);
         let old = PeerView {
             up_ms: up.map(|u| u + 1_000),
@@ -396,7 +405,7 @@ fn a_drained_node_is_drained_not_drifting_and_never_healed() {
         (release(10, 3), TableMode::TableDirect),
         (release(10, 7), TableMode::TableDirect),
     ] {
-        let mut s = ready(Config::default(), rel, mode);
+        let mut s = ready(half_second(), rel, mode);
         converge(&mut s, 0);
         let mut all = drain(&mut s, 1_000, true);
         assert!(all.contains(&Action::RefreshBgp), "{all:?}");
@@ -445,7 +454,7 @@ fn a_drained_node_is_drained_not_drifting_and_never_healed() {
 
 #[test]
 fn a_drain_ends_a_drift_and_its_heals() {
-    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    let mut s = ready(half_second(), release(8, 4), TableMode::ImportTable);
     converge(&mut s, 0);
     zebra(&mut s, 1_000, false);
     bgp(&mut s, 1_100, false);
@@ -483,4 +492,365 @@ fn the_drain_event_has_its_own_json_and_the_old_events_keep_theirs() {
         serde_json::to_string(&Event::Tick).expect("json"),
         r#"{"event":"tick"}"#
     );
+}
+
+/// kube-vip's realm-only replace of the VIP route, at `at`.
+fn beat(s: &mut State, at: Millis) -> Vec<Action> {
+    step(
+        s,
+        Event::KernelReasserted {
+            table: T,
+            prefix: vip(),
+        },
+        at,
+    )
+}
+
+fn heal_done(s: &mut State, at: Millis, action: HealAction, ok: bool) -> Vec<Action> {
+    step(
+        s,
+        Event::HealDone {
+            table: T,
+            prefix: vip(),
+            action,
+            ok,
+            detail: if ok { String::new() } else { "refused".into() },
+        },
+        at,
+    )
+}
+
+fn reported(actions: &[Action]) -> bool {
+    actions
+        .iter()
+        .any(|a| matches!(a, Action::StateChanged { .. } | Action::GaveUp { .. }))
+}
+
+#[test]
+fn on_8_4_import_table_zebras_withdrawal_after_a_beat_is_reimported_at_once() {
+    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    converge(&mut s, 0);
+    let mut all = beat(&mut s, 1_000);
+    assert!(
+        heals(&all).is_empty(),
+        "a beat alone proves nothing: {all:?}"
+    );
+    // zebra's ZAPI withdrawal ~10 ms after the beat: the import dropped.
+    let a = zebra(&mut s, 1_010, false);
+    assert_eq!(heals(&a), vec![HealAction::ReimportTable], "{a:?}");
+    all.extend(a);
+    all.extend(heal_done(&mut s, 1_025, HealAction::ReimportTable, true));
+    all.extend(zebra(&mut s, 1_030, true));
+    all.extend(bgp(&mut s, 1_100, true));
+    all.extend(step(&mut s, Event::Tick, 1_200));
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(!reported(&all), "no drift was reported: {all:?}");
+    assert_eq!(heals(&all).len(), 1);
+    let h = &s.vips[&(T, vip())].heal;
+    assert_eq!(h.attempts, 0, "a fast heal is no attempt of a drift");
+    // 100 beats, each answered: never a give-up.
+    let mut t = 2_000;
+    for _ in 0..100 {
+        let mut a = beat(&mut s, t);
+        a.extend(zebra(&mut s, t + 10, false));
+        assert_eq!(heals(&a), vec![HealAction::ReimportTable], "at {t}: {a:?}");
+        a.extend(heal_done(&mut s, t + 25, HealAction::ReimportTable, true));
+        a.extend(zebra(&mut s, t + 30, true));
+        a.extend(bgp(&mut s, t + 100, true));
+        assert!(!reported(&a), "at {t}: {a:?}");
+        t += 1_000;
+    }
+    assert_eq!(state_of(&s), Class::Advertised);
+}
+
+#[test]
+fn a_look_alike_withdrawal_takes_no_action_at_once_elsewhere() {
+    // Another release or table mode: a beat then zebra's withdrawal is not
+    // the 8.4 import drop (10.x keeps the route across a beat; a
+    // withdrawal there is judged after the grace).
+    for (rel, mode) in [
+        (release(10, 3), TableMode::TableDirect),
+        (release(10, 7), TableMode::TableDirect),
+        (release(10, 7), TableMode::ImportTable),
+    ] {
+        let mut s = ready(Config::default(), rel, mode);
+        converge(&mut s, 0);
+        let mut a = beat(&mut s, 1_000);
+        a.extend(zebra(&mut s, 1_010, false));
+        assert!(heals(&a).is_empty(), "{rel} {mode:?}: {a:?}");
+    }
+    // 8.4 import-table, but no kernel trigger before the withdrawal, or
+    // one too long before it: the graced path.
+    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    converge(&mut s, 0);
+    assert!(heals(&zebra(&mut s, 1_000, false)).is_empty());
+    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    converge(&mut s, 0);
+    beat(&mut s, 1_000);
+    assert!(heals(&zebra(&mut s, 1_000 + 251, false)).is_empty());
+    // A VIP shadowed by an address: the policy has no action for it.
+    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    converge(&mut s, 0);
+    step(
+        &mut s,
+        Event::KernelAddress {
+            prefix: vip(),
+            present: true,
+        },
+        900,
+    );
+    beat(&mut s, 1_000);
+    assert!(heals(&zebra(&mut s, 1_010, false)).is_empty());
+    // Observe mode proposes, never acts.
+    let observe = Config {
+        mode: crate::model::Mode::Observe,
+        ..Config::default()
+    };
+    let mut s = ready(observe, release(8, 4), TableMode::ImportTable);
+    converge(&mut s, 0);
+    beat(&mut s, 1_000);
+    assert!(heals(&zebra(&mut s, 1_010, false)).is_empty());
+}
+
+/// Follow the core's wake-ups and polls (bgpd never sends the VIP) from
+/// `now` until `until`, answering every heal with `ok`; the heals' times.
+fn run_failing(s: &mut State, mut a: Vec<Action>, mut now: Millis, until: Millis) -> Vec<Millis> {
+    let mut at = Vec::new();
+    while now < until {
+        if let Some(action) = heals(&a).first().copied() {
+            at.push(now);
+            a = heal_done(s, now, action, true);
+            continue;
+        }
+        if a.contains(&Action::RefreshBgp) {
+            a = bgp(s, now, false);
+            continue;
+        }
+        let Some(next) = a.iter().find_map(|x| match x {
+            Action::WakeAt { at } => Some(*at),
+            _ => None,
+        }) else {
+            break;
+        };
+        assert!(next > now, "wake-ups move forward");
+        now = next;
+        a = step(s, Event::Tick, now);
+    }
+    at
+}
+
+#[test]
+fn a_given_up_drift_is_still_healed_at_the_capped_backoff() {
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    converge(&mut s, 0);
+    zebra(&mut s, 1_000, false);
+    let a = step(&mut s, Event::Tick, 1_500);
+    let heals_at = run_failing(&mut s, a, 1_500, 200_000);
+    let h = &s.vips[&(T, vip())].heal;
+    assert!(h.gave_up, "given up, and reported once");
+    assert_eq!(h.last_result.as_deref(), Some("gave_up"));
+    assert!(heals_at.len() > 3 + 4, "healing goes on: {heals_at:?}");
+    let cap = s.config.backoff_max_ms;
+    for w in heals_at[3..].windows(2) {
+        assert_eq!(w[1] - w[0], cap, "at the cap after giving up: {heals_at:?}");
+    }
+}
+
+#[test]
+fn a_recurring_trigger_re_arms_the_heal_instead_of_giving_up() {
+    // The graced path on 8.4 (the withdrawal came too late for the fast
+    // path): every beat drops the import again before the heal is seen to
+    // work. Each beat re-arms: attempts never pile up to a give-up.
+    let mut s = ready(half_second(), release(8, 4), TableMode::ImportTable);
+    converge(&mut s, 0);
+    step(
+        &mut s,
+        Event::ZebraTable {
+            table: T,
+            prefixes: [vip()].into(),
+        },
+        0,
+    );
+    let mut all = Vec::new();
+    let mut t = 1_000;
+    for _ in 0..30 {
+        all.extend(beat(&mut s, t));
+        all.extend(zebra(&mut s, t + 300, false));
+        let a = bgp(&mut s, t + 400, false);
+        let until = t + 1_000;
+        let heals_at = run_failing(&mut s, a, t + 400, until);
+        assert!(heals_at.len() <= 2, "{heals_at:?}");
+        t = until;
+    }
+    assert!(
+        !all.iter().any(|a| matches!(a, Action::GaveUp { .. })),
+        "{all:?}"
+    );
+    assert!(!s.vips[&(T, vip())].heal.gave_up);
+    assert!(s.vips[&(T, vip())].heal.attempts <= 2);
+}
+
+#[test]
+fn a_heals_own_kernel_echo_is_not_a_new_trigger() {
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    converge(&mut s, 0);
+    zebra(&mut s, 1_000, false);
+    step(&mut s, Event::Tick, 1_500);
+    let a = bgp(&mut s, 1_500, false);
+    assert_eq!(heals(&a), vec![HealAction::RealmToggle]);
+    // The toggle's own realm-only replace, before and just after its result.
+    beat(&mut s, 1_505);
+    heal_done(&mut s, 1_506, HealAction::RealmToggle, true);
+    beat(&mut s, 1_507);
+    let h = &s.vips[&(T, vip())].heal;
+    assert_eq!(h.attempts, 1, "the echo did not re-arm");
+}
+
+fn address(s: &mut State, at: Millis, present: bool) -> Vec<Action> {
+    step(
+        s,
+        Event::KernelAddress {
+            prefix: vip(),
+            present,
+        },
+        at,
+    )
+}
+
+/// Route then address 1 ms apart (one `ip -batch`), then the core's own
+/// wake-ups up to `until`, with no zebra event: what it asked for.
+fn route_then_address(s: &mut State, until: Millis) -> Vec<Action> {
+    let mut all = kernel(s, 1_000, true);
+    all.extend(address(s, 1_001, true));
+    let mut now = 1_001;
+    loop {
+        let next = all
+            .iter()
+            .filter_map(|x| match x {
+                Action::WakeAt { at } if *at > now => Some(*at),
+                _ => None,
+            })
+            .min();
+        match next {
+            Some(at) if at <= until => {
+                now = at;
+                all.extend(step(s, Event::Tick, now));
+            }
+            _ => return all,
+        }
+    }
+}
+
+#[test]
+fn on_10_7_a_route_lost_to_an_address_in_one_batch_is_toggled_at_once() {
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let a = route_then_address(&mut s, 1_050);
+    assert_eq!(heals(&a), vec![HealAction::RealmToggle], "{a:?}");
+    assert!(!reported(&a), "before any grace: {a:?}");
+    // The toggle's echo, its result, zebra learns the route, bgpd sends it.
+    let mut all = beat(&mut s, 1_043);
+    all.extend(heal_done(&mut s, 1_044, HealAction::RealmToggle, true));
+    all.extend(zebra(&mut s, 1_055, true));
+    all.extend(bgp(&mut s, 1_160, true));
+    all.extend(step(&mut s, Event::Tick, 1_400));
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(heals(&all).is_empty(), "{all:?}");
+    assert_eq!(s.vips[&(T, vip())].heal.attempts, 0);
+}
+
+#[test]
+fn a_route_zebra_kept_or_another_release_gets_no_fast_toggle() {
+    // zebra sent the route in time: nothing lost, nothing done.
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut a = kernel(&mut s, 1_000, true);
+    a.extend(address(&mut s, 1_001, true));
+    a.extend(zebra(&mut s, 1_012, true));
+    a.extend(step(&mut s, Event::Tick, 1_041));
+    assert!(heals(&a).is_empty(), "{a:?}");
+    // The same events on 10.3 (its loss is address-then-route, healed only
+    // with --heal-addresses after the grace) and on 8.4's import table:
+    // nothing at once.
+    for (rel, mode) in [
+        (release(10, 3), TableMode::TableDirect),
+        (release(8, 4), TableMode::ImportTable),
+    ] {
+        let mut s = ready(Config::default(), rel, mode);
+        let a = route_then_address(&mut s, 1_050);
+        assert!(heals(&a).is_empty(), "{rel} {mode:?}: {a:?}");
+    }
+    // 10.7, the other order (address first: it works there), or an address
+    // long after the route: the graced path.
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut a = address_then_route(&mut s);
+    a.extend(step(&mut s, Event::Tick, 1_045));
+    assert!(heals(&a).is_empty(), "{a:?}");
+    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut a = kernel(&mut s, 1_000, true);
+    a.extend(address(&mut s, 1_051, true));
+    a.extend(step(&mut s, Event::Tick, 1_095));
+    assert!(heals(&a).is_empty(), "{a:?}");
+}
+
+/// The VIP's address on `lo` at 999, its route at 1 000 (kube-vip's order).
+fn address_then_route(s: &mut State) -> Vec<Action> {
+    let mut a = address(s, 999, true);
+    a.extend(kernel(s, 1_000, true));
+    a
+}
+
+fn heal_addresses() -> Config {
+    Config {
+        heal_addresses: true,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn on_10_3_a_route_added_under_its_address_is_cycled_at_once_only_when_allowed() {
+    let allowed = heal_addresses();
+    let mut s = ready(allowed.clone(), release(10, 3), TableMode::TableDirect);
+    let a = address_then_route(&mut s);
+    assert!(heals(&a).is_empty(), "not before zebra had its time: {a:?}");
+    let a = step(&mut s, Event::Tick, 1_040);
+    assert_eq!(heals(&a), vec![HealAction::AddressCycle], "{a:?}");
+    assert!(!reported(&a));
+    // Without --heal-addresses: nothing at once (reported after the grace).
+    let mut s = ready(Config::default(), release(10, 3), TableMode::TableDirect);
+    let mut a = address_then_route(&mut s);
+    a.extend(step(&mut s, Event::Tick, 1_040));
+    assert!(heals(&a).is_empty(), "{a:?}");
+    // The same order on 10.7 works (no loss), and zebra kept it on 10.3:
+    // nothing.
+    let mut s = ready(allowed.clone(), release(10, 7), TableMode::TableDirect);
+    let mut a = address_then_route(&mut s);
+    a.extend(step(&mut s, Event::Tick, 1_040));
+    assert!(heals(&a).is_empty(), "{a:?}");
+    let mut s = ready(allowed, release(10, 3), TableMode::TableDirect);
+    let mut a = address_then_route(&mut s);
+    a.extend(zebra(&mut s, 1_012, true));
+    a.extend(step(&mut s, Event::Tick, 1_040));
+    assert!(heals(&a).is_empty(), "{a:?}");
+}
+
+#[test]
+fn a_fast_heal_that_did_not_work_falls_back_to_the_graced_path() {
+    let allowed = heal_addresses();
+    let mut s = ready(allowed, release(10, 3), TableMode::TableDirect);
+    let mut a = address_then_route(&mut s);
+    a.extend(step(&mut s, Event::Tick, 1_040));
+    assert_eq!(heals(&a), vec![HealAction::AddressCycle]);
+    // The address cycle takes ~230 ms; the grace passes meanwhile: no
+    // drift is judged while it is at work.
+    let mut during = step(&mut s, Event::Tick, 1_100);
+    during.extend(bgp(&mut s, 1_120, false));
+    assert!(!reported(&during), "{during:?}");
+    // It ran, zebra still lacks the route: a new grace, then the drift and
+    // the graced heal (an attempt).
+    let mut after = heal_done(&mut s, 1_270, HealAction::AddressCycle, true);
+    assert!(!reported(&after), "{after:?}");
+    assert!(after.contains(&Action::WakeAt { at: 1_370 }), "{after:?}");
+    after.extend(step(&mut s, Event::Tick, 1_370));
+    after.extend(bgp(&mut s, 1_390, false));
+    assert_eq!(state_of(&s), Class::KernelOnly);
+    assert_eq!(heals(&after), vec![HealAction::AddressCycle], "{after:?}");
 }
