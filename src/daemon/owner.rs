@@ -65,7 +65,8 @@ pub struct Owner {
     /// The kernel's own routes, so heal actions act on exactly what the
     /// mirror found (never on anything else).
     routes: HashMap<(TableId, Prefix), Route>,
-    /// Last exported ECMP legs per VIP.
+    /// Last exported ECMP legs per VIP with series (only they log a change;
+    /// the others' legs are in the mirror and `/status`, not kept twice).
     legs: HashMap<(TableId, Prefix), u32>,
     /// Which VIPs have per-VIP series (bounded: the recorder never forgets
     /// a series).
@@ -281,10 +282,14 @@ impl Owner {
         if exported {
             telemetry::ecmp_nexthops(&prefix, table, n);
         }
+        if !exported {
+            // Past the series limit the change is in /status, not in the
+            // log: a dump of 100 000 VIPs would otherwise log 100 000 lines
+            // (and this map would hold a count for each).
+            return;
+        }
         let old = self.legs.insert((table, prefix), n);
-        // Past the series limit the change is in /status, not in the log:
-        // a dump of 100 000 VIPs would otherwise log 100 000 lines.
-        if old.unwrap_or(0) != n && exported {
+        if old.unwrap_or(0) != n {
             tracing::info!(%prefix, table, nexthops = n, "VIP ECMP legs");
         }
     }
