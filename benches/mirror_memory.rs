@@ -10,6 +10,10 @@
 //!   which 2 are VIPs must cost nothing per route;
 //! - `reconcile::State` after `KernelSynced` of 100 000 VIPs (the core's
 //!   per-VIP state);
+//! - zebra's table read over the vty (`show ip route table 198 json`, a
+//!   100 000-route reply in 64 KiB socket reads) streamed into the key
+//!   scan: the most bytes live at any read, per route (the text itself,
+//!   ~500 B a route, is never held);
 //! - one `ribbridge_vip_state` series (bytes per series in the Prometheus
 //!   recorder, which keeps every label set it was ever given).
 //!
@@ -44,6 +48,9 @@ const MIRROR_BUDGET: usize = 256;
 const FILTERED_BUDGET: usize = 1;
 /// The core's budget per VIP.
 const CORE_BUDGET: usize = 256;
+/// The streamed vty table read's budget per route at its peak: the prefix
+/// set it returns, not the reply's text.
+const VTY_BUDGET: usize = 64;
 
 fn prefix(i: usize) -> Prefix {
     let a = Ipv4Addr::from(0x0a00_0000u32 + u32::try_from(i).unwrap());
@@ -143,6 +150,7 @@ fn memory(c: &mut Criterion) {
         assert_eq!(s.vips.len(), n);
         report("core state", n, bytes, CORE_BUDGET);
     }
+    vty_stream_cost();
     series_cost();
 
     let mut g = c.benchmark_group("mirror_fill");
@@ -157,6 +165,51 @@ fn memory(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// The peak of a streamed zebra table read: bytes live after each socket
+/// read, the most of them, per route; and the text a whole read held.
+fn vty_stream_cost() {
+    use bytes::BytesMut;
+    use ribbridge::frr::vty::codec::VtyCodec;
+    use ribbridge::frr::vty::scan::{KeyScan, KeysOf};
+    use tokio_util::codec::Decoder;
+
+    let n = 100_000;
+    // An entry the size of 10.7's (tests/data/frr/frr-10.7.1).
+    let entry = r#"[{"protocol":"kernel","selected":true,"destSelected":true,"distance":0,"metric":0,"installed":true,"nexthopGroupId":7,"vrfId":0,"vrfName":"default","uptime":"00:00:01","prefix":"P","prefixLen":32,"table":198,"internalStatus":16,"internalFlags":8,"internalNextHopNum":1,"internalNextHopActiveNum":1,"internalNextHopFibInstalledNum":1,"installedNexthopGroupId":7,"receivedNexthopGroupId":7,"nexthops":[{"flags":3,"fib":true,"directlyConnected":true,"interfaceIndex":1,"interfaceName":"lo","active":true,"weight":1}]}]"#;
+    let mut raw = Vec::from(&b"{"[..]);
+    for i in 0..n {
+        if i > 0 {
+            raw.extend_from_slice(b"\n,");
+        }
+        let p = prefix(i).to_string();
+        raw.extend_from_slice(format!("\"{p}\":{}", entry.replace('P', &p)).as_bytes());
+    }
+    raw.extend_from_slice(b"}\0\0\0\0");
+    let region = Region::new(GLOBAL);
+    let mut peak = 0usize;
+    let mut codec = VtyCodec::default();
+    codec.stream_into(KeyScan::new(KeysOf::TopLevel));
+    let mut buf = BytesMut::with_capacity(64 << 10);
+    let mut reply = None;
+    for chunk in raw.chunks(64 << 10) {
+        buf.extend_from_slice(chunk);
+        reply = codec.decode(&mut buf).unwrap();
+        let c = region.change();
+        let live = (c.bytes_allocated + c.bytes_reallocated.max(0) as usize)
+            .saturating_sub(c.bytes_deallocated);
+        peak = peak.max(live);
+    }
+    assert!(reply.unwrap().status.is_success());
+    let prefixes = codec.take_scan().unwrap().finish().unwrap();
+    assert_eq!(prefixes.len(), n);
+    println!(
+        "memory: vty table read, whole text: {n} routes, {} bytes of text, {} bytes/route",
+        raw.len(),
+        raw.len() / n
+    );
+    report("vty table read, streamed (peak)", n, peak, VTY_BUDGET);
 }
 
 /// One VIP's series in the recorder, in bytes: what a VIP with metrics

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // a test file: a failed unwrap is a failed test
 
+use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
@@ -15,6 +16,7 @@ use ribbridge::frr::vty::codec::{VtyCodec, VtyReply, VtyStatus};
 use ribbridge::frr::vty::json::{
     parse_advertised, parse_route_table, parse_summary, table_mode_from_config,
 };
+use ribbridge::frr::vty::scan::{KeyScan, KeysOf};
 use ribbridge::frr::zapi::codec::{
     Command, Dialect, Frame, FrameCodec, Gateway, Numbering, ZapiRoute,
 };
@@ -226,5 +228,49 @@ fn vty_replies_parse_into_typed_views() {
             TableMode::TableDirect
         };
         assert_eq!(table_mode_from_config(&run.text, 198), Some(want), "{rel}");
+    }
+}
+
+/// The captured replies streamed through the codec into a key scan, in
+/// chunks of several sizes (a socket read may end anywhere, the trailer
+/// included), give the same prefixes as the typed parse of the whole text;
+/// the decoded reply is only the head kept for error messages.
+#[test]
+fn captured_replies_streamed_in_chunks_give_the_typed_prefixes() {
+    let cases = [
+        ("route-table-198-ipv4", KeysOf::TopLevel),
+        ("route-table-198-ipv6", KeysOf::TopLevel),
+        ("advertised-ipv4", KeysOf::Member("advertisedRoutes")),
+        ("advertised-ipv6", KeysOf::Member("advertisedRoutes")),
+    ];
+    for rel in RELEASES {
+        for (name, keys) in cases {
+            let whole = vty_reply(rel, name).text;
+            let want: BTreeSet<Prefix> = match keys {
+                KeysOf::TopLevel => parse_route_table(&whole).unwrap().into_keys().collect(),
+                KeysOf::Member(_) => parse_advertised(&whole).unwrap().prefixes,
+            };
+            if name == "route-table-198-ipv4" || name == "advertised-ipv4" {
+                assert!(!want.is_empty(), "{rel} {name}: the capture holds routes");
+            }
+            let raw = std::fs::read(dir(rel).join(format!("vty-{name}.bin"))).unwrap();
+            for chunk in [1, 3, 7, 64, 4096] {
+                let mut codec = VtyCodec::default();
+                codec.stream_into(KeyScan::new(keys));
+                let mut buf = BytesMut::new();
+                let mut reply = None;
+                for piece in raw.chunks(chunk) {
+                    assert!(reply.is_none(), "{rel} {name}: bytes after the trailer");
+                    buf.extend_from_slice(piece);
+                    reply = codec.decode(&mut buf).unwrap();
+                    assert!(buf.len() < chunk + 4, "{rel} {name}: the text was held");
+                }
+                let reply = reply.unwrap();
+                assert_eq!(reply.status, VtyStatus::Success);
+                assert!(whole.starts_with(&reply.text), "{rel} {name}: the head");
+                let got = codec.take_scan().unwrap().finish().unwrap();
+                assert_eq!(got, want, "{rel} {name} in chunks of {chunk}");
+            }
+        }
     }
 }

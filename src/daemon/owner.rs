@@ -6,7 +6,7 @@
 //! events; it sleeps until an input or the core's own next deadline, never
 //! on a fixed poll.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -65,7 +65,8 @@ pub struct Owner {
     /// The kernel's own routes, so heal actions act on exactly what the
     /// mirror found (never on anything else).
     routes: HashMap<(TableId, Prefix), Route>,
-    /// Last exported ECMP legs per VIP.
+    /// Last exported ECMP legs per VIP with series (only they log a change;
+    /// the others' legs are in the mirror and `/status`, not kept twice).
     legs: HashMap<(TableId, Prefix), u32>,
     /// Which VIPs have per-VIP series (bounded: the recorder never forgets
     /// a series).
@@ -237,21 +238,36 @@ impl Owner {
                     routes = routes.len(),
                     "kernel mirror resynced"
                 );
-                let fresh: HashMap<(TableId, Prefix), Route> = routes
+                // Updated in place, sized once: a second map beside the
+                // first (and the doublings of one built by `collect`) were
+                // the daemon's peak at 100 000 routes (massif: 37 MB).
+                let fresh: HashSet<(TableId, Prefix)> = routes
                     .iter()
                     .filter(|r| self.is_vip(r))
-                    .map(|r| ((r.table, r.prefix), r.clone()))
+                    .map(|r| (r.table, r.prefix))
                     .collect();
-                // Only what the resync changed moves: a VIP present before
-                // and after must not flicker to 0 legs in between.
-                let old = std::mem::replace(&mut self.routes, fresh);
                 // Gone since the last dump, or configured and never seen:
-                // 0 legs, now that the kernel has been read.
-                let gone: Vec<(TableId, Prefix)> = old
-                    .into_keys()
+                // 0 legs, now that the kernel has been read. Only what the
+                // resync changed moves: a VIP present before and after must
+                // not flicker to 0 legs in between.
+                let gone: Vec<(TableId, Prefix)> = self
+                    .routes
+                    .keys()
+                    .copied()
                     .chain(configured(&self.settings))
-                    .filter(|k| !self.routes.contains_key(k))
+                    .filter(|k| !fresh.contains(k))
                     .collect();
+                for k in &gone {
+                    self.routes.remove(k);
+                }
+                self.routes
+                    .reserve(fresh.len().saturating_sub(self.routes.len()));
+                drop(fresh);
+                for r in routes.iter() {
+                    if self.is_vip(r) {
+                        self.routes.insert((r.table, r.prefix), r.clone());
+                    }
+                }
                 for (t, p) in gone {
                     self.ecmp(t, p, 0);
                 }
@@ -281,10 +297,14 @@ impl Owner {
         if exported {
             telemetry::ecmp_nexthops(&prefix, table, n);
         }
+        if !exported {
+            // Past the series limit the change is in /status, not in the
+            // log: a dump of 100 000 VIPs would otherwise log 100 000 lines
+            // (and this map would hold a count for each).
+            return;
+        }
         let old = self.legs.insert((table, prefix), n);
-        // Past the series limit the change is in /status, not in the log:
-        // a dump of 100 000 VIPs would otherwise log 100 000 lines.
-        if old.unwrap_or(0) != n && exported {
+        if old.unwrap_or(0) != n {
             tracing::info!(%prefix, table, nexthops = n, "VIP ECMP legs");
         }
     }

@@ -25,9 +25,10 @@ use tokio_util::codec::Framed;
 
 use super::codec::{VtyCodec, VtyError, VtyReply, check_command};
 use super::json::{
-    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_advertised,
-    parse_route_prefixes, parse_route_table, parse_summary, table_mode_from_config,
+    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_route_table, parse_summary,
+    table_mode_from_config,
 };
+use super::scan::{KeyScan, KeysOf};
 use crate::frr::release::Release;
 use crate::frr::zapi::codec::Afi;
 use crate::model::Prefix;
@@ -86,7 +87,7 @@ impl VtyClient {
         let mut f = Framed::new(s, VtyCodec::default());
         // Like vtysh: enable at once, so that exec-level show commands
         // (`show running-config`) and `configure terminal` work.
-        let r = self.exchange(&mut f, "enable").await?;
+        let (r, _) = self.exchange(&mut f, "enable", None).await?;
         if !r.status.is_success() {
             return Err(VtyError::Failed {
                 command: "enable".into(),
@@ -108,8 +109,12 @@ impl VtyClient {
         &self,
         f: &mut Framed<UnixStream, VtyCodec>,
         cmd: &str,
-    ) -> Result<VtyReply, VtyError> {
+        keys: Option<KeysOf>,
+    ) -> Result<(VtyReply, Option<KeyScan>), VtyError> {
         let work = async {
+            if let Some(k) = keys {
+                f.codec_mut().stream_into(KeyScan::new(k));
+            }
             f.send(cmd).await?;
             let reply = match f.next().await {
                 Some(r) => r,
@@ -124,7 +129,7 @@ impl VtyClient {
             if f.read_buffer().is_empty() && f.read_buffer().capacity() > KEEP_READ_BUFFER {
                 *f.read_buffer_mut() = bytes::BytesMut::new();
             }
-            reply
+            Ok((reply?, f.codec_mut().take_scan()))
         };
         tokio::time::timeout(self.timeout, work)
             .await
@@ -146,21 +151,22 @@ impl VtyClient {
 
     async fn run(&self, cmd: &str) -> Result<VtyReply, VtyError> {
         let mut g = self.conn.lock().await;
-        self.run_locked(&mut g, cmd).await
+        Ok(self.run_locked(&mut g, cmd, None).await?.0)
     }
 
     async fn run_locked(
         &self,
         g: &mut Option<Framed<UnixStream, VtyCodec>>,
         cmd: &str,
-    ) -> Result<VtyReply, VtyError> {
+        keys: Option<KeysOf>,
+    ) -> Result<(VtyReply, Option<KeyScan>), VtyError> {
         let reused = g.is_some();
         for attempt in 0..2 {
             let mut f = match g.take() {
                 Some(f) => f,
                 None => self.open().await?,
             };
-            match self.exchange(&mut f, cmd).await {
+            match self.exchange(&mut f, cmd, keys).await {
                 Ok(r) => {
                     *g = Some(f);
                     return Ok(r);
@@ -206,11 +212,31 @@ impl VtyClient {
     }
 
     /// The destinations of zebra's table `table` only (the same command as
-    /// [`VtyClient::route_table`], entries skipped unread).
+    /// [`VtyClient::route_table`], read as it streams: the text is never
+    /// held, only the prefixes).
     pub async fn route_prefixes(&self, afi: Afi, table: u32) -> Result<BTreeSet<Prefix>, VtyError> {
         let cmd = format!("show {} route table {table} json", ip_word(afi));
-        let t = self.show_ok(&cmd).await?;
-        parse_route_prefixes(&t).map_err(|error| VtyError::Json {
+        self.show_keys(cmd, KeysOf::TopLevel).await
+    }
+
+    /// Runs a show command whose JSON reply streams into a [`KeyScan`] of
+    /// `keys`; fails unless it succeeded and the keys are prefixes.
+    async fn show_keys(&self, cmd: String, keys: KeysOf) -> Result<BTreeSet<Prefix>, VtyError> {
+        check_command(&cmd)?;
+        let (r, scan) = {
+            let mut g = self.conn.lock().await;
+            self.run_locked(&mut g, &cmd, Some(keys)).await?
+        };
+        if !r.status.is_success() {
+            return Err(VtyError::Failed {
+                command: cmd,
+                status: r.status,
+                text: r.text,
+            });
+        }
+        let scan =
+            scan.ok_or_else(|| VtyError::Io(format!("{cmd}: the reply was not streamed")))?;
+        scan.finish().map_err(|error| VtyError::Json {
             command: cmd,
             error,
         })
@@ -237,10 +263,13 @@ impl VtyClient {
             "show bgp {} unicast neighbors {peer} advertised-routes json",
             afi_word(afi)
         );
-        let t = self.show_ok(&cmd).await?;
-        parse_advertised(&t).map_err(|error| VtyError::Json {
-            command: cmd,
-            error,
+        // Read as it streams: at 100 000 routes the text is ~55 MB.
+        let prefixes = self
+            .show_keys(cmd, KeysOf::Member("advertisedRoutes"))
+            .await?;
+        Ok(AdvertisedRoutes {
+            prefixes,
+            total_prefix_counter: None,
         })
     }
 
@@ -293,7 +322,7 @@ impl VtyClient {
         g: &mut Option<Framed<UnixStream, VtyCodec>>,
         cmd: &str,
     ) -> Result<(), VtyError> {
-        let r = self.run_locked(g, cmd).await?;
+        let (r, _) = self.run_locked(g, cmd, None).await?;
         if r.status.is_success() {
             Ok(())
         } else {

@@ -8,13 +8,19 @@
 //! not NUL, or a reply larger than [`MAX_REPLY`], is a [`VtyError`] value.
 //! Commands containing NUL or newlines, or reaching the daemon's 4096-byte
 //! line limit (where it answers with no trailer at all), are refused before
-//! they are sent. Depends on nothing internal.
+//! they are sent. A reply can instead stream into a [`KeyScan`]
+//! ([`VtyCodec::stream_into`]): its text is fed as it arrives and dropped,
+//! so a table of any size costs one socket read of buffer (no
+//! [`MAX_REPLY`] then: the client's timeout bounds it). Depends on the
+//! sibling `scan` module (and through it `model`) only.
 
 use std::fmt;
 
-use bytes::{BufMut, BytesMut};
+use bytes::{Buf, BufMut, BytesMut};
 use serde::{Deserialize, Serialize};
 use tokio_util::codec::{Decoder, Encoder};
+
+use super::scan::KeyScan;
 
 /// The daemon's line buffer (`VTY_BUFSIZ`): a command must be shorter.
 pub const MAX_COMMAND: usize = 4095;
@@ -217,11 +223,63 @@ pub fn check_command(cmd: &str) -> Result<(), VtyError> {
     Ok(())
 }
 
+/// How much of a streamed reply's text is kept (for a failure's message).
+pub const STREAMED_HEAD: usize = 512;
+
 /// The vty codec: encodes commands, decodes replies.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default)]
 pub struct VtyCodec {
     /// How far the buffer was already searched for a NUL.
     scanned: usize,
+    /// The next reply's text goes here as it arrives (see
+    /// [`VtyCodec::stream_into`]).
+    scan: Option<KeyScan>,
+    /// The first [`STREAMED_HEAD`] bytes of a streamed reply.
+    head: Vec<u8>,
+}
+
+impl VtyCodec {
+    /// Streams the next reply into `scan` as its bytes arrive instead of
+    /// holding it: the reply decoded is then only its first
+    /// [`STREAMED_HEAD`] bytes (enough for a failure's message), and the
+    /// read buffer stays at the size of one socket read. Take the scan back
+    /// with [`VtyCodec::take_scan`] once the reply is decoded.
+    pub fn stream_into(&mut self, scan: KeyScan) {
+        self.scan = Some(scan);
+        self.head.clear();
+    }
+
+    /// The scan given to [`VtyCodec::stream_into`], fed with the reply.
+    pub fn take_scan(&mut self) -> Option<KeyScan> {
+        self.scan.take()
+    }
+
+    fn decode_streamed(&mut self, src: &mut BytesMut) -> Result<Option<VtyReply>, VtyError> {
+        let Some(scan) = self.scan.as_mut() else {
+            return Ok(None);
+        };
+        let nul = src.iter().position(|b| *b == 0);
+        let text = nul.unwrap_or(src.len());
+        scan.feed(&src[..text]);
+        let room = STREAMED_HEAD.saturating_sub(self.head.len()).min(text);
+        self.head.extend_from_slice(&src[..room]);
+        // The text fed is dropped: the buffer never holds more than what
+        // one read brought (plus a split trailer).
+        src.advance(text);
+        if nul.is_none() || src.len() < 4 {
+            return Ok(None);
+        }
+        let t = [src[0], src[1], src[2]];
+        if t != [0, 0, 0] {
+            return Err(VtyError::BadTrailer(t));
+        }
+        let status = VtyStatus::from_code(src[3]);
+        src.advance(4);
+        let head = std::mem::take(&mut self.head);
+        let text = String::from_utf8(head)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Ok(Some(VtyReply { status, text }))
+    }
 }
 
 impl Decoder for VtyCodec {
@@ -229,6 +287,9 @@ impl Decoder for VtyCodec {
     type Error = VtyError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<VtyReply>, VtyError> {
+        if self.scan.is_some() {
+            return self.decode_streamed(src);
+        }
         let start = self.scanned.min(src.len());
         let Some(pos) = src[start..].iter().position(|b| *b == 0).map(|p| p + start) else {
             self.scanned = src.len();
@@ -322,6 +383,28 @@ mod tests {
         let mut b = BytesMut::from(&b"one\0\0\0\0tw"[..]);
         let r = c.decode(&mut b).unwrap().unwrap();
         assert_eq!((r.text.as_str(), &b[..]), ("one", &b"tw"[..]));
+    }
+
+    #[test]
+    fn a_streamed_reply_keeps_its_head_only_and_a_bad_trailer_is_an_error() {
+        use crate::frr::vty::scan::{KeyScan, KeysOf};
+        let text = format!("% Unknown command: {}", "x".repeat(2000));
+        let mut c = VtyCodec::default();
+        c.stream_into(KeyScan::new(KeysOf::TopLevel));
+        let mut b = BytesMut::from(text.as_bytes());
+        assert_eq!(c.decode(&mut b).unwrap(), None);
+        assert!(b.is_empty(), "the fed text is dropped");
+        b.extend_from_slice(&[0, 0]);
+        assert_eq!(c.decode(&mut b).unwrap(), None);
+        b.extend_from_slice(&[0, 2]);
+        let r = c.decode(&mut b).unwrap().unwrap();
+        assert_eq!(r.status, VtyStatus::NoMatch);
+        assert_eq!(r.text, text[..STREAMED_HEAD]);
+        assert!(c.take_scan().unwrap().finish().is_err());
+        let mut c = VtyCodec::default();
+        c.stream_into(KeyScan::new(KeysOf::TopLevel));
+        let mut b = BytesMut::from(&b"{}\0\x01\0\0"[..]);
+        assert_eq!(c.decode(&mut b), Err(VtyError::BadTrailer([0, 1, 0])));
     }
 
     #[test]

@@ -202,10 +202,11 @@ pub fn parse_route_table(text: &str) -> Result<RouteTableView, JsonError> {
 
 /// The destinations of a route table view, and nothing else: each entry is
 /// skipped unread, so a table of 100 000 routes costs its prefixes, not
-/// ~800 bytes of parsed entries each (benches and docs/PERFORMANCE.md).
+/// ~800 bytes of parsed entries each (benches and docs/PERFORMANCE.md). The
+/// client reads the same keys as the reply streams
+/// ([`super::scan::KeyScan`]); this is the whole-text form.
 pub fn parse_route_prefixes(text: &str) -> Result<BTreeSet<Prefix>, JsonError> {
-    let view: BTreeMap<Prefix, serde::de::IgnoredAny> = serde_json::from_str(text)?;
-    Ok(view.into_keys().collect())
+    super::scan::scan_text(text, super::scan::KeysOf::TopLevel)
 }
 
 /// Parses a per-AFI BGP summary. bgpd prints `{}` when the AFI has no peers.

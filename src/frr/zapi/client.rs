@@ -78,8 +78,9 @@ pub enum ZapiEvent {
     /// zebra withdrew this route, or (`stale`) it was not confirmed by the
     /// dump after a reconnect.
     RouteDel {
-        /// The route as last known; a stale one without its nexthops (the
-        /// client keeps a route's identity, not its legs).
+        /// The route as zebra withdrew it; a stale one carries only its
+        /// identity (VRF, type, instance, prefix, unicast SAFI): the client
+        /// keeps the keys of its view, not the routes.
         route: ZapiRoute,
         /// True when dropped because the new dump did not confirm it.
         stale: bool,
@@ -249,10 +250,33 @@ pub fn route_type(dialect: Dialect, mode: TableMode) -> Option<u8> {
     }
 }
 
-#[derive(Debug)]
-struct Known {
-    route: ZapiRoute,
-    stale: bool,
+/// The client's view: each route zebra sent, by (VRF, prefix), and whether
+/// it is stale (not yet confirmed since a reconnect). Only keys: a stale
+/// withdrawal needs a route's identity, which they and the subscription
+/// give ([`identity`]); at 100 000 routes the whole routes were ~33 MB.
+type View = BTreeMap<(u32, Prefix), bool>;
+
+/// The route a stale withdrawal names: its identity, nothing zebra sent
+/// beyond it.
+fn identity(vrf_id: u32, route_type: u8, instance: u16, prefix: Prefix) -> ZapiRoute {
+    ZapiRoute {
+        vrf_id,
+        route_type,
+        instance,
+        flags: 0,
+        message: 0,
+        safi: 1,
+        prefix,
+        src_prefix: None,
+        nhg_id: None,
+        nexthops: Vec::new(),
+        backup_nexthops: Vec::new(),
+        distance: None,
+        metric: None,
+        tag: None,
+        mtu: None,
+        table_id: None,
+    }
 }
 
 /// Why a session ended.
@@ -320,7 +344,7 @@ enum SessionError {
 /// Runs the ZAPI client until `tx` is closed. Never returns an error: every
 /// failure is reported as [`ZapiEvent::Disconnected`] and retried.
 pub async fn run(cfg: ZapiConfig, tx: mpsc::Sender<ZapiEvent>) {
-    let mut view: BTreeMap<(u32, Prefix), Known> = BTreeMap::new();
+    let mut view = View::new();
     let mut backoff = cfg.backoff_min;
     loop {
         let mut synced = false;
@@ -331,8 +355,8 @@ pub async fn run(cfg: ZapiConfig, tx: mpsc::Sender<ZapiEvent>) {
         if synced {
             backoff = cfg.backoff_min;
         }
-        for k in view.values_mut() {
-            k.stale = true;
+        for stale in view.values_mut() {
+            *stale = true;
         }
         let reason = reason.to_string();
         // The receiver of `Disconnected` decides what is worth a warning
@@ -362,7 +386,7 @@ async fn emit(tx: &mpsc::Sender<ZapiEvent>, ev: ZapiEvent) -> Result<(), End> {
 async fn session(
     cfg: &ZapiConfig,
     tx: &mpsc::Sender<ZapiEvent>,
-    view: &mut BTreeMap<(u32, Prefix), Known>,
+    view: &mut View,
     synced: &mut bool,
 ) -> End {
     let (release, dialect, mode) = match discover(cfg).await {
@@ -477,21 +501,7 @@ async fn session(
             }
             let key = (route.vrf_id, route.prefix);
             let ev = if c == add {
-                // Kept for a stale withdrawal after a reconnect, which
-                // needs the route's identity, not its legs: ~110 bytes a
-                // route less at 100 000 routes.
-                let kept = ZapiRoute {
-                    nexthops: Vec::new(),
-                    backup_nexthops: Vec::new(),
-                    ..route.clone()
-                };
-                view.insert(
-                    key,
-                    Known {
-                        route: kept,
-                        stale: false,
-                    },
-                );
+                view.insert(key, false);
                 ZapiEvent::RouteAdd { route }
             } else {
                 view.remove(&key);
@@ -506,22 +516,14 @@ async fn session(
         } else if c == marker && !*synced {
             let stale: Vec<(u32, Prefix)> = view
                 .iter()
-                .filter(|(_, k)| k.stale)
+                .filter(|(_, stale)| **stale)
                 .map(|(key, _)| *key)
                 .collect();
-            for key in &stale {
-                if let Some(k) = view.remove(key) {
-                    if let Err(e) = emit(
-                        tx,
-                        ZapiEvent::RouteDel {
-                            route: k.route,
-                            stale: true,
-                        },
-                    )
-                    .await
-                    {
-                        return e;
-                    }
+            for &(vrf_id, prefix) in &stale {
+                view.remove(&(vrf_id, prefix));
+                let route = identity(vrf_id, rtype, cfg.table, prefix);
+                if let Err(e) = emit(tx, ZapiEvent::RouteDel { route, stale: true }).await {
+                    return e;
                 }
             }
             *synced = true;
@@ -691,11 +693,7 @@ mod tests {
         assert_eq!(
             next(&mut rx).await,
             ZapiEvent::RouteDel {
-                route: ZapiRoute {
-                    nexthops: Vec::new(),
-                    backup_nexthops: Vec::new(),
-                    ..route
-                },
+                route: identity(route.vrf_id, route.route_type, route.instance, route.prefix),
                 stale: true
             }
         );
