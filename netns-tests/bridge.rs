@@ -13,7 +13,7 @@ use crate::support::{Lab, RouteWatch, lab};
 use ribbridge::reconcile::{self, Action, Class, Event, Millis};
 use ribbridge::status::StatusDoc;
 
-use crate::support::{ADDRESS_THEN_ROUTE, REALM_REPLACE, ROUTE_THEN_ADDRESS};
+use crate::support::{ADDRESS_THEN_ROUTE, REALM_REPLACE, ROUTE_THEN_ADDRESS, UNDO};
 
 const VIP: &str = "192.0.2.10/32";
 const VIP_ADDR: &str = "192.0.2.10";
