@@ -320,7 +320,11 @@ fn evaluate(
             return true;
         }
         state.wakeups.insert((due, key));
-        return false;
+        // The poll taken at the change may predate bgpd's reaction to it:
+        // the settle poll is owed here too, or a class waiting on a later
+        // deadline (bgp's grace, young sessions' startup grace) would only
+        // see bgpd's answer at that deadline or the slow refresh.
+        return confirm;
     }
     let from = v.state;
     let drift_ms = match (from.is_consistent(), observed.is_consistent()) {
