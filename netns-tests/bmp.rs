@@ -115,7 +115,18 @@ async fn station_follows_the_router(frr: &'static str) {
         "bmp: station listening",
     )
     .await;
-    let mut node = Daemon::start(&lab_guard, "rb-node1", &["--mode", "observe"]).await;
+    // bgpd's slow refresh every second: on 10.x a VIP added while bgpd has
+    // not sent it yet can wait for the slow refresh (30 s by default) to be
+    // classified, longer than a step here may take.
+    let config = tempfile::NamedTempFile::new().expect("config file");
+    std::fs::write(config.path(), "bgp_poll_secs = 1\n").expect("write config");
+    let config_path = config.path().to_string_lossy().into_owned();
+    let mut node = Daemon::start(
+        &lab_guard,
+        "rb-node1",
+        &["--mode", "observe", "--config", &config_path],
+    )
+    .await;
     // bgpd finds the station with its retry timer; no VIP anywhere yet.
     station
         .wait_log(
