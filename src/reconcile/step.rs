@@ -602,8 +602,16 @@ fn evaluate(
         if observed.is_consistent() || now >= due {
             return true;
         }
-        state.wakeups.insert((due, key));
-        return false;
+        // bgpd acts on its own timers (young sessions' initial update, its
+        // coalescing), which no event shows: while the class waits on a
+        // later deadline (bgp's grace, the startup grace), its view is read
+        // again every grace, or the poll taken at the change (before bgpd
+        // reacted) would stand until that deadline or the slow refresh.
+        let every = state.config.grace_ms.max(1);
+        let checkpoint = v.observed_since + now.saturating_sub(v.observed_since) / every * every;
+        let stale = checkpoint > v.observed_since && bgp_view_at.is_none_or(|t| t < checkpoint);
+        state.wakeups.insert((due.min(checkpoint + every), key));
+        return confirm || stale;
     }
     let from = v.state;
     let drift_ms = match (from.is_consistent(), observed.is_consistent()) {

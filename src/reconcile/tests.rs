@@ -854,3 +854,40 @@ fn a_fast_heal_that_did_not_work_falls_back_to_the_graced_path() {
     assert_eq!(state_of(&s), Class::KernelOnly);
     assert_eq!(heals(&after), vec![HealAction::AddressCycle], "{after:?}");
 }
+
+/// The poll asked for at the add finds bgpd not sending yet (it sends
+/// ~100 ms after zebra): the grace's end asks for another one, also while
+/// the class waits for a longer deadline (bgp's grace, or the startup grace
+/// of young sessions), so the VIP is classified by the next poll, not by
+/// bgpd's slow refresh.
+#[test]
+fn a_vip_added_before_bgpd_sent_it_is_polled_again_after_the_grace() {
+    // Sessions up for 1 s at the add: the startup grace runs to 9 s.
+    let young = |sent| PeerView {
+        up_ms: Some(1_000),
+        ..peer(sent)
+    };
+    for peers_age in [None, Some(young as fn(bool) -> PeerView)] {
+        let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+        let view = |sent| vec![peers_age.map_or_else(|| peer(sent), |f| f(sent))];
+        kernel(&mut s, 0, true);
+        let a = zebra(&mut s, 10, true);
+        assert!(a.contains(&Action::RefreshBgp), "{a:?}");
+        // The poll taken at the add: bgpd has not sent the VIP yet.
+        step(&mut s, Event::BgpView { peers: view(false) }, 20);
+        let a = step(&mut s, Event::Tick, 510);
+        assert!(
+            a.contains(&Action::RefreshBgp),
+            "the grace after the add passed: a fresh poll ({peers_age:?}): {a:?}"
+        );
+        // Still not sent (bgpd's own timers): read again a grace later.
+        step(&mut s, Event::BgpView { peers: view(false) }, 520);
+        let a = step(&mut s, Event::Tick, 1_010);
+        assert!(
+            a.contains(&Action::RefreshBgp),
+            "another grace passed: a fresh poll ({peers_age:?}): {a:?}"
+        );
+        let a = step(&mut s, Event::BgpView { peers: view(true) }, 1_030);
+        assert_eq!(state_of(&s), Class::Advertised, "{a:?}");
+    }
+}
