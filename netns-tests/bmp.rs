@@ -115,9 +115,13 @@ async fn station_follows_the_router(frr: &'static str) {
         "bmp: station listening",
     )
     .await;
-    // bgpd's slow refresh every second: on 10.x a VIP added while bgpd has
-    // not sent it yet can wait for the slow refresh (30 s by default) to be
-    // classified, longer than a step here may take.
+    // bgpd's slow refresh every second. The steps here are shorter than
+    // node1's own classification can be: on 10.7 node1's bgpd sends a new
+    // VIP ~1.2-1.3 s after the add, after the core's settle polls (0.5 s,
+    // 1 s), and after the router's bgpd restarts the startup grace holds
+    // the class for seconds; a VIP that never left `withdrawn` logs no
+    // `to=withdrawn` when deleted. With the default 30 s refresh the node
+    // is right, only later than this test's steps wait.
     let config = tempfile::NamedTempFile::new().expect("config file");
     std::fs::write(config.path(), "bgp_poll_secs = 1\n").expect("write config");
     let config_path = config.path().to_string_lossy().into_owned();
