@@ -54,7 +54,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure ends the run
 
 #[path = "support/mod.rs"]
-#[allow(dead_code)]
 mod support;
 
 use std::net::IpAddr;
@@ -458,7 +457,7 @@ fn log_path(frr: &str, cell: &str) -> PathBuf {
     out.with_extension(format!("{frr}-{cell}.log"))
 }
 
-/// 3. One cell: runs of the release's case under one mode. On 8.4 with
+/// Cell 3, one heal cell: runs of the release's case under one mode. On 8.4 with
 /// ribbridge the re-import lands on zebra's withdrawal, ~10 ms after the
 /// beat, and the router usually sees no change at all: such a run counts
 /// as healed at 0 ms ("unseen") when ribbridge's log shows the heal of that
@@ -753,7 +752,7 @@ async fn idle_base(lab_guard: &Lab) -> u64 {
     hwm
 }
 
-/// 4. Scale: `n` routes in table 198 (emptied first), then ribbridge
+/// Cell 4, scale: `n` routes in table 198 (emptied first), then ribbridge
 /// starts. `base_kib`: the idle base, for the bytes per route.
 async fn scale(lab_guard: &Lab, n: usize, base_kib: u64) -> Value {
     lab(&["exec", "rb-node1", "sh", "-c", FLUSH_198]);
@@ -904,7 +903,7 @@ async fn router_memory(n: usize) -> Value {
 enum Stop {
     NoDrain,
     Drain,
-    CleanStop,
+    Clean,
 }
 
 impl Stop {
@@ -912,7 +911,7 @@ impl Stop {
         match self {
             Stop::NoDrain => "no drain",
             Stop::Drain => "ribbridge drain",
-            Stop::CleanStop => "clean bgpd stop only",
+            Stop::Clean => "clean bgpd stop only",
         }
     }
 }
@@ -1067,7 +1066,7 @@ async fn reboot_cell(frr: &'static str, how: Stop) -> Value {
             );
             drain_ms = Some(ms(t.elapsed()));
         }
-        Stop::CleanStop => {
+        Stop::Clean => {
             lab(&["kill", "rb-node1", "bgpd", "TERM"]);
         }
     }
@@ -1097,7 +1096,7 @@ async fn reboot_cell(frr: &'static str, how: Stop) -> Value {
         "rb-node1",
         "iptables -I INPUT -j DROP && iptables -I OUTPUT -j DROP",
     );
-    if !matches!(how, Stop::CleanStop) {
+    if !matches!(how, Stop::Clean) {
         lab(&["kill", "rb-node1", "bgpd", "KILL"]);
     }
     let dead = router
@@ -1171,7 +1170,7 @@ async fn main() {
         let t = Instant::now();
         let mut reboot = Vec::new();
         if (reboot_on == 1 && on("reboot")) || only_reboot == 1 {
-            for how in [Stop::NoDrain, Stop::Drain, Stop::CleanStop] {
+            for how in [Stop::NoDrain, Stop::Drain, Stop::Clean] {
                 eprintln!("== FRR {frr}: reboot with {}", how.name());
                 let c = reboot_cell(frr, how).await;
                 eprintln!("{c}");

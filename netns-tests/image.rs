@@ -36,8 +36,6 @@ const VIP: &str = "192.0.2.10/32";
 const NODE: &str = "rb-node1";
 const NAME: &str = "rb-image-test";
 const PORT: u16 = 7585;
-/// Undo the drift's setup (netns-tests/bridge.rs).
-
 fn vip_addr() -> IpAddr {
     "192.0.2.10".parse().expect("address")
 }

@@ -22,15 +22,24 @@ async fn ecmp_follows_vip(frr: &'static str, vip: &str) {
 
     lab(&["vip-add", "node1", vip]);
     lab(&["vip-add", "node2", vip]);
-    let t = router.wait_nexthops(addr, len, 2, SETTLE).await.unwrap();
+    let t = router
+        .wait_nexthops(addr, len, 2, SETTLE)
+        .await
+        .expect("both adds reach the router");
     eprintln!("FRR {frr} {vip}: 2 nexthops {t:?} after both adds");
 
     lab(&["vip-del", "node1", vip]);
-    let t = router.wait_nexthops(addr, len, 1, BOUND).await.unwrap();
+    let t = router
+        .wait_nexthops(addr, len, 1, BOUND)
+        .await
+        .expect("the withdraw reaches the router");
     eprintln!("FRR {frr} {vip}: withdraw on node1 -> 1 nexthop in {t:?}");
 
     lab(&["vip-add", "node1", vip]);
-    let t = router.wait_nexthops(addr, len, 2, BOUND).await.unwrap();
+    let t = router
+        .wait_nexthops(addr, len, 2, BOUND)
+        .await
+        .expect("the re-add reaches the router");
     eprintln!("FRR {frr} {vip}: re-add on node1 -> 2 nexthops in {t:?}");
     drop(lab_guard);
 }
