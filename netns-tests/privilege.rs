@@ -177,6 +177,9 @@ async fn privilege_kernel_heal_needs_cap_net_admin_and_nothing_else() {
             || line.contains("permission"),
         "{line}"
     );
+    // The refused heal may be the fast one, before the drift is reported.
+    d.seen_or_wait("VIP drift && to=kernel_only", Duration::from_secs(10))
+        .await;
     let (doc, _) = d.status().await;
     let v = crate::support::vip_of(&doc, VIP);
     assert_eq!(v.state.class(), Some(Class::KernelOnly));

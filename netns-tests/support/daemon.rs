@@ -148,6 +148,16 @@ impl Daemon {
         }
     }
 
+    /// Like [`Daemon::wait_log`], but a line already collected counts too
+    /// (for lines whose order against the last awaited one may vary).
+    pub async fn seen_or_wait(&mut self, needles: &str, limit: Duration) -> String {
+        let matches = |l: &String| needles.split(" && ").all(|p| l.contains(p));
+        if let Some(l) = self.drain().iter().find(|l| matches(l)) {
+            return l.clone();
+        }
+        self.wait_log(needles, limit).await
+    }
+
     /// Collect every line logged so far without waiting.
     pub fn drain(&mut self) -> &[String] {
         while let Ok(l) = self.lines.try_recv() {

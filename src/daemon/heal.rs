@@ -42,7 +42,10 @@ pub fn spawn(job: Job, results: mpsc::Sender<Input>) {
         let ok = outcome.is_ok();
         telemetry::heal_action(action.name(), if ok { "ok" } else { "error" });
         let detail = match outcome {
-            Ok(()) => String::new(),
+            Ok(()) => {
+                tracing::info!(%prefix, table, action = action.name(), "heal action done");
+                String::new()
+            }
             Err(e) => {
                 tracing::warn!(%prefix, table, action = action.name(), error = %e, "heal action failed");
                 e.to_string()
