@@ -16,6 +16,21 @@ step() { echo "== test.sh: $* ($((SECONDS - t0)) s)" >&2; }
 
 [[ $(id -u) -eq 0 ]] || { echo "test.sh: must run as root (the netns tests need it)" >&2; exit 1; }
 
+# The build's disk footprint, kept small: no incremental state (CI builds
+# once), and line tables only for debug info (backtraces keep file:line).
+# A clean run's target/ and fuzz/target/ come to about GIB_NEEDED below.
+export CARGO_INCREMENTAL=0
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+export CARGO_PROFILE_TEST_DEBUG=line-tables-only
+GIB_NEEDED=6
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if (( free_kib < GIB_NEEDED * 1024 * 1024 )); then
+    echo "test.sh: only $((free_kib / 1024)) MiB free on the filesystem of $PWD;" \
+        "the build and the labs need about ${GIB_NEEDED} GiB: free some space" \
+        "(an old target/ directory, say) and run again" >&2
+    exit 1
+fi
+
 step "prerequisites"
 scripts/install-deps.sh
 scripts/install-frr.sh
