@@ -217,7 +217,7 @@ impl MirrorSnapshot {
     /// A copy of `m`.
     pub fn of(m: &Mirror) -> MirrorSnapshot {
         MirrorSnapshot {
-            routes: m.routes().cloned().collect(),
+            routes: m.routes().collect(),
             links: m.links().clone(),
             nexthop_objects: m.nexthop_objects().clone(),
             addresses: m.addresses().iter().copied().collect(),
@@ -375,7 +375,7 @@ impl Watcher {
         tracing::debug!(
             reason = reason.label(),
             attempts = attempt,
-            routes = self.mirror.routes().count(),
+            routes = self.mirror.len(),
             took_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             "kernel resync done"
         );
@@ -713,7 +713,7 @@ impl fmt::Debug for Watcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Watcher")
             .field("config", &self.config)
-            .field("routes", &self.mirror.routes().count())
+            .field("routes", &self.mirror.len())
             .finish()
     }
 }
