@@ -47,16 +47,23 @@ pub fn kernel(ev: &KernelEvent) -> Vec<Event> {
             present: false,
         }],
         KernelEvent::LinkUp { .. } | KernelEvent::LinkDown { .. } => vec![],
-        KernelEvent::Resynced { routes, .. } => vec![Event::KernelSynced {
-            routes: routes
-                .iter()
-                .map(|r| KernelEntry {
-                    table: r.table,
-                    prefix: r.prefix,
-                    facts: facts(r),
-                })
-                .collect(),
-        }],
+        KernelEvent::Resynced { routes, .. } => vec![kernel_synced(routes)],
+    }
+}
+
+/// The routes after a kernel resync as the core's one event (the daemon
+/// calls it directly, to drop the route list before the core builds its
+/// state from the entries).
+pub fn kernel_synced(routes: &[Route]) -> Event {
+    Event::KernelSynced {
+        routes: routes
+            .iter()
+            .map(|r| KernelEntry {
+                table: r.table,
+                prefix: r.prefix,
+                facts: facts(r),
+            })
+            .collect(),
     }
 }
 

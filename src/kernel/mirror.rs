@@ -124,7 +124,6 @@ impl Clone for Mirror {
             reassertions: self.reassertions,
             ..self.empty_like()
         };
-        m.routes.reserve(self.routes.len());
         for (k, s) in &self.routes {
             let shape = m.intern((*s.shape).clone());
             m.routes.insert(
@@ -162,11 +161,14 @@ impl Mirror {
     }
 
     /// An empty mirror with the same tables and filter (what a re-dump
-    /// fills).
+    /// fills), sized for as many routes as this one holds: a re-dump of
+    /// the same table then never grows its map (a growth holds the old
+    /// and the new map at once).
     pub fn empty_like(&self) -> Mirror {
         Mirror {
             tables: self.tables.clone(),
             prefixes: self.prefixes.clone(),
+            routes: HashMap::with_capacity(self.routes.len()),
             ..Mirror::default()
         }
     }

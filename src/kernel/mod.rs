@@ -74,8 +74,8 @@ pub use types::{
     Address, GroupMember, KernelEvent, Link, Nexthop, NexthopObject, ResyncReason, Route, RouteKey,
 };
 pub use watcher::{
-    CountersSnapshot, KernelCounters, KernelError, KernelView, MirrorSnapshot, Watcher,
-    WatcherConfig,
+    CountersSnapshot, KernelCounters, KernelError, KernelView, MirrorSnapshot, ROUTE_QUERY_CHANNEL,
+    RouteLookup, RouteQuery, Watcher, WatcherConfig,
 };
 
 /// An address family, for printing one of them.
