@@ -22,7 +22,7 @@ use super::heal;
 use super::translate::{self, ZapiView};
 use crate::config::Settings;
 use crate::frr::ZapiEvent;
-use crate::kernel::{KernelEvent, Route, RouteLookup};
+use crate::kernel::{KernelEvent, Route, RouteLookup, RouteSet};
 use crate::model::{Prefix, TableId};
 use crate::reconcile::{self, Action, Event, Millis, State};
 use crate::telemetry;
@@ -251,7 +251,7 @@ impl Owner {
     }
 
     /// A resync's whole route list: exports, then the core's one event.
-    fn on_resync(&mut self, reason: crate::kernel::ResyncReason, routes: Vec<Route>) {
+    fn on_resync(&mut self, reason: crate::kernel::ResyncReason, routes: RouteSet) {
         telemetry::kernel_resync(reason.label());
         tracing::info!(
             reason = reason.label(),
@@ -280,14 +280,14 @@ impl Owner {
             self.ecmp(t, p, 0);
         }
         for r in routes.iter() {
-            if !self.is_vip(r) {
+            if !self.is_vip(&r) {
                 continue;
             }
-            self.ecmp(r.table, r.prefix, translate::facts(r).nexthops);
-            self.keep_hops(r);
+            self.ecmp(r.table, r.prefix, translate::facts(&r).nexthops);
+            self.keep_hops(&r);
         }
         let synced = translate::kernel_synced(&routes);
-        // The route list (~130 B a route with its legs) goes before the core
+        // The route list (40 B a route) goes before the core
         // builds its state from the entries: held across the step, it was part
         // of the startup's peak RSS.
         drop(routes);

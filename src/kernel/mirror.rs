@@ -18,11 +18,11 @@
 //!   first in the event, last in the dump).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::net::IpAddr;
 use std::sync::Arc;
 
 use super::types::{
-    Address, KernelEvent, Link, Nexthop, NexthopObject, ResyncReason, Route, RouteKey,
+    Address, KernelEvent, Link, Nexthop, NexthopObject, ResyncReason, Route, RouteKey, RouteSet,
+    RouteSetBuilder, Shape,
 };
 use super::wire::Message;
 use crate::model::{Prefix, TableId};
@@ -36,22 +36,6 @@ pub struct Applied {
     pub resync: Option<ResyncReason>,
 }
 
-/// What a route holds beyond its key and its realm. Interned: every route
-/// with the same shape shares one (a node's kube-vip routes all have the
-/// same: protocol 248, `dev lo`), so a route costs its key, its realm and a
-/// pointer, not its legs' own heap block.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Shape {
-    protocol: u8,
-    scope: u8,
-    kind: u8,
-    pref: Option<u8>,
-    nhid: Option<u32>,
-    prefsrc: Option<IpAddr>,
-    /// Sorted.
-    nexthops: Box<[Nexthop]>,
-}
-
 /// The stored form of a route: the realm is per route (kube-vip toggles
 /// it), the rest is the shared shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,35 +44,9 @@ struct Stored {
     shape: Arc<Shape>,
 }
 
-impl Shape {
-    fn of(r: Route) -> Shape {
-        Shape {
-            protocol: r.protocol,
-            scope: r.scope,
-            kind: r.kind,
-            pref: r.pref,
-            nhid: r.nhid,
-            prefsrc: r.prefsrc,
-            nexthops: r.nexthops.into_boxed_slice(),
-        }
-    }
-}
-
 /// The route `k` as the API carries it.
 fn route_of(k: &RouteKey, s: &Stored) -> Route {
-    Route {
-        table: k.table,
-        prefix: k.prefix,
-        protocol: s.shape.protocol,
-        scope: s.shape.scope,
-        kind: s.shape.kind,
-        metric: k.metric,
-        realm: s.realm,
-        pref: s.shape.pref,
-        nhid: s.shape.nhid,
-        prefsrc: s.shape.prefsrc,
-        nexthops: s.shape.nexthops.to_vec(),
-    }
+    s.shape.route(k, s.realm)
 }
 
 /// The kernel view of the watched tables.
@@ -211,6 +169,18 @@ impl Mirror {
         self.sorted_keys()
             .into_iter()
             .filter_map(|k| self.routes.get(k).map(|s| route_of(k, s)))
+    }
+
+    /// Every route, in key order, as a compact [`RouteSet`] (what a
+    /// resync carries).
+    pub fn route_set(&self) -> RouteSet {
+        let mut b = RouteSetBuilder::with_capacity(self.routes.len());
+        for k in self.sorted_keys() {
+            if let Some(s) = self.routes.get(k) {
+                b.push(*k, s.realm, &s.shape);
+            }
+        }
+        b.build()
     }
 
     /// The route of `table` to `prefix` with the lowest metric (the one
@@ -463,7 +433,7 @@ impl Mirror {
         *self = next;
         ev.push(KernelEvent::Resynced {
             reason,
-            routes: self.routes().collect(),
+            routes: self.route_set(),
         });
         ev
     }
@@ -682,6 +652,31 @@ mod tests {
         c.apply(Message::DelRoute(route("192.0.2.11/32", None, &[])));
         assert!(c.shapes.is_empty());
         assert_eq!(m.shapes.len(), 1);
+    }
+
+    #[test]
+    fn a_resync_lists_each_shape_once_and_serializes_as_routes() {
+        let mut m = Mirror::new([198]);
+        let mut routes = Vec::new();
+        for (p, gw, realm) in [
+            ("192.0.2.12/32", "10.0.0.3", None),
+            ("192.0.2.10/32", "10.0.0.2", Some(3)),
+            ("192.0.2.11/32", "10.0.0.2", None),
+        ] {
+            let r = route(p, realm, &[(gw, 2)]);
+            m.apply(Message::NewRoute(r.clone()));
+            routes.push(r);
+        }
+        routes.sort_by_key(Route::key);
+        let set = m.route_set();
+        assert_eq!(set.len(), 3);
+        assert_eq!(set.shapes.len(), 2, "two shapes for three routes");
+        assert_eq!(set.iter().collect::<Vec<_>>(), routes);
+        let json = serde_json::to_value(&set).unwrap();
+        assert_eq!(json, serde_json::to_value(&routes).unwrap());
+        let back: RouteSet = serde_json::from_value(json).unwrap();
+        assert_eq!(back, set);
+        assert_eq!(RouteSet::from(routes), set);
     }
 
     #[test]

@@ -72,6 +72,7 @@ pub use heal::KernelWriter;
 pub use mirror::{Applied, Mirror};
 pub use types::{
     Address, GroupMember, KernelEvent, Link, Nexthop, NexthopObject, ResyncReason, Route, RouteKey,
+    RouteSet,
 };
 pub use watcher::{
     CountersSnapshot, KernelCounters, KernelError, KernelView, MirrorSnapshot, ROUTE_QUERY_CHANNEL,
