@@ -103,7 +103,10 @@ pub struct VipStatus {
     /// ECMP legs in the kernel (0 when absent; `null`: not synced).
     pub ecmp_nexthops: Option<u32>,
     /// The legs' next hops (gateway, else the device), when the daemon
-    /// knows them (the router vantage's whole answer).
+    /// knows them (the router vantage's whole answer): the daemon keeps
+    /// them for the VIPs with per-VIP series only (configured and the
+    /// first 1 024 discovered); a VIP beyond them shows none here, its leg
+    /// count is `ecmp_nexthops` and its route is in `ribbridge kernel`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nexthops: Vec<String>,
     /// When the state began (RFC 3339, UTC).

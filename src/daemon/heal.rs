@@ -1,8 +1,9 @@
 //! Executes the core's heal actions, off the owner loop, and reports each
 //! result back as [`Event::HealDone`].
 //!
-//! Contract: a kernel action acts only on the route the mirror found (the
-//! owner passes it in); without one, nothing is written. The kernel writer
+//! Contract: a kernel action acts only on the route the mirror holds when
+//! the action runs (asked of the watcher, the one copy); without one,
+//! nothing is written. The kernel writer
 //! itself refuses tables that are not watched. Address actions touch only
 //! the VIP's own address on `lo`.
 
@@ -12,7 +13,7 @@ use tokio::sync::mpsc;
 
 use super::owner::Input;
 use crate::frr::{VtyClient, VtyError};
-use crate::kernel::{KernelError, KernelWriter, Route};
+use crate::kernel::{KernelError, KernelWriter, Route, RouteLookup};
 use crate::model::{Prefix, TableId};
 use crate::reconcile::{Event, HealAction};
 use crate::telemetry;
@@ -26,8 +27,9 @@ pub struct Job {
     pub prefix: Prefix,
     /// What to do.
     pub action: HealAction,
-    /// The mirror's route for the VIP (None: the kernel has none).
-    pub route: Option<Route>,
+    /// Asks the watcher's mirror for the VIP's route (None: no watcher,
+    /// so no kernel action can run).
+    pub lookup: Option<RouteLookup>,
     /// The watched tables (the writer refuses any other).
     pub tables: Vec<TableId>,
     /// zebra's vty socket (for `ip import-table`).
@@ -94,7 +96,11 @@ async fn execute(job: Job) -> Result<(), HealError> {
             Ok(zebra.configure(&[&off, &on]).await?)
         }
         kernel_action => {
-            let route = job.route.ok_or(HealError::Gone {
+            let route = match &job.lookup {
+                Some(l) => l.route(job.table, job.prefix).await?,
+                None => None,
+            };
+            let route = route.ok_or(HealError::Gone {
                 prefix: job.prefix,
                 table: job.table,
             })?;

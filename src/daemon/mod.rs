@@ -122,7 +122,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     // The kernel watcher opens its socket here, before anything else: a
     // missing capability fails the start with the watcher's own message.
     // A BMP station reads no kernel; it binds its own listener instead.
-    let watcher = if station {
+    let mut watcher = if station {
         None
     } else {
         Some(Watcher::new(WatcherConfig {
@@ -140,6 +140,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
         }
         None => None,
     };
+    let lookup = watcher.as_mut().map(Watcher::lookup);
     let (kernel_tx, kernel_rx) = mpsc::channel(KERNEL_CHANNEL);
     let (frr_tx, frr_rx) = mpsc::channel(FRR_CHANNEL);
     let (result_tx, result_rx) = mpsc::channel(RESULT_CHANNEL);
@@ -173,7 +174,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
         };
         tasks.spawn(crate::http::serve(listener, http, metrics, stop));
     }
-    let owner = owner::Owner::new(&s, result_tx, poll, ready_tx)?;
+    let owner = owner::Owner::new(&s, result_tx, poll, ready_tx, lookup)?;
     let owner_task = tokio::spawn(owner.run(
         owner::Inputs {
             kernel: kernel_rx,

@@ -6,7 +6,7 @@
 //! events; it sleeps until an input or the core's own next deadline, never
 //! on a fixed poll.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,7 +22,7 @@ use super::heal;
 use super::translate::{self, ZapiView};
 use crate::config::Settings;
 use crate::frr::ZapiEvent;
-use crate::kernel::{KernelEvent, Route};
+use crate::kernel::{KernelEvent, Route, RouteLookup, RouteSet};
 use crate::model::{Prefix, TableId};
 use crate::reconcile::{self, Action, Event, Millis, State};
 use crate::telemetry;
@@ -62,9 +62,13 @@ pub struct Owner {
     ready: watch::Sender<(bool, String)>,
     wake_at: Option<Millis>,
     zapi: ZapiView,
-    /// The kernel's own routes, so heal actions act on exactly what the
-    /// mirror found (never on anything else).
+    /// The routes of the VIPs with series only, for `/status`'s next hops
+    /// (bounded like `legs`; the others show none). Heal actions do not
+    /// read it: they ask the watcher's mirror, the one full copy.
     routes: HashMap<(TableId, Prefix), Route>,
+    /// Asks the watcher's mirror for a route at heal time (none at the
+    /// bmp vantage, which heals nothing).
+    lookup: Option<RouteLookup>,
     /// Last exported ECMP legs per VIP with series (only they log a change;
     /// the others' legs are in the mirror and `/status`, not kept twice).
     legs: HashMap<(TableId, Prefix), u32>,
@@ -84,6 +88,7 @@ impl Owner {
         results: mpsc::Sender<Input>,
         poll: PollTrigger,
         ready: watch::Sender<(bool, String)>,
+        lookup: Option<RouteLookup>,
     ) -> Result<Owner, DaemonError> {
         let record = match &s.record {
             Some(p) => Some(BufWriter::new(File::create(p).map_err(|source| {
@@ -107,6 +112,7 @@ impl Owner {
             wake_at: None,
             zapi: ZapiView::new(s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE)),
             routes: HashMap::new(),
+            lookup,
             legs: HashMap::new(),
             series: telemetry::VipSeries::new(configured(s), telemetry::VIP_SERIES_LIMIT),
             settings: s.clone(),
@@ -216,69 +222,23 @@ impl Owner {
     }
 
     fn on_kernel(&mut self, ev: KernelEvent) {
+        let ev = match ev {
+            KernelEvent::Resynced { reason, routes } => return self.on_resync(reason, routes),
+            other => other,
+        };
         match &ev {
             KernelEvent::RouteAdded { route }
             | KernelEvent::RouteChanged { new: route, .. }
             | KernelEvent::Reasserted { route }
                 if self.is_vip(route) =>
             {
-                self.routes
-                    .insert((route.table, route.prefix), route.clone());
+                self.keep_hops(route);
                 let n = translate::facts(route).nexthops;
                 self.ecmp(route.table, route.prefix, n);
             }
             KernelEvent::RouteRemoved { route } if self.is_vip(route) => {
                 self.routes.remove(&(route.table, route.prefix));
                 self.ecmp(route.table, route.prefix, 0);
-            }
-            KernelEvent::Resynced { reason, routes } => {
-                telemetry::kernel_resync(reason.label());
-                tracing::info!(
-                    reason = reason.label(),
-                    routes = routes.len(),
-                    "kernel mirror resynced"
-                );
-                // Updated in place, sized once: a second map beside the
-                // first (and the doublings of one built by `collect`) were
-                // the daemon's peak at 100 000 routes (massif: 37 MB).
-                let fresh: HashSet<(TableId, Prefix)> = routes
-                    .iter()
-                    .filter(|r| self.is_vip(r))
-                    .map(|r| (r.table, r.prefix))
-                    .collect();
-                // Gone since the last dump, or configured and never seen:
-                // 0 legs, now that the kernel has been read. Only what the
-                // resync changed moves: a VIP present before and after must
-                // not flicker to 0 legs in between.
-                let gone: Vec<(TableId, Prefix)> = self
-                    .routes
-                    .keys()
-                    .copied()
-                    .chain(configured(&self.settings))
-                    .filter(|k| !fresh.contains(k))
-                    .collect();
-                for k in &gone {
-                    self.routes.remove(k);
-                }
-                self.routes
-                    .reserve(fresh.len().saturating_sub(self.routes.len()));
-                drop(fresh);
-                for r in routes.iter() {
-                    if self.is_vip(r) {
-                        self.routes.insert((r.table, r.prefix), r.clone());
-                    }
-                }
-                for (t, p) in gone {
-                    self.ecmp(t, p, 0);
-                }
-                let legs: Vec<_> = self
-                    .routes
-                    .values()
-                    .map(|r| (r.table, r.prefix, translate::facts(r).nexthops))
-                    .collect();
-                for (t, p, n) in legs {
-                    self.ecmp(t, p, n);
-                }
             }
             _ => {}
         }
@@ -287,6 +247,63 @@ impl Owner {
         }
         for e in translate::kernel(&ev) {
             self.feed(e, "kernel");
+        }
+    }
+
+    /// A resync's whole route list: exports, then the core's one event.
+    fn on_resync(&mut self, reason: crate::kernel::ResyncReason, routes: RouteSet) {
+        telemetry::kernel_resync(reason.label());
+        tracing::info!(
+            reason = reason.label(),
+            routes = routes.len(),
+            "kernel mirror resynced"
+        );
+        // Gone since the last dump, or configured and never seen:
+        // 0 legs, now that the kernel has been read. Only what the
+        // resync changed moves: a VIP present before and after must
+        // not flicker to 0 legs in between. The candidates are the
+        // VIPs with series (the others export nothing), so no set
+        // of every route is built beside the event's list.
+        let mut gone: BTreeSet<(TableId, Prefix)> = self
+            .routes
+            .keys()
+            .copied()
+            .chain(configured(&self.settings))
+            .collect();
+        for r in routes.iter().filter(|r| self.is_vip(r)) {
+            gone.remove(&(r.table, r.prefix));
+        }
+        for k in &gone {
+            self.routes.remove(k);
+        }
+        for (t, p) in gone {
+            self.ecmp(t, p, 0);
+        }
+        for r in routes.iter() {
+            if !self.is_vip(&r) {
+                continue;
+            }
+            self.ecmp(r.table, r.prefix, translate::facts(&r).nexthops);
+            self.keep_hops(&r);
+        }
+        let synced = translate::kernel_synced(&routes);
+        // The route list (40 B a route) goes before the core
+        // builds its state from the entries: held across the step, it was part
+        // of the startup's peak RSS.
+        drop(routes);
+        self.feed(synced, "kernel");
+    }
+
+    /// Keep a VIP's route for `/status`'s next hops if it has series.
+    fn keep_hops(&mut self, route: &Route) {
+        let key = (route.table, route.prefix);
+        if self.series.admit(key.0, &key.1) {
+            match self.routes.get_mut(&key) {
+                Some(r) => r.clone_from(route),
+                None => {
+                    self.routes.insert(key, route.clone());
+                }
+            }
         }
     }
 
@@ -468,14 +485,13 @@ impl Owner {
                 prefix,
                 action,
             } => {
-                let route = self.routes.get(&(table, prefix)).cloned();
                 tracing::warn!(%prefix, table, action = action.name(), "healing");
                 heal::spawn(
                     heal::Job {
                         table,
                         prefix,
                         action,
-                        route,
+                        lookup: self.lookup.clone(),
                         tables: self.settings.tables.clone(),
                         zebra_vty: self.settings.frr_dir.join("zebra.vty"),
                     },
@@ -524,16 +540,13 @@ pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonErr
     for e in super::frr_tasks::poll_once(s).await {
         reconcile::step(&mut state, e, 1);
     }
-    let routes: HashMap<(TableId, Prefix), Route> = kernel_events
-        .iter()
-        .filter_map(|ev| match ev {
-            KernelEvent::Resynced { routes, .. } => Some(routes),
-            _ => None,
-        })
-        .flatten()
-        .map(|r| ((r.table, r.prefix), r.clone()))
-        .collect();
-    let hops = |t, p| routes.get(&(t, p)).map(next_hops).unwrap_or_default();
+    drop(kernel_events);
+    let hops = |t, p| {
+        w.mirror()
+            .route(t, p)
+            .map(|r| next_hops(&r))
+            .unwrap_or_default()
+    };
     Ok(crate::status::document(
         &state,
         Some(release),

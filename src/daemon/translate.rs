@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use crate::frr::ZapiEvent;
-use crate::kernel::{KernelEvent, Route};
+use crate::kernel::{KernelEvent, Route, RouteSet};
 use crate::model::{Prefix, TableId};
 use crate::reconcile::{Event, KernelEntry, KernelFacts};
 
@@ -47,16 +47,23 @@ pub fn kernel(ev: &KernelEvent) -> Vec<Event> {
             present: false,
         }],
         KernelEvent::LinkUp { .. } | KernelEvent::LinkDown { .. } => vec![],
-        KernelEvent::Resynced { routes, .. } => vec![Event::KernelSynced {
-            routes: routes
-                .iter()
-                .map(|r| KernelEntry {
-                    table: r.table,
-                    prefix: r.prefix,
-                    facts: facts(r),
-                })
-                .collect(),
-        }],
+        KernelEvent::Resynced { routes, .. } => vec![kernel_synced(routes)],
+    }
+}
+
+/// The routes after a kernel resync as the core's one event (the daemon
+/// calls it directly, to drop the route list before the core builds its
+/// state from the entries).
+pub fn kernel_synced(routes: &RouteSet) -> Event {
+    Event::KernelSynced {
+        routes: routes
+            .iter()
+            .map(|r| KernelEntry {
+                table: r.table,
+                prefix: r.prefix,
+                facts: facts(&r),
+            })
+            .collect(),
     }
 }
 
@@ -339,7 +346,7 @@ mod tests {
     fn a_resync_is_the_whole_view_even_when_empty() {
         let ev = KernelEvent::Resynced {
             reason: ResyncReason::Overrun,
-            routes: vec![route(198, VIP, 1), route(198, OTHER, 3)],
+            routes: vec![route(198, VIP, 1), route(198, OTHER, 3)].into(),
         };
         assert_eq!(
             kernel(&ev),
@@ -362,7 +369,7 @@ mod tests {
         // event must still come.
         let empty = KernelEvent::Resynced {
             reason: ResyncReason::Timer,
-            routes: vec![],
+            routes: RouteSet::default(),
         };
         assert_eq!(kernel(&empty), vec![Event::KernelSynced { routes: vec![] }]);
     }
@@ -398,7 +405,7 @@ mod tests {
         );
         for e in kernel(&KernelEvent::Resynced {
             reason: ResyncReason::Startup,
-            routes: vec![route(254, VIP, 2), route(254, "10.0.0.0/8", 1)],
+            routes: vec![route(254, VIP, 2), route(254, "10.0.0.0/8", 1)].into(),
         }) {
             reconcile::step(&mut router, e, 10);
         }

@@ -17,10 +17,12 @@
 //!   different orders in dumps and in events (IPv6 puts an appended leg
 //!   first in the event, last in the dump).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::types::{
-    Address, KernelEvent, Link, Nexthop, NexthopObject, ResyncReason, Route, RouteKey,
+    Address, KernelEvent, Link, Nexthop, NexthopObject, ResyncReason, Route, RouteKey, RouteSet,
+    RouteSetBuilder, Shape,
 };
 use super::wire::Message;
 use crate::model::{Prefix, TableId};
@@ -34,18 +36,64 @@ pub struct Applied {
     pub resync: Option<ResyncReason>,
 }
 
+/// The stored form of a route: the realm is per route (kube-vip toggles
+/// it), the rest is the shared shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stored {
+    realm: Option<u32>,
+    shape: Arc<Shape>,
+}
+
+/// The route `k` as the API carries it.
+fn route_of(k: &RouteKey, s: &Stored) -> Route {
+    s.shape.route(k, s.realm)
+}
+
 /// The kernel view of the watched tables.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Routes are kept in a hash map (an ordered dump left a B-tree's nodes
+/// half full: 244 B a route with the route inline) of 48-byte entries
+/// pointing at interned shapes; what is handed out (`routes`, events) is
+/// materialized as [`Route`], in key order.
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Mirror {
     tables: BTreeSet<TableId>,
     /// When set, the only destinations kept (the router vantage's
     /// configured VIPs): a route to anything else costs nothing here.
     prefixes: Option<BTreeSet<Prefix>>,
-    routes: BTreeMap<RouteKey, Route>,
+    routes: HashMap<RouteKey, Stored>,
+    /// The distinct shapes in use; each holds one reference besides its
+    /// routes', dropped with the last route that uses it.
+    shapes: HashSet<Arc<Shape>>,
     nexthops: BTreeMap<u32, NexthopObject>,
     links: BTreeMap<u32, Link>,
     addrs: BTreeSet<Address>,
     reassertions: u64,
+}
+
+impl Clone for Mirror {
+    /// A deep copy: the shapes are interned anew, so that the copy's
+    /// reference counts are its own.
+    fn clone(&self) -> Mirror {
+        let mut m = Mirror {
+            nexthops: self.nexthops.clone(),
+            links: self.links.clone(),
+            addrs: self.addrs.clone(),
+            reassertions: self.reassertions,
+            ..self.empty_like()
+        };
+        for (k, s) in &self.routes {
+            let shape = m.intern((*s.shape).clone());
+            m.routes.insert(
+                *k,
+                Stored {
+                    realm: s.realm,
+                    shape,
+                },
+            );
+        }
+        m
+    }
 }
 
 impl Mirror {
@@ -71,11 +119,14 @@ impl Mirror {
     }
 
     /// An empty mirror with the same tables and filter (what a re-dump
-    /// fills).
+    /// fills), sized for as many routes as this one holds: a re-dump of
+    /// the same table then never grows its map (a growth holds the old
+    /// and the new map at once).
     pub fn empty_like(&self) -> Mirror {
         Mirror {
             tables: self.tables.clone(),
             prefixes: self.prefixes.clone(),
+            routes: HashMap::with_capacity(self.routes.len()),
             ..Mirror::default()
         }
     }
@@ -95,18 +146,68 @@ impl Mirror {
         self.tables.contains(&table)
     }
 
-    /// Every route, ordered by (table, prefix, metric).
-    pub fn routes(&self) -> impl Iterator<Item = &Route> {
-        self.routes.values()
+    /// How many routes are held.
+    pub fn len(&self) -> usize {
+        self.routes.len()
+    }
+
+    /// No route held.
+    pub fn is_empty(&self) -> bool {
+        self.routes.is_empty()
+    }
+
+    /// The keys in order (table, prefix, metric).
+    fn sorted_keys(&self) -> Vec<&RouteKey> {
+        let mut keys: Vec<&RouteKey> = self.routes.keys().collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// Every route, ordered by (table, prefix, metric), each built from
+    /// the stored form as it is handed out.
+    pub fn routes(&self) -> impl Iterator<Item = Route> + '_ {
+        self.sorted_keys()
+            .into_iter()
+            .filter_map(|k| self.routes.get(k).map(|s| route_of(k, s)))
+    }
+
+    /// Every route, in key order, as a compact [`RouteSet`] (what a
+    /// resync carries).
+    pub fn route_set(&self) -> RouteSet {
+        let mut b = RouteSetBuilder::with_capacity(self.routes.len());
+        for k in self.sorted_keys() {
+            if let Some(s) = self.routes.get(k) {
+                b.push(*k, s.realm, &s.shape);
+            }
+        }
+        b.build()
+    }
+
+    /// The route of `table` to `prefix` with the lowest metric (the one
+    /// the kernel forwards with), if any.
+    pub fn route(&self, table: TableId, prefix: Prefix) -> Option<Route> {
+        // IPv4's default metric is 0, IPv6's 1024: one lookup each finds
+        // kube-vip's routes; another metric costs a scan.
+        let at = |metric| RouteKey {
+            table,
+            prefix,
+            metric,
+        };
+        [0, 1024]
+            .into_iter()
+            .find_map(|m| self.routes.get_key_value(&at(m)))
+            .or_else(|| {
+                self.routes
+                    .iter()
+                    .filter(|(k, _)| k.table == table && k.prefix == prefix)
+                    .min_by_key(|(k, _)| k.metric)
+            })
+            .map(|(k, s)| route_of(k, s))
     }
 
     /// The routes of one table.
     pub fn table(&self, table: TableId) -> Vec<Route> {
-        self.routes
-            .values()
-            .filter(|r| r.table == table)
-            .cloned()
-            .collect()
+        self.routes().filter(|r| r.table == table).collect()
     }
 
     /// The known links, by index.
@@ -127,6 +228,40 @@ impl Mirror {
     /// Realm-only replaces seen so far (including during resyncs).
     pub fn reassertions(&self) -> u64 {
         self.reassertions
+    }
+
+    fn intern(&mut self, shape: Shape) -> Arc<Shape> {
+        if let Some(s) = self.shapes.get(&shape) {
+            return Arc::clone(s);
+        }
+        let s = Arc::new(shape);
+        self.shapes.insert(Arc::clone(&s));
+        s
+    }
+
+    /// A route let go of `shape`: the set's is the last other reference
+    /// when no route uses it any more.
+    fn release(&mut self, shape: Arc<Shape>) {
+        if Arc::strong_count(&shape) == 2 {
+            self.shapes.remove(&*shape);
+        }
+    }
+
+    /// Store `r` (legs sorted) in place of any route of the same key.
+    fn store(&mut self, r: Route) {
+        let key = r.key();
+        let realm = r.realm;
+        let shape = self.intern(Shape::of(r));
+        if let Some(old) = self.routes.insert(key, Stored { realm, shape }) {
+            self.release(old.shape);
+        }
+    }
+
+    fn unstore(&mut self, key: &RouteKey) -> Option<Route> {
+        let s = self.routes.remove(key)?;
+        let r = route_of(key, &s);
+        self.release(s.shape);
+        Some(r)
     }
 
     /// Apply one decoded message.
@@ -221,25 +356,37 @@ impl Mirror {
     pub fn replace(&mut self, mut next: Mirror, reason: ResyncReason) -> Vec<KernelEvent> {
         let mut ev = Vec::new();
         let first = reason == ResyncReason::Startup && self.routes.is_empty();
-        for (k, old) in &self.routes {
+        for k in self.sorted_keys() {
             if !next.routes.contains_key(k) {
-                ev.push(KernelEvent::RouteRemoved { route: old.clone() });
+                if let Some(old) = self.routes.get(k) {
+                    ev.push(KernelEvent::RouteRemoved {
+                        route: route_of(k, old),
+                    });
+                }
             }
         }
         let mut reasserted = 0;
-        for (k, new) in &next.routes {
-            match self.routes.get(k) {
-                None if first => {}
-                None => ev.push(KernelEvent::RouteAdded { route: new.clone() }),
-                Some(old) if old == new => {}
-                Some(old) if old.same_ignoring_realm(new) => {
-                    reasserted += 1;
-                    ev.push(KernelEvent::Reasserted { route: new.clone() });
+        if !first {
+            for k in next.sorted_keys() {
+                let Some(new) = next.routes.get(k) else {
+                    continue;
+                };
+                match self.routes.get(k) {
+                    None => ev.push(KernelEvent::RouteAdded {
+                        route: route_of(k, new),
+                    }),
+                    Some(old) if old == new => {}
+                    Some(old) if old.shape == new.shape => {
+                        reasserted += 1;
+                        ev.push(KernelEvent::Reasserted {
+                            route: route_of(k, new),
+                        });
+                    }
+                    Some(old) => ev.push(KernelEvent::RouteChanged {
+                        old: route_of(k, old),
+                        new: route_of(k, new),
+                    }),
                 }
-                Some(old) => ev.push(KernelEvent::RouteChanged {
-                    old: old.clone(),
-                    new: new.clone(),
-                }),
             }
         }
         for (i, l) in &next.links {
@@ -281,10 +428,12 @@ impl Mirror {
         next.reassertions = self.reassertions + reasserted;
         next.tables = std::mem::take(&mut self.tables);
         next.prefixes = self.prefixes.take();
+        // The old mirror goes before the route list is built: the peak of
+        // a resync is one mirror and the list, not two mirrors and it.
         *self = next;
         ev.push(KernelEvent::Resynced {
             reason,
-            routes: self.routes.values().cloned().collect(),
+            routes: self.route_set(),
         });
         ev
     }
@@ -297,7 +446,7 @@ impl Mirror {
             r.nexthops = self.legs_of(r.nhid);
         }
         r.nexthops.sort();
-        match self.routes.get(&key) {
+        match self.routes.get(&key).map(|s| route_of(&key, s)) {
             None => ev.push(KernelEvent::RouteAdded { route: r.clone() }),
             // IPv4 sends nothing for an identical replace, IPv6 sends the
             // route again (and ignores realms): for both, a replace that
@@ -307,16 +456,16 @@ impl Mirror {
                 ev.push(KernelEvent::Reasserted { route: r.clone() });
             }
             Some(old) => ev.push(KernelEvent::RouteChanged {
-                old: old.clone(),
+                old,
                 new: r.clone(),
             }),
         }
-        self.routes.insert(key, r);
+        self.store(r);
     }
 
     fn remove(&mut self, mut r: Route, ev: &mut Vec<KernelEvent>) {
         let key = r.key();
-        let Some(old) = self.routes.get(&key) else {
+        let Some(old) = self.routes.get(&key).map(|s| route_of(&key, s)) else {
             return;
         };
         r.nexthops.sort();
@@ -330,11 +479,11 @@ impl Mirror {
             let mut new = old.clone();
             new.nexthops.retain(|l| !r.nexthops.contains(l));
             ev.push(KernelEvent::RouteChanged {
-                old: old.clone(),
+                old,
                 new: new.clone(),
             });
-            self.routes.insert(key, new);
-        } else if let Some(old) = self.routes.remove(&key) {
+            self.store(new);
+        } else if let Some(old) = self.unstore(&key) {
             ev.push(KernelEvent::RouteRemoved { route: old });
         }
     }
@@ -372,26 +521,33 @@ impl Mirror {
                 .is_some_and(|g| g.group.iter().any(|m| m.id == id))
     }
 
+    /// The keys of the routes whose nexthop object is one `pick` accepts,
+    /// in key order.
+    fn keys_by_nhid(&self, pick: impl Fn(u32) -> bool) -> Vec<RouteKey> {
+        let mut keys: Vec<RouteKey> = self
+            .routes
+            .iter()
+            .filter(|(_, s)| s.shape.nhid.is_some_and(&pick))
+            .map(|(k, _)| *k)
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
     /// A nexthop object changed: the routes that use it (directly or
     /// through a group) get their legs from the object again, whether the
     /// kernel also sends route events for them or not.
     fn reresolve(&mut self, id: u32, ev: &mut Vec<KernelEvent>) {
-        let keys: Vec<RouteKey> = self
-            .routes
-            .iter()
-            .filter(|(_, r)| r.nhid.is_some_and(|n| self.uses(n, id)))
-            .map(|(k, _)| *k)
-            .collect();
-        for k in keys {
-            if let Some(old) = self.routes.get(&k) {
+        for k in self.keys_by_nhid(|n| self.uses(n, id)) {
+            if let Some(old) = self.routes.get(&k).map(|s| route_of(&k, s)) {
                 let mut new = old.clone();
                 new.nexthops = self.legs_of(new.nhid);
-                if new != *old {
+                if new != old {
                     ev.push(KernelEvent::RouteChanged {
-                        old: old.clone(),
+                        old,
                         new: new.clone(),
                     });
-                    self.routes.insert(k, new);
+                    self.store(new);
                 }
             }
         }
@@ -417,14 +573,8 @@ impl Mirror {
                 }
             }
         }
-        let gone: Vec<RouteKey> = self
-            .routes
-            .iter()
-            .filter(|(_, r)| r.nhid == Some(id))
-            .map(|(k, _)| *k)
-            .collect();
-        for k in gone {
-            if let Some(r) = self.routes.remove(&k) {
+        for k in self.keys_by_nhid(|n| n == id) {
+            if let Some(r) = self.unstore(&k) {
                 ev.push(KernelEvent::RouteRemoved { route: r });
             }
         }
@@ -464,6 +614,91 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn routes_of_one_shape_share_it_until_the_last_goes() {
+        let mut m = Mirror::new([198]);
+        for p in ["192.0.2.10/32", "192.0.2.11/32"] {
+            m.apply(Message::NewRoute(route(p, None, &[("10.0.0.2", 2)])));
+        }
+        m.apply(Message::NewRoute(route(
+            "192.0.2.12/32",
+            None,
+            &[("10.0.0.3", 2)],
+        )));
+        assert_eq!(m.shapes.len(), 2);
+        // A realm is the route's own: the shape stays shared.
+        m.apply(Message::NewRoute(route(
+            "192.0.2.10/32",
+            Some(7),
+            &[("10.0.0.2", 2)],
+        )));
+        assert_eq!(m.shapes.len(), 2);
+        m.apply(Message::DelRoute(route("192.0.2.12/32", None, &[])));
+        assert_eq!(m.shapes.len(), 1);
+        m.apply(Message::DelRoute(route("192.0.2.10/32", None, &[])));
+        assert_eq!(m.shapes.len(), 1);
+        m.apply(Message::DelRoute(route("192.0.2.11/32", None, &[])));
+        assert!(m.shapes.is_empty() && m.is_empty());
+        // A deep copy counts its own references.
+        m.apply(Message::NewRoute(route(
+            "192.0.2.11/32",
+            None,
+            &[("10.0.0.2", 2)],
+        )));
+        let mut c = m.clone();
+        assert_eq!(c, m);
+        c.apply(Message::DelRoute(route("192.0.2.11/32", None, &[])));
+        assert!(c.shapes.is_empty());
+        assert_eq!(m.shapes.len(), 1);
+    }
+
+    #[test]
+    fn a_resync_lists_each_shape_once_and_serializes_as_routes() {
+        let mut m = Mirror::new([198]);
+        let mut routes = Vec::new();
+        for (p, gw, realm) in [
+            ("192.0.2.12/32", "10.0.0.3", None),
+            ("192.0.2.10/32", "10.0.0.2", Some(3)),
+            ("192.0.2.11/32", "10.0.0.2", None),
+        ] {
+            let r = route(p, realm, &[(gw, 2)]);
+            m.apply(Message::NewRoute(r.clone()));
+            routes.push(r);
+        }
+        routes.sort_by_key(Route::key);
+        let set = m.route_set();
+        assert_eq!(set.len(), 3);
+        assert_eq!(set.shapes.len(), 2, "two shapes for three routes");
+        assert_eq!(set.iter().collect::<Vec<_>>(), routes);
+        let json = serde_json::to_value(&set).unwrap();
+        assert_eq!(json, serde_json::to_value(&routes).unwrap());
+        let back: RouteSet = serde_json::from_value(json).unwrap();
+        assert_eq!(back, set);
+        assert_eq!(RouteSet::from(routes), set);
+    }
+
+    #[test]
+    fn a_route_is_found_by_table_and_prefix_at_its_lowest_metric() {
+        let mut m = Mirror::new([198]);
+        let vip: Prefix = "192.0.2.10/32".parse().unwrap();
+        assert_eq!(m.route(198, vip), None);
+        for metric in [20, 10] {
+            m.apply(Message::NewRoute(Route {
+                metric,
+                ..route("192.0.2.10/32", Some(metric), &[("10.0.0.2", 2)])
+            }));
+        }
+        assert_eq!(m.route(198, vip).map(|r| r.metric), Some(10));
+        m.apply(Message::NewRoute(route(
+            "192.0.2.10/32",
+            Some(1),
+            &[("10.0.0.2", 2)],
+        )));
+        let r = m.route(198, vip).unwrap();
+        assert_eq!((r.metric, r.realm), (0, Some(1)));
+        assert_eq!(m.route(199, vip), None);
     }
 
     #[test]

@@ -72,10 +72,11 @@ pub use heal::KernelWriter;
 pub use mirror::{Applied, Mirror};
 pub use types::{
     Address, GroupMember, KernelEvent, Link, Nexthop, NexthopObject, ResyncReason, Route, RouteKey,
+    RouteSet,
 };
 pub use watcher::{
-    CountersSnapshot, KernelCounters, KernelError, KernelView, MirrorSnapshot, Watcher,
-    WatcherConfig,
+    CountersSnapshot, KernelCounters, KernelError, KernelView, MirrorSnapshot, ROUTE_QUERY_CHANNEL,
+    RouteLookup, RouteQuery, Watcher, WatcherConfig,
 };
 
 /// An address family, for printing one of them.

@@ -2,9 +2,10 @@
 //! events the kernel task emits. No I/O, no decoding; depends only on
 //! `crate::model`, so the wire layer may build these values directly.
 
+use std::collections::HashMap;
 use std::net::IpAddr;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::model::{Prefix, TableId};
 
@@ -293,7 +294,156 @@ pub enum KernelEvent {
     Resynced {
         /// Why.
         reason: ResyncReason,
-        /// Every watched route after the resync.
-        routes: Vec<Route>,
+        /// Every watched route after the resync, in key order.
+        routes: RouteSet,
     },
+}
+
+/// What a route holds beyond its key and its realm. Routes with the same
+/// shape share one (a node's kube-vip routes all have the same: protocol
+/// 248, `dev lo`): the mirror interns them, a [`RouteSet`] lists each once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct Shape {
+    pub(super) protocol: u8,
+    pub(super) scope: u8,
+    pub(super) kind: u8,
+    pub(super) pref: Option<u8>,
+    pub(super) nhid: Option<u32>,
+    pub(super) prefsrc: Option<IpAddr>,
+    /// Sorted.
+    pub(super) nexthops: Box<[Nexthop]>,
+}
+
+impl Shape {
+    /// The shape of `r` (its legs as they are).
+    pub(super) fn of(r: Route) -> Shape {
+        Shape {
+            protocol: r.protocol,
+            scope: r.scope,
+            kind: r.kind,
+            pref: r.pref,
+            nhid: r.nhid,
+            prefsrc: r.prefsrc,
+            nexthops: r.nexthops.into_boxed_slice(),
+        }
+    }
+
+    /// The route of `key` and `realm` with this shape.
+    pub(super) fn route(&self, key: &RouteKey, realm: Option<u32>) -> Route {
+        Route {
+            table: key.table,
+            prefix: key.prefix,
+            protocol: self.protocol,
+            scope: self.scope,
+            kind: self.kind,
+            metric: key.metric,
+            realm,
+            pref: self.pref,
+            nhid: self.nhid,
+            prefsrc: self.prefsrc,
+            nexthops: self.nexthops.to_vec(),
+        }
+    }
+}
+
+/// A list of routes in a compact, read-only form: 40 bytes a route (key,
+/// realm, the index of its shape) and each distinct shape once. A resync
+/// carries the whole table in one: as a `Vec<Route>` it was ~136 bytes a
+/// route and a heap block per route's legs, at the daemon's peak.
+/// Serialized as the list of routes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteSet {
+    entries: Vec<(RouteKey, Option<u32>, u32)>,
+    pub(super) shapes: Vec<Shape>,
+}
+
+/// Builds a [`RouteSet`], each distinct shape stored once.
+#[derive(Debug, Default)]
+pub(super) struct RouteSetBuilder {
+    set: RouteSet,
+    seen: HashMap<Shape, u32>,
+}
+
+impl RouteSetBuilder {
+    /// Room for `n` routes.
+    pub(super) fn with_capacity(n: usize) -> RouteSetBuilder {
+        RouteSetBuilder {
+            set: RouteSet {
+                entries: Vec::with_capacity(n),
+                shapes: Vec::new(),
+            },
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Append the route of `key` and `realm` with `shape`.
+    pub(super) fn push(&mut self, key: RouteKey, realm: Option<u32>, shape: &Shape) {
+        let i = match self.seen.get(shape) {
+            Some(i) => *i,
+            None => {
+                let i = u32::try_from(self.set.shapes.len()).unwrap_or(u32::MAX);
+                self.set.shapes.push(shape.clone());
+                self.seen.insert(shape.clone(), i);
+                i
+            }
+        };
+        self.set.entries.push((key, realm, i));
+    }
+
+    /// The set.
+    pub(super) fn build(self) -> RouteSet {
+        self.set
+    }
+}
+
+impl RouteSet {
+    /// How many routes.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No route.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The routes, in order, each built as it is handed out.
+    pub fn iter(&self) -> impl Iterator<Item = Route> + '_ {
+        // Every index was pushed with its shape and a set is never edited
+        // afterwards: the lookup always finds it.
+        self.entries.iter().filter_map(|(k, realm, i)| {
+            self.shapes
+                .get(usize::try_from(*i).ok()?)
+                .map(|s| s.route(k, *realm))
+        })
+    }
+}
+
+impl FromIterator<Route> for RouteSet {
+    fn from_iter<I: IntoIterator<Item = Route>>(routes: I) -> RouteSet {
+        let mut b = RouteSetBuilder::default();
+        for r in routes {
+            let (key, realm) = (r.key(), r.realm);
+            b.push(key, realm, &Shape::of(r));
+        }
+        b.build()
+    }
+}
+
+impl From<Vec<Route>> for RouteSet {
+    fn from(routes: Vec<Route>) -> RouteSet {
+        routes.into_iter().collect()
+    }
+}
+
+impl Serialize for RouteSet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for RouteSet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RouteSet, D::Error> {
+        Vec::<Route>::deserialize(d).map(RouteSet::from)
+    }
 }

@@ -14,6 +14,9 @@
 //! - It never blocks on the channel: a full channel drops events, counts
 //!   them, and is answered by a resync once there is room again.
 //! - `view()` hands out a read-only, shared snapshot and the counters.
+//! - `lookup()` hands out a [`RouteLookup`]: questions about one route,
+//!   answered from the mirror between messages (the mirror is the only
+//!   copy of the kernel's routes in the daemon; whoever needs one asks).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -26,7 +29,7 @@ use rtnetlink::sys::{
     AsyncSocket, AsyncSocketExt, Socket, SocketAddr, TokioSocket, protocols::NETLINK_ROUTE,
 };
 use serde::{Deserialize, Serialize};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::mirror::Mirror;
 use super::types::{Address, KernelEvent, Link, NexthopObject, ResyncReason, Route};
@@ -34,7 +37,7 @@ use super::wire::{
     AF_INET, AF_INET6, Message, NLM_F_DUMP_INTR, RTM_GETADDR, RTM_GETLINK, RTM_GETNEXTHOP,
     RTM_GETROUTE, decode, frames,
 };
-use crate::model::TableId;
+use crate::model::{Prefix, TableId};
 
 /// Multicast groups: link, IPv4/IPv6 addresses, IPv4/IPv6 routes, nexthop
 /// objects (`RTNLGRP_*` numbers, joined with `NETLINK_ADD_MEMBERSHIP`).
@@ -51,6 +54,60 @@ const MAX_DUMP_ATTEMPTS: u32 = 8;
 /// How long a pre-dump drain may last before the dump goes ahead anyway
 /// (marked spoiled).
 const DRAIN_LIMIT: Duration = Duration::from_millis(500);
+
+/// Route questions that may wait for the watcher's loop (ARCHITECTURE.md
+/// lists it). A heal action asks one; the core keeps at most one heal per
+/// VIP in flight, and a full channel makes the asker wait, never the
+/// watcher.
+pub const ROUTE_QUERY_CHANNEL: usize = 64;
+
+/// A question to the watcher: the mirror's route of `table` to `prefix`.
+#[derive(Debug)]
+pub struct RouteQuery {
+    table: TableId,
+    prefix: Prefix,
+    reply: oneshot::Sender<Option<Route>>,
+}
+
+/// Asks the running watcher for one route of its mirror, as it is when
+/// the question is answered.
+#[derive(Debug, Clone)]
+pub struct RouteLookup {
+    tx: mpsc::Sender<RouteQuery>,
+}
+
+impl RouteLookup {
+    /// The route of `table` to `prefix` with the lowest metric, if the
+    /// kernel holds one. Fails only when the watcher has stopped.
+    pub async fn route(
+        &self,
+        table: TableId,
+        prefix: Prefix,
+    ) -> Result<Option<Route>, KernelError> {
+        let (reply, answer) = oneshot::channel();
+        self.tx
+            .send(RouteQuery {
+                table,
+                prefix,
+                reply,
+            })
+            .await
+            .map_err(|_| KernelError::WatcherGone)?;
+        answer.await.map_err(|_| KernelError::WatcherGone)
+    }
+}
+
+/// The next question, or never when there is no channel or every
+/// [`RouteLookup`] is gone.
+async fn next_query(rx: &mut Option<mpsc::Receiver<RouteQuery>>) -> RouteQuery {
+    match rx {
+        Some(r) => match r.recv().await {
+            Some(q) => q,
+            None => std::future::pending().await,
+        },
+        None => std::future::pending().await,
+    }
+}
 
 /// How the kernel task is set up.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +159,8 @@ pub enum KernelError {
         /// The table asked for.
         table: TableId,
     },
+    /// The kernel watcher has stopped: nobody can answer for the mirror.
+    WatcherGone,
 }
 
 impl fmt::Display for KernelError {
@@ -121,6 +180,11 @@ impl fmt::Display for KernelError {
                 f,
                 "refusing to write to table {table}: it is not a watched table (add it to the \
                  watched tables or leave it alone)"
+            ),
+            KernelError::WatcherGone => write!(
+                f,
+                "the kernel watcher has stopped, so no route can be read from its mirror (its \
+                 error is in the log; restart ribbridge)"
             ),
         }
     }
@@ -217,7 +281,7 @@ impl MirrorSnapshot {
     /// A copy of `m`.
     pub fn of(m: &Mirror) -> MirrorSnapshot {
         MirrorSnapshot {
-            routes: m.routes().cloned().collect(),
+            routes: m.routes().collect(),
             links: m.links().clone(),
             nexthop_objects: m.nexthop_objects().clone(),
             addresses: m.addresses().iter().copied().collect(),
@@ -269,6 +333,8 @@ pub struct Watcher {
     /// Set when a re-dump was accepted although it may be spoiled (the
     /// kernel kept overrunning us): dump again at the next turn.
     again: Option<ResyncReason>,
+    /// Route questions, once `lookup` was called.
+    queries: Option<mpsc::Receiver<RouteQuery>>,
 }
 
 impl Watcher {
@@ -312,6 +378,7 @@ impl Watcher {
             buf: Vec::with_capacity(RECV_BUF),
             owe_resync: false,
             again: None,
+            queries: None,
         })
     }
 
@@ -330,6 +397,14 @@ impl Watcher {
         let v = self.view.clone();
         self.publish();
         v
+    }
+
+    /// A handle that asks this watcher, once it runs, for routes of its
+    /// mirror. Every call replaces the channel of the previous one.
+    pub fn lookup(&mut self) -> RouteLookup {
+        let (tx, rx) = mpsc::channel(ROUTE_QUERY_CHANNEL);
+        self.queries = Some(rx);
+        RouteLookup { tx }
     }
 
     /// The mirror (for the one-shot `ribbridge kernel` command and tests).
@@ -375,7 +450,7 @@ impl Watcher {
         tracing::debug!(
             reason = reason.label(),
             attempts = attempt,
-            routes = self.mirror.routes().count(),
+            routes = self.mirror.len(),
             took_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             "kernel resync done"
         );
@@ -396,6 +471,8 @@ impl Watcher {
         shutdown: impl std::future::Future<Output = ()>,
     ) -> Result<(), KernelError> {
         tokio::pin!(shutdown);
+        // Out of `self`, so that a question can be awaited beside `recv`.
+        let mut queries = self.queries.take();
         let ev = self.resync(ResyncReason::Startup).await?;
         self.send_all(&tx, ev);
         let period = self.config.resync_period.max(Duration::from_millis(100));
@@ -425,6 +502,10 @@ impl Watcher {
                     self.owe_resync = false;
                     let ev = self.resync(ResyncReason::ChannelFull).await?;
                     self.send_all(&tx, ev);
+                }
+                q = next_query(&mut queries) => {
+                    // The asker may have given up: nothing to tell it then.
+                    let _ = q.reply.send(self.mirror.route(q.table, q.prefix));
                 }
                 _ = timer.tick() => {
                     let ev = self.resync(ResyncReason::Timer).await?;
@@ -713,7 +794,7 @@ impl fmt::Debug for Watcher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Watcher")
             .field("config", &self.config)
-            .field("routes", &self.mirror.routes().count())
+            .field("routes", &self.mirror.len())
             .finish()
     }
 }
@@ -764,4 +845,47 @@ fn set_rcvbuf(sock: &Socket, bytes: usize) -> Result<(), KernelError> {
         return Ok(());
     }
     sock.set_rx_buf_sz(bytes).map_err(sock_err("SO_RCVBUF"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_route_question_is_answered_from_the_queue_or_fails_when_the_watcher_is_gone() {
+        let (tx, rx) = mpsc::channel(ROUTE_QUERY_CHANNEL);
+        let lookup = RouteLookup { tx };
+        let vip: Prefix = "192.0.2.10/32".parse().unwrap();
+        let mut mirror = Mirror::new([198]);
+        mirror.apply(Message::NewRoute(Route {
+            table: 198,
+            prefix: vip,
+            protocol: 248,
+            scope: 0,
+            kind: super::super::types::RTN_UNICAST,
+            metric: 0,
+            realm: None,
+            pref: None,
+            nhid: None,
+            prefsrc: None,
+            nexthops: Vec::new(),
+        }));
+        // What the watcher's loop does with each question.
+        let mut queries = Some(rx);
+        let answering = tokio::spawn(async move {
+            for _ in 0..2 {
+                let q = next_query(&mut queries).await;
+                let _ = q.reply.send(mirror.route(q.table, q.prefix));
+            }
+        });
+        let found = lookup.route(198, vip).await.unwrap();
+        assert_eq!(found.map(|r| (r.table, r.prefix)), Some((198, vip)));
+        assert_eq!(lookup.route(199, vip).await.unwrap(), None);
+        answering.await.unwrap();
+        // The loop is gone with its receiver.
+        assert!(matches!(
+            lookup.route(198, vip).await,
+            Err(KernelError::WatcherGone)
+        ));
+    }
 }
