@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::vocab::{Action, Class, Config, Event, KernelFacts, Millis, State, Vip};
+use super::vocab::{Action, Class, Config, Event, KernelEntry, Millis, Stamp, State, Vip};
 use super::{HealAction, heal_policy};
 use crate::model::{Mode, PeerView, Prefix, Release, TableId, TableMode, Vantage};
 
@@ -35,7 +35,7 @@ pub fn classify(
     let established: Vec<&PeerView> = peers.iter().filter(|p| p.established).collect();
     let sent = established.iter().any(|p| p.advertised.contains(prefix));
     let zebra_has = vip.zebra || vip.zebra_table == Some(true);
-    match (vip.kernel.is_some(), zebra_has) {
+    match (vip.in_kernel(), zebra_has) {
         (false, false) if !sent => Class::Withdrawn,
         (false, _) => Class::ZebraStale,
         (true, false) => Class::KernelOnly,
@@ -75,13 +75,18 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             }
             let present = route.is_some();
             let v = state.touch(table, prefix, now);
-            let added = v.kernel.is_none() && present;
-            match (v.kernel.is_some(), present) {
-                (false, true) => v.added_at = Some(now),
-                (_, false) => (v.added_at, v.fast_due) = (None, None),
+            let added = !v.in_kernel() && present;
+            match (v.in_kernel(), present) {
+                (false, true) => v.added_at = Stamp::at(now),
+                (_, false) => {
+                    v.added_at = Stamp::NONE;
+                    if let Some(c) = v.cold_if_any() {
+                        c.fast_due = None;
+                    }
+                }
                 (true, true) => {}
             }
-            v.kernel = route;
+            v.set_kernel(route);
             if present {
                 triggered(state, (table, prefix), now);
             }
@@ -92,17 +97,36 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             Scope::One(table, prefix)
         }
         Event::KernelSynced { routes } => {
-            let fresh: BTreeMap<(TableId, Prefix), KernelFacts> = routes
+            let mut fresh: Vec<KernelEntry> = routes
                 .into_iter()
                 .filter(|r| state.tracks(r.table, &r.prefix))
-                .map(|r| ((r.table, r.prefix), r.facts))
                 .collect();
-            for (key, vip) in state.vips.iter_mut() {
-                vip.kernel = fresh.get(key).cloned();
+            // By key, the last of a key's routes winning (a stable sort).
+            fresh.sort_by_key(|r| (r.table, r.prefix));
+            fresh.dedup_by(|later, kept| {
+                let same = (later.table, later.prefix) == (kept.table, kept.prefix);
+                if same {
+                    std::mem::swap(&mut kept.facts, &mut later.facts);
+                }
+                same
+            });
+            let key = |r: &KernelEntry| (r.table, r.prefix);
+            for (k, vip) in state.vips.iter_mut() {
+                let at = fresh.binary_search_by(|r| key(r).cmp(k)).ok();
+                vip.set_kernel(at.map(|i| fresh[i].facts.clone()));
             }
-            for ((table, prefix), facts) in fresh {
-                state.vip(table, prefix, now).kernel = Some(facts);
-            }
+            let known = &state.vips;
+            let new: Vec<&KernelEntry> = fresh
+                .iter()
+                .filter(|r| !known.contains_key(&key(r)))
+                .collect();
+            let count = new.len();
+            let added = new.into_iter().map(|r| {
+                let mut v = Vip::new(now);
+                v.set_kernel(Some(r.facts.clone()));
+                (key(r), v)
+            });
+            extend_packed(&mut state.vips, added, count);
             state.kernel_synced = true;
             touched_bgp = true;
             Scope::All
@@ -111,7 +135,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             let Some(v) = state.vips.get_mut(&(table, prefix)) else {
                 return actions;
             };
-            v.reassertions += 1;
+            v.reasserted();
             // A beat on a VIP in drift re-arms its heal (the drift may be
             // this beat's doing); on a consistent VIP it is only remembered.
             if !triggered(state, (table, prefix), now) {
@@ -168,9 +192,19 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
                 }
             }
             if state.is_watched(table) {
-                for p in prefixes {
-                    state.vip(table, p, now).zebra = true;
-                }
+                let known = &state.vips;
+                let new: Vec<Prefix> = prefixes
+                    .iter()
+                    .filter(|p| !known.contains_key(&(table, **p)))
+                    .copied()
+                    .collect();
+                let count = new.len();
+                let added = new.into_iter().map(|p| {
+                    let mut v = Vip::new(now);
+                    v.zebra = true;
+                    ((table, p), v)
+                });
+                extend_packed(&mut state.vips, added, count);
             }
             touched_bgp = true;
             Scope::All
@@ -201,7 +235,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             let Some(v) = state.vips.get_mut(&(table, prefix)) else {
                 return actions;
             };
-            let h = &mut v.heal;
+            let h = v.heal_mut();
             h.in_flight = false;
             h.done_at = now;
             h.last_action = Some(action);
@@ -317,14 +351,15 @@ fn triggered(state: &mut State, key: (TableId, Prefix), now: Millis) -> bool {
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
     };
-    let h = &mut v.heal;
+    let h = v.heal();
     if h.in_flight || (h.done_at > 0 && now < h.done_at.saturating_add(grace)) {
         return false;
     }
-    v.trigger_at = Some(now);
+    v.trigger_at = Stamp::at(now);
     if v.state.is_consistent() {
         return false;
     }
+    let h = v.heal_mut();
     h.attempts = 0;
     h.gave_up = false;
     h.done_at = now;
@@ -359,10 +394,10 @@ fn fast_reimport(
     let Some(v) = state.vips.get_mut(&key) else {
         return;
     };
-    if v.kernel.is_none() || v.heal.in_flight || has_addr {
+    if !v.in_kernel() || v.heal().in_flight || has_addr {
         return;
     }
-    let Some(at) = v.trigger_at else {
+    let Some(at) = v.trigger_at.get() else {
         return;
     };
     if now.saturating_sub(at) > TRIGGER_WINDOW_MS {
@@ -377,7 +412,7 @@ fn fast_reimport(
     ) else {
         return;
     };
-    v.trigger_at = None;
+    v.trigger_at = Stamp::NONE;
     start_heal(v, key, action, true, actions);
 }
 
@@ -428,7 +463,7 @@ fn route_after_address(state: &mut State, key: (TableId, Prefix), now: Millis) {
     }
     if let Some(v) = state.vips.get_mut(&key) {
         let due = now + ZEBRA_SETTLE_MS;
-        v.fast_due = Some(due);
+        v.cold_mut().fast_due = Some(due);
         state.wakeups.insert((due, key));
     }
 }
@@ -455,10 +490,11 @@ fn address_after_route(state: &mut State, prefix: Prefix, now: Millis) {
         };
         let fresh = v
             .added_at
+            .get()
             .is_some_and(|at| now.saturating_sub(at) <= ADDRESS_RACE_MS);
-        if fresh && v.kernel.is_some() && !v.zebra {
+        if fresh && v.in_kernel() && !v.zebra {
             let due = now + ZEBRA_SETTLE_MS;
-            v.fast_due = Some(due);
+            v.cold_mut().fast_due = Some(due);
             state.wakeups.insert((due, key));
         }
     }
@@ -479,11 +515,11 @@ fn fast_relearn(state: &mut State, key: (TableId, Prefix), now: Millis, actions:
     let Some(v) = state.vips.get_mut(&key) else {
         return;
     };
-    match v.fast_due {
-        Some(due) if now >= due => v.fast_due = None,
+    match v.fast_due() {
+        Some(due) if now >= due => v.cold_mut().fast_due = None,
         _ => return,
     }
-    if v.kernel.is_none() || v.zebra || v.zebra_table == Some(true) || v.heal.in_flight {
+    if !v.in_kernel() || v.zebra || v.zebra_table == Some(true) || v.heal().in_flight {
         return;
     }
     let Some(action) = heal_policy(Class::KernelOnly, release, table_mode, has_addr, allow_addr)
@@ -502,15 +538,46 @@ fn start_heal(
     fast: bool,
     actions: &mut Vec<Action>,
 ) {
-    v.heal.in_flight = true;
-    v.heal.fast = fast;
-    v.heal.last_action = Some(action);
+    let h = v.heal_mut();
+    h.in_flight = true;
+    h.fast = fast;
+    h.last_action = Some(action);
     actions.push(Action::Heal {
         table: key.0,
         prefix: key.1,
         action,
     });
 }
+
+/// Adds `count` entries, in ascending key order and none of them in `map`,
+/// keeping the map's nodes full. Inserting keys in ascending order splits
+/// each full node in two and leaves every node half full: twice the bytes
+/// (a startup dump of 100 000 VIPs is exactly that). `BTreeMap::append` of
+/// two non-empty maps builds a new tree of full nodes from their merged
+/// sequences instead, freeing the old nodes as it goes; it runs once per
+/// batch of an eighth of the entries, so the batch (itself half full) stays
+/// small beside the map, for a handful of linear rebuilds.
+pub(super) fn extend_packed<K: Ord, V>(
+    map: &mut BTreeMap<K, V>,
+    new: impl Iterator<Item = (K, V)>,
+    count: usize,
+) {
+    let batch_len = (count / PACK_BATCHES).max(PACK_MIN);
+    let mut batch = BTreeMap::new();
+    for (k, v) in new {
+        batch.insert(k, v);
+        if batch.len() >= batch_len {
+            map.append(&mut batch);
+        }
+    }
+    map.append(&mut batch);
+}
+
+/// Batches per [`extend_packed`]: more rebuilds for a smaller batch.
+const PACK_BATCHES: usize = 8;
+
+/// Below this many entries a batch is not worth a rebuild of the map.
+const PACK_MIN: usize = 1_024;
 
 /// The largest key, to bound a range of wake-ups by time alone.
 const MAX_KEY: (TableId, Prefix) = (TableId::MAX, Prefix::MAX);
@@ -532,7 +599,7 @@ fn evaluate(
     };
     let router = state.config.vantage == Vantage::Router;
     let observed = if router {
-        if v.kernel.is_some() {
+        if v.in_kernel() {
             Class::Advertised
         } else {
             Class::Withdrawn
@@ -563,14 +630,16 @@ fn evaluate(
     }
     if observed == v.state {
         if observed.is_consistent() {
-            v.heal.gave_up = false;
+            if let Some(c) = v.cold_if_any() {
+                c.heal.gave_up = false;
+            }
             return confirm;
         }
         return decide_heal(state, key, now, actions) || confirm;
     }
     // A fast heal is at work on the very difference observed: its result
     // starts a new grace (HealDone), the drift is judged after that.
-    if v.heal.in_flight && v.heal.fast {
+    if v.heal().in_flight && v.heal().fast {
         return false;
     }
     let mut due = v.observed_since + grace;
@@ -615,17 +684,23 @@ fn evaluate(
     }
     let from = v.state;
     let drift_ms = match (from.is_consistent(), observed.is_consistent()) {
-        (false, true) => v.drift_since.take().map(|s| now.saturating_sub(s)),
+        (false, true) => v
+            .cold_if_any()
+            .and_then(|c| c.drift_since.take())
+            .map(|s| now.saturating_sub(s)),
         _ => None,
     };
-    if !observed.is_consistent() && v.drift_since.is_none() {
-        v.drift_since = Some(now);
+    if !observed.is_consistent() && v.drift_since().is_none() {
+        v.cold_mut().drift_since = Some(now);
     }
-    if observed.is_consistent() {
-        v.heal.attempts = 0;
-        v.heal.gave_up = false;
-        if v.heal.last_action.is_some() && !from.is_consistent() {
-            v.heal.last_result = Some("healed".to_string());
+    if observed.is_consistent()
+        && let Some(c) = v.cold_if_any()
+    {
+        let h = &mut c.heal;
+        h.attempts = 0;
+        h.gave_up = false;
+        if h.last_action.is_some() && !from.is_consistent() {
+            h.last_result = Some("healed".to_string());
         }
     }
     v.state = observed;
@@ -730,40 +805,43 @@ fn decide_heal(
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
     };
-    if v.heal.in_flight {
+    let class = v.state;
+    // Only a VIP in drift comes here: its out-of-line part is its own.
+    let h = v.heal_mut();
+    if h.in_flight {
         return false;
     }
-    let Some(action) = heal_policy(v.state, release, table_mode, has_addr, allow_addr) else {
-        if v.heal.last_result.as_deref() != Some("no_safe_action") {
-            v.heal.last_result = Some("no_safe_action".to_string());
+    let Some(action) = heal_policy(class, release, table_mode, has_addr, allow_addr) else {
+        if h.last_result.as_deref() != Some("no_safe_action") {
+            h.last_result = Some("no_safe_action".to_string());
         }
         return false;
     };
     if mode == Mode::Observe {
-        v.heal.last_action = Some(action);
-        v.heal.last_result = Some("observe_only".to_string());
+        h.last_action = Some(action);
+        h.last_result = Some("observe_only".to_string());
         return false;
     }
     // Given up: reported once for alerting, and healing goes on at the
     // capped backoff: the VIP is never left dark while a proven heal exists.
-    if v.heal.attempts >= max && !v.heal.gave_up {
-        v.heal.gave_up = true;
-        v.heal.last_result = Some("gave_up".to_string());
-        v.heal.next_at = v.heal.next_at.max(v.heal.done_at.saturating_add(cap));
+    if h.attempts >= max && !h.gave_up {
+        h.gave_up = true;
+        h.last_result = Some("gave_up".to_string());
+        h.next_at = h.next_at.max(h.done_at.saturating_add(cap));
         actions.push(Action::GaveUp {
             table: key.0,
             prefix: key.1,
-            class: v.state,
+            class,
         });
     }
-    if now < v.heal.next_at {
-        let at = v.heal.next_at;
+    if now < h.next_at {
+        let at = h.next_at;
         state.wakeups.insert((at, key));
         return false;
     }
     // An action is judged on a bgpd view taken after the last action (or
     // the trigger that re-armed healing) settled.
-    if bgp_view_at.is_none_or(|t| t < v.heal.done_at + grace) {
+    if bgp_view_at.is_none_or(|t| t < h.done_at + grace) {
         return true;
     }
     start_heal(v, key, action, false, actions);
