@@ -10,6 +10,10 @@
 //!   which 2 are VIPs must cost nothing per route;
 //! - `reconcile::State` after `KernelSynced` of 100 000 VIPs (the core's
 //!   per-VIP state);
+//! - the prefix sets of the views at 100 000 routes: the ZAPI client's
+//!   view (`ZapiView`, filled route by route), and a polled view (zebra's
+//!   table from the vty scan, a peer's advertised routes: a `PrefixSet`),
+//!   with a `BTreeSet` of the same prefixes for comparison;
 //! - zebra's table read over the vty (`show ip route table 198 json`, a
 //!   100 000-route reply in 64 KiB socket reads) streamed into the key
 //!   scan: the most bytes live at any read, per route (the text itself,
@@ -46,8 +50,15 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 const MIRROR_BUDGET: usize = 256;
 /// A route outside the configured VIPs, in a mirror that keeps only them.
 const FILTERED_BUDGET: usize = 1;
-/// The core's budget per VIP.
-const CORE_BUDGET: usize = 256;
+/// The core's budget per VIP: a 64-byte hot part and its 24-byte key in
+/// full B-tree nodes (222 bytes before the heal record went out of line
+/// and the resync built the map in bulk).
+const CORE_BUDGET: usize = 100;
+/// The ZAPI view's budget per prefix (a hash set, 18 bytes a prefix at
+/// hashbrown's load).
+const ZAPI_VIEW_BUDGET: usize = 32;
+/// A polled view's budget per prefix (a sorted slice: 18 bytes a prefix).
+const POLLED_VIEW_BUDGET: usize = 18;
 /// The streamed vty table read's budget per route at its peak: the prefix
 /// set it returns, not the reply's text.
 const VTY_BUDGET: usize = 64;
@@ -132,17 +143,19 @@ fn memory(c: &mut Criterion) {
     }
     {
         let n = 100_000;
-        let routes: Vec<KernelEntry> = (0..n)
-            .map(|i| KernelEntry {
-                table: VIP_TABLE,
-                prefix: prefix(i),
-                facts: KernelFacts {
-                    protocol: VIP_PROTOCOL,
-                    nexthops: 1,
-                },
-            })
-            .collect();
         let (bytes, s) = live_bytes(|| {
+            // The dump is built inside the count: the step frees it, and
+            // counting its free alone would take its bytes off the state's.
+            let routes: Vec<KernelEntry> = (0..n)
+                .map(|i| KernelEntry {
+                    table: VIP_TABLE,
+                    prefix: prefix(i),
+                    facts: KernelFacts {
+                        protocol: VIP_PROTOCOL,
+                        nexthops: 1,
+                    },
+                })
+                .collect();
             let mut s = State::new(reconcile::Config::default(), 0);
             reconcile::step(&mut s, Event::KernelSynced { routes }, 1);
             s
@@ -150,6 +163,7 @@ fn memory(c: &mut Criterion) {
         assert_eq!(s.vips.len(), n);
         report("core state", n, bytes, CORE_BUDGET);
     }
+    views_cost();
     vty_stream_cost();
     series_cost();
 
@@ -165,6 +179,65 @@ fn memory(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// The prefix sets of the views, 100 000 prefixes each.
+fn views_cost() {
+    use ribbridge::daemon::translate::ZapiView;
+    use ribbridge::frr::{ZapiEvent, ZapiRoute};
+    use ribbridge::model::PrefixSet;
+
+    let n = 100_000;
+    let add = |i: usize| ZapiEvent::RouteAdd {
+        route: ZapiRoute {
+            vrf_id: 0,
+            route_type: 31,
+            instance: 198,
+            flags: 0,
+            message: 0,
+            safi: 1,
+            prefix: prefix(i),
+            src_prefix: None,
+            nhg_id: None,
+            nexthops: Vec::new(),
+            backup_nexthops: Vec::new(),
+            distance: Some(14),
+            metric: Some(0),
+            tag: None,
+            mtu: None,
+            table_id: None,
+        },
+    };
+    let (bytes, view) = live_bytes(|| {
+        let mut view = ZapiView::new(VIP_TABLE);
+        for i in 0..n {
+            black_box(view.apply(&add(i)));
+        }
+        view
+    });
+    black_box(view);
+    report("ZAPI view (hash set)", n, bytes, ZAPI_VIEW_BUDGET);
+    let (bytes, set) = live_bytes(|| (0..n).map(prefix).collect::<PrefixSet>());
+    assert_eq!(set.len(), n);
+    report(
+        "polled view (zebra table, advertised routes)",
+        n,
+        bytes,
+        POLLED_VIEW_BUDGET,
+    );
+    // Filled key by key, as the scan and the ZAPI view filled theirs.
+    let (bytes, tree) = live_bytes(|| {
+        let mut tree = BTreeSet::new();
+        for i in 0..n {
+            tree.insert(prefix(i));
+        }
+        tree
+    });
+    assert_eq!(tree.len(), n);
+    println!(
+        "memory: the same in a BTreeSet filled in order (before): {n} routes, {bytes} bytes, {} bytes/route",
+        bytes / n
+    );
 }
 
 /// The peak of a streamed zebra table read: bytes live after each socket

@@ -255,7 +255,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
                 v.observed_since = now;
                 state
                     .wakeups
-                    .insert((now + state.config.grace_ms, (table, prefix)));
+                    .insert(now + state.config.grace_ms, (table, prefix));
                 touched_bgp = true;
                 return finish(state, Scope::One(table, prefix), touched_bgp, now, actions);
             }
@@ -297,16 +297,7 @@ fn finish(
         Scope::One(t, p) => vec![(t, p)],
         Scope::Prefix(p) => state.vips.keys().filter(|k| k.1 == p).copied().collect(),
         Scope::All => state.vips.keys().copied().collect(),
-        Scope::Due => {
-            let due: Vec<(Millis, (TableId, Prefix))> =
-                state.wakeups.range(..=(now, MAX_KEY)).copied().collect();
-            for w in &due {
-                state.wakeups.remove(w);
-            }
-            let mut keys: Vec<_> = due.into_iter().map(|(_, k)| k).collect();
-            keys.dedup();
-            keys
-        }
+        Scope::Due => state.wakeups.take_due(now),
     };
     let mut want_bgp = touched_bgp && state.ready() && state.config.vantage == Vantage::Node;
     for key in keys {
@@ -317,12 +308,9 @@ fn finish(
         actions.push(Action::RefreshBgp);
     }
     // Deadlines already past were just handled; the next one is the wake-up.
-    while let Some(&first) = state.wakeups.first() {
-        if first.0 > now {
-            actions.push(Action::WakeAt { at: first.0 });
-            break;
-        }
-        state.wakeups.remove(&first);
+    state.wakeups.drop_past(now);
+    if let Some(at) = state.wakeups.first() {
+        actions.push(Action::WakeAt { at });
     }
     actions
 }
@@ -464,7 +452,7 @@ fn route_after_address(state: &mut State, key: (TableId, Prefix), now: Millis) {
     if let Some(v) = state.vips.get_mut(&key) {
         let due = now + ZEBRA_SETTLE_MS;
         v.cold_mut().fast_due = Some(due);
-        state.wakeups.insert((due, key));
+        state.wakeups.insert(due, key);
     }
 }
 
@@ -495,7 +483,7 @@ fn address_after_route(state: &mut State, prefix: Prefix, now: Millis) {
         if fresh && v.in_kernel() && !v.zebra {
             let due = now + ZEBRA_SETTLE_MS;
             v.cold_mut().fast_due = Some(due);
-            state.wakeups.insert((due, key));
+            state.wakeups.insert(due, key);
         }
     }
 }
@@ -578,9 +566,6 @@ const PACK_BATCHES: usize = 8;
 
 /// Below this many entries a batch is not worth a rebuild of the map.
 const PACK_MIN: usize = 1_024;
-
-/// The largest key, to bound a range of wake-ups by time alone.
-const MAX_KEY: (TableId, Prefix) = (TableId::MAX, Prefix::MAX);
 
 /// Re-classify one VIP, promote a persisted difference, decide its heal,
 /// schedule its deadline. Returns true when it needs a fresh bgpd view.
@@ -679,7 +664,7 @@ fn evaluate(
         let every = state.config.grace_ms.max(1);
         let checkpoint = v.observed_since + now.saturating_sub(v.observed_since) / every * every;
         let stale = checkpoint > v.observed_since && bgp_view_at.is_none_or(|t| t < checkpoint);
-        state.wakeups.insert((due.min(checkpoint + every), key));
+        state.wakeups.insert(due.min(checkpoint + every), key);
         return confirm || stale;
     }
     let from = v.state;
@@ -836,7 +821,7 @@ fn decide_heal(
     }
     if now < h.next_at {
         let at = h.next_at;
-        state.wakeups.insert((at, key));
+        state.wakeups.insert(at, key);
         return false;
     }
     // An action is judged on a bgpd view taken after the last action (or
