@@ -110,23 +110,18 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
                 }
                 same
             });
-            let key = |r: &KernelEntry| (r.table, r.prefix);
-            for (k, vip) in state.vips.iter_mut() {
-                let at = fresh.binary_search_by(|r| key(r).cmp(k)).ok();
-                vip.set_kernel(at.map(|i| fresh[i].facts.clone()));
-            }
-            let known = &state.vips;
-            let new: Vec<&KernelEntry> = fresh
-                .iter()
-                .filter(|r| !known.contains_key(&key(r)))
-                .collect();
-            let count = new.len();
-            let added = new.into_iter().map(|r| {
-                let mut v = Vip::new(now);
-                v.set_kernel(Some(r.facts.clone()));
-                (key(r), v)
-            });
-            extend_packed(&mut state.vips, added, count);
+            // Known VIPs take the dump's facts or none; the others are new.
+            merge_vips(
+                &mut state.vips,
+                fresh.into_iter().map(|r| ((r.table, r.prefix), r.facts)),
+                |_, v| v.set_kernel(None),
+                |v, facts| v.set_kernel(Some(facts)),
+                |facts| {
+                    let mut v = Vip::new(now);
+                    v.set_kernel(Some(facts));
+                    v
+                },
+            );
             state.kernel_synced = true;
             touched_bgp = true;
             Scope::All
@@ -186,25 +181,26 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
         }
         Event::ZebraSynced { table, prefixes } => {
             state.zebra_synced = state.zebra.is_some();
-            for ((t, p), v) in state.vips.iter_mut() {
-                if *t == table {
-                    v.zebra = prefixes.contains(p);
-                }
-            }
             if state.is_watched(table) {
-                let known = &state.vips;
-                let new: Vec<Prefix> = prefixes
-                    .iter()
-                    .filter(|p| !known.contains_key(&(table, **p)))
-                    .copied()
-                    .collect();
-                let count = new.len();
-                let added = new.into_iter().map(|p| {
-                    let mut v = Vip::new(now);
-                    v.zebra = true;
-                    ((table, p), v)
-                });
-                extend_packed(&mut state.vips, added, count);
+                // Known VIPs of the table are redistributed or not; zebra's
+                // other prefixes are new VIPs.
+                merge_vips(
+                    &mut state.vips,
+                    prefixes.into_iter().map(|p| ((table, p), ())),
+                    |k, v| v.zebra &= k.0 != table,
+                    |v, ()| v.zebra = true,
+                    |()| {
+                        let mut v = Vip::new(now);
+                        v.zebra = true;
+                        v
+                    },
+                );
+            } else {
+                for ((t, p), v) in state.vips.iter_mut() {
+                    if *t == table {
+                        v.zebra = prefixes.contains(p);
+                    }
+                }
             }
             touched_bgp = true;
             Scope::All
@@ -535,6 +531,47 @@ fn start_heal(
         prefix: key.1,
         action,
     });
+}
+
+/// Merges a full view into the VIPs: `fresh` in ascending key order without
+/// duplicates; a VIP it lacks gets `absent`, one it holds `present` with its
+/// value, and a key no VIP has becomes the VIP `new` makes. The map is
+/// rebuilt in one ascending pass ([`extend_packed`]): a startup's 100 000
+/// new VIPs land in full nodes, and the old nodes are freed as the pass
+/// goes, so the map is not held twice.
+fn merge_vips<T>(
+    vips: &mut BTreeMap<(TableId, Prefix), Vip>,
+    fresh: impl Iterator<Item = ((TableId, Prefix), T)>,
+    mut absent: impl FnMut(&(TableId, Prefix), &mut Vip),
+    mut present: impl FnMut(&mut Vip, T),
+    mut new: impl FnMut(T) -> Vip,
+) {
+    let old = std::mem::take(vips);
+    let count = old.len() + fresh.size_hint().0;
+    let mut old = old.into_iter().peekable();
+    let mut fresh = fresh.peekable();
+    let merged = std::iter::from_fn(|| {
+        let order = match (old.peek(), fresh.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some((k, _)), Some((f, _))) => k.cmp(f),
+        };
+        match order {
+            std::cmp::Ordering::Less => old.next().map(|(k, mut v)| {
+                absent(&k, &mut v);
+                (k, v)
+            }),
+            std::cmp::Ordering::Equal => {
+                let (k, mut v) = old.next()?;
+                let (_, t) = fresh.next()?;
+                present(&mut v, t);
+                Some((k, v))
+            }
+            std::cmp::Ordering::Greater => fresh.next().map(|(k, t)| (k, new(t))),
+        }
+    });
+    extend_packed(vips, merged, count);
 }
 
 /// Adds `count` entries, in ascending key order and none of them in `map`,
