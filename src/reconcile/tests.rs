@@ -901,9 +901,10 @@ fn many(n: u32) -> Vec<Prefix> {
 
 #[test]
 fn healthy_vips_carry_no_out_of_line_state() {
-    // 2 000 VIPs through a startup, a bgpd view, heartbeats and ticks: all
+    // 5 000 VIPs (more than a chunk of a whole-view walk) through a
+    // startup, a bgpd view, heartbeats and ticks: all
     // advertised, none drifted or healed, so none allocated its heal part.
-    let ps = many(2_000);
+    let ps = many(5_000);
     let mut s = State::new(Config::default(), 0);
     let routes = ps
         .iter()

@@ -594,11 +594,17 @@ impl Wakeups {
     pub(super) fn take_due(&mut self, now: Millis) -> Vec<(TableId, Prefix)> {
         let later = self.0.split_off(&now.saturating_add(1));
         let due = std::mem::replace(&mut self.0, later);
-        let mut keys = Vec::with_capacity(due.values().map(Vec::len).sum());
+        let mut keys = Vec::new();
         for (_, mut at) in due {
             at.sort_unstable();
             at.dedup();
-            keys.append(&mut at);
+            // One time due (the common case, and a whole view's 100 000
+            // deadlines): its list is the answer, not copied.
+            if keys.is_empty() {
+                keys = at;
+            } else {
+                keys.append(&mut at);
+            }
         }
         keys.dedup();
         keys
