@@ -295,7 +295,7 @@ async fn drift_case(c: Case) {
         );
         let (doc, _) = d.status().await;
         let v = crate::support::vip_of(&doc, VIP);
-        assert_eq!(v.heal().last_result.as_deref(), Some("no_safe_action"));
+        assert_eq!(v.heal.last_result.as_deref(), Some("no_safe_action"));
         assert!(
             !d.drain().iter().any(|l| l.contains("healing")),
             "acted without a safe action"

@@ -258,7 +258,7 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
     let (doc, code) = d.status().await;
     let v = crate::support::vip_of(&doc, VIP);
     assert_eq!((v.state.class(), code), (Some(Class::KernelOnly), 1));
-    let result = v.heal().last_result.clone().unwrap_or_default();
+    let result = v.heal.last_result.clone().unwrap_or_default();
     assert!(
         result.starts_with("error:") || result == "gave_up",
         "heal result {result:?}"

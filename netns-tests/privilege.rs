@@ -118,7 +118,7 @@ async fn observe_as_frr(frr: &'static str) {
     let (doc, code) = d.status().await;
     let v = crate::support::vip_of(&doc, VIP);
     assert_eq!((v.state.class(), code), (Some(class), 1));
-    assert_eq!(v.heal().last_result.as_deref(), Some("observe_only"));
+    assert_eq!(v.heal.last_result.as_deref(), Some("observe_only"));
     let m = d.metrics().await;
     assert!(m.contains("ribbridge_zapi_connected 1"), "{m}");
     for method in ["POST", "PUT", "DELETE"] {
