@@ -118,7 +118,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             // Known VIPs take the dump's facts or none; the others are new.
             merge_vips(
                 &mut state.vips,
-                fresh.into_iter().map(|r| ((r.table, r.prefix), r.facts)),
+                fresh.iter().map(|r| ((r.table, r.prefix), r.facts.clone())),
                 |_, v| v.set_kernel(None),
                 |v, facts| v.set_kernel(Some(facts)),
                 |facts| {
@@ -191,7 +191,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
                 // other prefixes are new VIPs.
                 merge_vips(
                     &mut state.vips,
-                    prefixes.into_iter().map(|p| ((table, p), ())),
+                    prefixes.iter().map(|p| ((table, *p), ())),
                     |k, v| v.zebra &= k.0 != table,
                     |v, ()| v.zebra = true,
                     |()| {
@@ -564,19 +564,36 @@ fn start_heal(
 
 /// Merges a full view into the VIPs: `fresh` in ascending key order without
 /// duplicates; a VIP it lacks gets `absent`, one it holds `present` with its
-/// value, and a key no VIP has becomes the VIP `new` makes. The map is
-/// rebuilt in one ascending pass ([`extend_packed`]): a startup's 100 000
-/// new VIPs land in full nodes, and the old nodes are freed as the pass
-/// goes, so the map is not held twice.
+/// value, and a key no VIP has becomes the VIP `new` makes. Known VIPs are
+/// updated in place (a timer resync of an unchanged table allocates
+/// nothing); only when there are new keys is the map rebuilt, in one
+/// ascending pass ([`extend_packed`]): a startup's 100 000 new VIPs land
+/// in full nodes, and the old nodes are freed as the pass goes, so the map
+/// is not held twice.
 fn merge_vips<T>(
     vips: &mut BTreeMap<(TableId, Prefix), Vip>,
-    fresh: impl Iterator<Item = ((TableId, Prefix), T)>,
+    fresh: impl Iterator<Item = ((TableId, Prefix), T)> + Clone,
     mut absent: impl FnMut(&(TableId, Prefix), &mut Vip),
     mut present: impl FnMut(&mut Vip, T),
     mut new: impl FnMut(T) -> Vip,
 ) {
+    let mut new_keys = 0usize;
+    let mut f = fresh.clone().peekable();
+    for (k, v) in vips.iter_mut() {
+        while f.next_if(|(fk, _)| fk < k).is_some() {
+            new_keys += 1;
+        }
+        match f.next_if(|(fk, _)| fk == k) {
+            Some((_, t)) => present(v, t),
+            None => absent(k, v),
+        }
+    }
+    new_keys += f.count();
+    if new_keys == 0 {
+        return;
+    }
     let old = std::mem::take(vips);
-    let count = old.len() + fresh.size_hint().0;
+    let count = old.len() + new_keys;
     let mut old = old.into_iter().peekable();
     let mut fresh = fresh.peekable();
     let merged = std::iter::from_fn(|| {
@@ -587,15 +604,11 @@ fn merge_vips<T>(
             (Some((k, _)), Some((f, _))) => k.cmp(f),
         };
         match order {
-            std::cmp::Ordering::Less => old.next().map(|(k, mut v)| {
-                absent(&k, &mut v);
-                (k, v)
-            }),
+            std::cmp::Ordering::Less => old.next(),
+            // Updated by the pass above.
             std::cmp::Ordering::Equal => {
-                let (k, mut v) = old.next()?;
-                let (_, t) = fresh.next()?;
-                present(&mut v, t);
-                Some((k, v))
+                fresh.next();
+                old.next()
             }
             std::cmp::Ordering::Greater => fresh.next().map(|(k, t)| (k, new(t))),
         }

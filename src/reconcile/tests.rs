@@ -1031,6 +1031,14 @@ fn a_resync_keeps_the_last_route_of_a_key_and_updates_known_vips() {
     assert_eq!(nexthops(&ps[2]), Some(4));
     assert_eq!(nexthops(&vip()), None, "gone from the dump");
     assert_eq!(s.vips.len(), 4);
+    // No new key: the known VIPs are updated in place.
+    let routes = vec![entry(ps[1], 3), entry(ps[0], 1)];
+    step(&mut s, Event::KernelSynced { routes }, 20);
+    let nexthops = |p: &Prefix| s.vips[&(T, *p)].kernel().map(|k| k.nexthops);
+    assert_eq!(nexthops(&ps[0]), Some(1));
+    assert_eq!(nexthops(&ps[1]), Some(3));
+    assert_eq!(nexthops(&ps[2]), None);
+    assert_eq!(s.vips.len(), 4);
 }
 
 #[test]
