@@ -33,14 +33,15 @@ pub fn classify(
     addresses: &BTreeSet<Prefix>,
     peers: &[PeerView],
 ) -> Class {
-    let established: Vec<&PeerView> = peers.iter().filter(|p| p.established).collect();
-    let sent = established.iter().any(|p| p.advertised.contains(prefix));
+    // Iterated, not collected: a whole-view event classifies every VIP.
+    let established = || peers.iter().filter(|p| p.established);
+    let sent = established().any(|p| p.advertised.contains(prefix));
     let zebra_has = vip.zebra || vip.zebra_table == Some(true);
     match (vip.in_kernel(), zebra_has) {
         (false, false) if !sent => Class::Withdrawn,
         (false, _) => Class::ZebraStale,
         (true, false) => Class::KernelOnly,
-        (true, true) if established.is_empty() => Class::NoPeer,
+        (true, true) if established().next().is_none() => Class::NoPeer,
         (true, true) if sent => Class::Advertised,
         // In zebra's table, not redistributed, and a local address of the
         // same prefix: the connected route wins the selection.
