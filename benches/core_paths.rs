@@ -15,14 +15,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure is a failed run
 
-use std::collections::BTreeSet;
 use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use ribbridge::kernel::wire::Message;
 use ribbridge::kernel::{Mirror, Nexthop, ResyncReason, Route};
-use ribbridge::model::{PeerView, Release, TableMode};
+use ribbridge::model::{PeerView, PrefixSet, Release, TableMode};
 use ribbridge::model::{Prefix, VIP_PROTOCOL, VIP_TABLE};
 use ribbridge::reconcile::{self, Class, Event, KernelEntry, KernelFacts, State};
 
@@ -44,7 +43,7 @@ fn facts(nexthops: u32) -> KernelFacts {
 /// A ready state of `n` VIPs, every one `advertised`.
 fn state(n: usize) -> State {
     let mut s = State::new(reconcile::Config::default(), 0);
-    let prefixes: BTreeSet<Prefix> = (0..n).map(prefix).collect();
+    let prefixes: PrefixSet = (0..n).map(prefix).collect();
     let routes = prefixes
         .iter()
         .map(|p| KernelEntry {

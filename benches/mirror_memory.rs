@@ -10,6 +10,10 @@
 //!   which 2 are VIPs must cost nothing per route;
 //! - `reconcile::State` after `KernelSynced` of 100 000 VIPs (the core's
 //!   per-VIP state);
+//! - the prefix sets of the views at 100 000 routes: the ZAPI client's
+//!   view (`ZapiView`, filled route by route), and a polled view (zebra's
+//!   table from the vty scan, a peer's advertised routes: a `PrefixSet`),
+//!   with a `BTreeSet` of the same prefixes for comparison;
 //! - zebra's table read over the vty (`show ip route table 198 json`, a
 //!   100 000-route reply in 64 KiB socket reads) streamed into the key
 //!   scan: the most bytes live at any read, per route (the text itself,
@@ -49,11 +53,19 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 const MIRROR_BUDGET: usize = 96;
 /// A route outside the configured VIPs, in a mirror that keeps only them.
 const FILTERED_BUDGET: usize = 1;
-/// The core's budget per VIP.
-const CORE_BUDGET: usize = 256;
+/// The core's budget per VIP: a 64-byte hot part and its 24-byte key in
+/// full B-tree nodes, 90 bytes (~250 before the heal record went out of
+/// line and the resync built the map in bulk).
+const CORE_BUDGET: usize = 96;
+/// The ZAPI view's budget per prefix (a hash set, 18 bytes a prefix at
+/// hashbrown's load).
+const ZAPI_VIEW_BUDGET: usize = 32;
+/// A polled view's budget per prefix (a sorted slice: 18 bytes a prefix).
+const POLLED_VIEW_BUDGET: usize = 18;
 /// The streamed vty table read's budget per route at its peak: the prefix
-/// set it returns, not the reply's text.
-const VTY_BUDGET: usize = 64;
+/// list it fills (18 bytes a prefix, up to twice that as the `Vec` grows),
+/// not the reply's text; 46 while it filled a `BTreeSet`.
+const VTY_BUDGET: usize = 32;
 
 fn prefix(i: usize) -> Prefix {
     let a = Ipv4Addr::from(0x0a00_0000u32 + u32::try_from(i).unwrap());
@@ -86,10 +98,15 @@ fn route(i: usize, table: u32) -> Route {
 fn live_bytes<T>(build: impl FnOnce() -> T) -> (usize, T) {
     let region = Region::new(GLOBAL);
     let value = build();
+    (live(&region), value)
+}
+
+/// Bytes live since `region` began. stats_alloc counts a realloc's growth
+/// in `bytes_allocated` (and its shrink in `bytes_deallocated`) as well as
+/// in `bytes_reallocated`: adding the latter counted a grown `Vec` twice.
+fn live(region: &Region<'_, System>) -> usize {
     let c = region.change();
-    let live = (c.bytes_allocated + c.bytes_reallocated.max(0) as usize)
-        .saturating_sub(c.bytes_deallocated);
-    (live, value)
+    c.bytes_allocated.saturating_sub(c.bytes_deallocated)
 }
 
 fn fill(m: &mut Mirror, n: usize, table: u32) {
@@ -135,17 +152,19 @@ fn memory(c: &mut Criterion) {
     }
     {
         let n = 100_000;
-        let routes: Vec<KernelEntry> = (0..n)
-            .map(|i| KernelEntry {
-                table: VIP_TABLE,
-                prefix: prefix(i),
-                facts: KernelFacts {
-                    protocol: VIP_PROTOCOL,
-                    nexthops: 1,
-                },
-            })
-            .collect();
         let (bytes, s) = live_bytes(|| {
+            // The dump is built inside the count: the step frees it, and
+            // counting its free alone would take its bytes off the state's.
+            let routes: Vec<KernelEntry> = (0..n)
+                .map(|i| KernelEntry {
+                    table: VIP_TABLE,
+                    prefix: prefix(i),
+                    facts: KernelFacts {
+                        protocol: VIP_PROTOCOL,
+                        nexthops: 1,
+                    },
+                })
+                .collect();
             let mut s = State::new(reconcile::Config::default(), 0);
             reconcile::step(&mut s, Event::KernelSynced { routes }, 1);
             s
@@ -153,6 +172,7 @@ fn memory(c: &mut Criterion) {
         assert_eq!(s.vips.len(), n);
         report("core state", n, bytes, CORE_BUDGET);
     }
+    views_cost();
     vty_stream_cost();
     series_cost();
 
@@ -168,6 +188,65 @@ fn memory(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// The prefix sets of the views, 100 000 prefixes each.
+fn views_cost() {
+    use ribbridge::daemon::translate::ZapiView;
+    use ribbridge::frr::{ZapiEvent, ZapiRoute};
+    use ribbridge::model::PrefixSet;
+
+    let n = 100_000;
+    let add = |i: usize| ZapiEvent::RouteAdd {
+        route: ZapiRoute {
+            vrf_id: 0,
+            route_type: 31,
+            instance: 198,
+            flags: 0,
+            message: 0,
+            safi: 1,
+            prefix: prefix(i),
+            src_prefix: None,
+            nhg_id: None,
+            nexthops: Vec::new(),
+            backup_nexthops: Vec::new(),
+            distance: Some(14),
+            metric: Some(0),
+            tag: None,
+            mtu: None,
+            table_id: None,
+        },
+    };
+    let (bytes, view) = live_bytes(|| {
+        let mut view = ZapiView::new(VIP_TABLE);
+        for i in 0..n {
+            black_box(view.apply(&add(i)));
+        }
+        view
+    });
+    black_box(view);
+    report("ZAPI view (hash set)", n, bytes, ZAPI_VIEW_BUDGET);
+    let (bytes, set) = live_bytes(|| (0..n).map(prefix).collect::<PrefixSet>());
+    assert_eq!(set.len(), n);
+    report(
+        "polled view (zebra table, advertised routes)",
+        n,
+        bytes,
+        POLLED_VIEW_BUDGET,
+    );
+    // Filled key by key, as the scan and the ZAPI view filled theirs.
+    let (bytes, tree) = live_bytes(|| {
+        let mut tree = BTreeSet::new();
+        for i in 0..n {
+            tree.insert(prefix(i));
+        }
+        tree
+    });
+    assert_eq!(tree.len(), n);
+    println!(
+        "memory: the same in a BTreeSet filled in order (before): {n} routes, {bytes} bytes, {} bytes/route",
+        bytes / n
+    );
 }
 
 /// The peak of a streamed zebra table read: bytes live after each socket
@@ -199,10 +278,7 @@ fn vty_stream_cost() {
     for chunk in raw.chunks(64 << 10) {
         buf.extend_from_slice(chunk);
         reply = codec.decode(&mut buf).unwrap();
-        let c = region.change();
-        let live = (c.bytes_allocated + c.bytes_reallocated.max(0) as usize)
-            .saturating_sub(c.bytes_deallocated);
-        peak = peak.max(live);
+        peak = peak.max(live(&region));
     }
     assert!(reply.unwrap().status.is_success());
     let prefixes = codec.take_scan().unwrap().finish().unwrap();

@@ -8,7 +8,6 @@
 //! concept has one type, here: a prefix, a table mode, an FRR release, the
 //! daemon's mode and vantage, and one BGP peer as the core sees it.
 
-use std::collections::BTreeSet;
 use std::fmt;
 use std::net::IpAddr;
 use std::str::FromStr;
@@ -338,6 +337,99 @@ words!(Vantage, "vantage", "node (beside FRR), router (the kernel's ECMP paths) 
     Bmp => "bmp",
 });
 
+/// A set of prefixes read whole from a view (zebra's redistribution or
+/// table, a peer's advertised routes) and then only looked up: sorted,
+/// without duplicates, in one allocation, found by binary search. 18 bytes
+/// a prefix, where a `BTreeSet` takes 40-46 with its nodes (a node holds
+/// 100 000 VIPs in each of these views). Built once per read
+/// (`collect`); its JSON form is a `BTreeSet`'s, an array in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct PrefixSet(Box<[Prefix]>);
+
+impl PrefixSet {
+    /// The set holds `p`.
+    pub fn contains(&self, p: &Prefix) -> bool {
+        self.0.binary_search(p).is_ok()
+    }
+
+    /// How many prefixes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// No prefix.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The prefixes in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Prefix> {
+        self.0.iter()
+    }
+
+    /// This set and `other` together.
+    pub fn union(self, other: PrefixSet) -> PrefixSet {
+        if other.is_empty() {
+            return self;
+        }
+        if self.is_empty() {
+            return other;
+        }
+        self.into_iter().chain(other).collect()
+    }
+}
+
+impl FromIterator<Prefix> for PrefixSet {
+    fn from_iter<I: IntoIterator<Item = Prefix>>(iter: I) -> PrefixSet {
+        PrefixSet::from(iter.into_iter().collect::<Vec<_>>())
+    }
+}
+
+impl From<Vec<Prefix>> for PrefixSet {
+    /// Sorts and deduplicates in place, then gives the spare capacity back.
+    fn from(mut v: Vec<Prefix>) -> PrefixSet {
+        v.sort_unstable();
+        v.dedup();
+        PrefixSet(v.into_boxed_slice())
+    }
+}
+
+impl<const N: usize> From<[Prefix; N]> for PrefixSet {
+    fn from(a: [Prefix; N]) -> PrefixSet {
+        a.into_iter().collect()
+    }
+}
+
+impl IntoIterator for PrefixSet {
+    type Item = Prefix;
+    type IntoIter = std::vec::IntoIter<Prefix>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_vec().into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a PrefixSet {
+    type Item = &'a Prefix;
+    type IntoIter = std::slice::Iter<'a, Prefix>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl Serialize for PrefixSet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for PrefixSet {
+    /// Any array of prefixes, in any order, duplicates folded (as into a
+    /// `BTreeSet`).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PrefixSet, D::Error> {
+        Vec::<Prefix>::deserialize(d).map(PrefixSet::from)
+    }
+}
+
 /// One BGP peer as the core sees it (both address families merged).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerView {
@@ -346,7 +438,7 @@ pub struct PeerView {
     /// Session state is Established.
     pub established: bool,
     /// Prefixes in this peer's advertised-routes.
-    pub advertised: BTreeSet<Prefix>,
+    pub advertised: PrefixSet,
     /// How long the session has been established, in milliseconds, when
     /// bgpd says (`peerUptimeMsec`): a session that just came up has not
     /// sent its table yet.
@@ -363,6 +455,37 @@ mod tests {
         for s in ["192.0.2.10/32", "10.0.0.0/8", "2001:db8::10/128", "::/0"] {
             assert_eq!(s.parse::<Prefix>().unwrap().to_string(), s);
         }
+    }
+
+    #[test]
+    fn a_prefix_set_is_a_sorted_set_in_json_and_in_lookups() {
+        let p = |s: &str| s.parse::<Prefix>().unwrap();
+        let order = [
+            "192.0.2.11/32",
+            "2001:db8::1/128",
+            "10.0.0.1/32",
+            "192.0.2.11/32",
+        ];
+        let set: PrefixSet = order.iter().map(|s| p(s)).collect();
+        let tree: std::collections::BTreeSet<Prefix> = order.iter().map(|s| p(s)).collect();
+        assert_eq!(set.len(), 3, "duplicates folded");
+        assert_eq!(
+            serde_json::to_string(&set).unwrap(),
+            serde_json::to_string(&tree).unwrap()
+        );
+        assert!(set.iter().eq(tree.iter()));
+        for q in ["192.0.2.11/32", "2001:db8::1/128", "10.0.0.1/32"] {
+            assert!(set.contains(&p(q)), "{q}");
+        }
+        assert!(!set.contains(&p("192.0.2.12/32")));
+        let back: PrefixSet = serde_json::from_str(r#"["2001:db8::1/128","10.0.0.1/32"]"#).unwrap();
+        assert!(
+            back.iter()
+                .eq([p("10.0.0.1/32"), p("2001:db8::1/128")].iter())
+        );
+        let both = back.union(PrefixSet::from([p("192.0.2.11/32"), p("10.0.0.1/32")]));
+        assert_eq!(both, set);
+        assert!(PrefixSet::default().union(PrefixSet::default()).is_empty());
     }
 
     #[test]

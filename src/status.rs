@@ -217,7 +217,7 @@ pub fn document(
             } else {
                 VipState::UNKNOWN
             },
-            kernel: kernel_seen.then_some(v.kernel.is_some()),
+            kernel: kernel_seen.then_some(v.in_kernel()),
             zebra: zebra_seen.then_some(v.zebra),
             peers: state
                 .peers
@@ -228,13 +228,13 @@ pub fn document(
                     sent: p.established && p.advertised.contains(prefix),
                 })
                 .collect(),
-            ecmp_nexthops: kernel_seen.then(|| v.kernel.as_ref().map_or(0, |k| k.nexthops)),
+            ecmp_nexthops: kernel_seen.then(|| v.kernel().map_or(0, |k| k.nexthops)),
             nexthops: nexthops(*table, *prefix),
             since: rfc3339(zero_unix_ms + v.since),
             heal: HealStatus {
-                attempts: v.heal.attempts,
-                last_action: v.heal.last_action.map(|a| a.name().to_string()),
-                last_result: v.heal.last_result.clone(),
+                attempts: v.heal().attempts,
+                last_action: v.heal().last_action.map(|a| a.name().to_string()),
+                last_result: v.heal().last_result.clone(),
             },
         })
         .collect();
@@ -554,7 +554,7 @@ mod tests {
                 peers: vec![PeerView {
                     peer: "198.18.1.1".into(),
                     established: true,
-                    advertised: std::collections::BTreeSet::new(),
+                    advertised: crate::model::PrefixSet::default(),
                     up_ms: None,
                 }],
             },

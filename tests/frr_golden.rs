@@ -5,7 +5,6 @@
 
 #![allow(clippy::unwrap_used)] // a test file: a failed unwrap is a failed test
 
-use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +19,7 @@ use ribbridge::frr::vty::scan::{KeyScan, KeysOf};
 use ribbridge::frr::zapi::codec::{
     Command, Dialect, Frame, FrameCodec, Gateway, Numbering, ZapiRoute,
 };
-use ribbridge::model::Prefix;
+use ribbridge::model::{Prefix, PrefixSet};
 use tokio_util::codec::Decoder;
 
 const RELEASES: [&str; 3] = ["8.4.4", "10.3", "10.7.1"];
@@ -246,7 +245,7 @@ fn captured_replies_streamed_in_chunks_give_the_typed_prefixes() {
     for rel in RELEASES {
         for (name, keys) in cases {
             let whole = vty_reply(rel, name).text;
-            let want: BTreeSet<Prefix> = match keys {
+            let want: PrefixSet = match keys {
                 KeysOf::TopLevel => parse_route_table(&whole).unwrap().into_keys().collect(),
                 KeysOf::Member(_) => parse_advertised(&whole).unwrap().prefixes,
             };

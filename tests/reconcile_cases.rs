@@ -150,10 +150,10 @@ fn replay(case: &Case) -> Expected {
             prefix: *prefix,
             state: v.state,
             observed: v.observed,
-            reassertions: v.reassertions,
-            heal_attempts: v.heal.attempts,
-            last_action: v.heal.last_action,
-            last_result: v.heal.last_result.clone(),
+            reassertions: v.reassertions(),
+            heal_attempts: v.heal().attempts,
+            last_action: v.heal().last_action,
+            last_result: v.heal().last_result.clone(),
         })
         .collect();
     Expected { steps, vips }

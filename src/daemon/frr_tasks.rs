@@ -6,7 +6,7 @@
 //! loop of its own. A failed bgpd query reports no established peer: that is
 //! what bgpd being unreachable means for the VIPs.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use crate::config::Settings;
 use crate::frr::zapi::client::{self as zapi, ZapiConfig};
 use crate::frr::{Afi, VtyClient, ZapiEvent};
 use crate::model::PeerView;
-use crate::model::Prefix;
+use crate::model::PrefixSet;
 use crate::reconcile::Event;
 use crate::telemetry;
 
@@ -121,11 +121,11 @@ impl Poller {
     async fn poll(&mut self) -> Vec<Event> {
         let mut out = Vec::new();
         for &table in &self.tables {
-            let mut prefixes = BTreeSet::new();
+            let mut prefixes = PrefixSet::default();
             let mut ok = true;
             for afi in [Afi::Ipv4, Afi::Ipv6] {
                 match self.zebra.route_prefixes(afi, table).await {
-                    Ok(view) => prefixes.extend(view),
+                    Ok(view) => prefixes = prefixes.union(view),
                     Err(e) => {
                         ok = false;
                         telemetry::frr_query_error("zebra");
@@ -191,7 +191,7 @@ impl Poller {
             };
             for (name, p) in summary.peers {
                 let established = p.is_established();
-                let mut advertised: BTreeSet<Prefix> = BTreeSet::new();
+                let mut advertised = PrefixSet::default();
                 if established {
                     match self.bgpd.advertised_routes(afi, &name).await {
                         Ok(a) => advertised = a.prefixes,
@@ -204,14 +204,14 @@ impl Poller {
                 let e = peers.entry(name.clone()).or_insert_with(|| PeerView {
                     peer: name,
                     established: false,
-                    advertised: BTreeSet::new(),
+                    advertised: PrefixSet::default(),
                     up_ms: None,
                 });
                 if established {
                     e.up_ms = e.up_ms.max(p.peer_uptime_msec);
                 }
                 e.established |= established;
-                e.advertised.extend(advertised);
+                e.advertised = std::mem::take(&mut e.advertised).union(advertised);
             }
         }
         peers.into_values().collect()

@@ -22,7 +22,7 @@ pub mod release;
 pub mod vty;
 pub mod zapi;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ pub use vty::json::TableMode;
 pub use zapi::client::{ZapiConfig, ZapiEvent};
 pub use zapi::codec::{Afi, ZapiRoute};
 
-use crate::model::Prefix;
+use crate::model::PrefixSet;
 
 /// One BGP peer of one address family as bgpd reports it (the core sees
 /// both families merged, as [`crate::model::PeerView`]).
@@ -47,7 +47,7 @@ pub struct PeerReport {
     pub established: bool,
     /// The prefixes sent to it; `None` when the peer is not Established (bgpd
     /// has nothing to show) or the query failed (see `error`).
-    pub advertised: Option<BTreeSet<Prefix>>,
+    pub advertised: Option<PrefixSet>,
     /// Why `advertised` is missing, if a query failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

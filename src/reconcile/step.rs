@@ -13,8 +13,9 @@
 //! `fast_relearn` heal the recognised triggers at once.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 
-use super::vocab::{Action, Class, Config, Event, KernelFacts, Millis, State, Vip};
+use super::vocab::{Action, Class, Config, Event, KernelEntry, Millis, Stamp, State, Vip};
 use super::{HealAction, heal_policy};
 use crate::model::{Mode, PeerView, Prefix, Release, TableId, TableMode, Vantage};
 
@@ -32,14 +33,15 @@ pub fn classify(
     addresses: &BTreeSet<Prefix>,
     peers: &[PeerView],
 ) -> Class {
-    let established: Vec<&PeerView> = peers.iter().filter(|p| p.established).collect();
-    let sent = established.iter().any(|p| p.advertised.contains(prefix));
+    // Iterated, not collected: a whole-view event classifies every VIP.
+    let established = || peers.iter().filter(|p| p.established);
+    let sent = established().any(|p| p.advertised.contains(prefix));
     let zebra_has = vip.zebra || vip.zebra_table == Some(true);
-    match (vip.kernel.is_some(), zebra_has) {
+    match (vip.in_kernel(), zebra_has) {
         (false, false) if !sent => Class::Withdrawn,
         (false, _) => Class::ZebraStale,
         (true, false) => Class::KernelOnly,
-        (true, true) if established.is_empty() => Class::NoPeer,
+        (true, true) if established().next().is_none() => Class::NoPeer,
         (true, true) if sent => Class::Advertised,
         // In zebra's table, not redistributed, and a local address of the
         // same prefix: the connected route wins the selection.
@@ -75,13 +77,18 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             }
             let present = route.is_some();
             let v = state.touch(table, prefix, now);
-            let added = v.kernel.is_none() && present;
-            match (v.kernel.is_some(), present) {
-                (false, true) => v.added_at = Some(now),
-                (_, false) => (v.added_at, v.fast_due) = (None, None),
+            let added = !v.in_kernel() && present;
+            match (v.in_kernel(), present) {
+                (false, true) => v.added_at = Stamp::at(now),
+                (_, false) => {
+                    v.added_at = Stamp::NONE;
+                    if let Some(c) = v.cold_if_any() {
+                        c.fast_due = None;
+                    }
+                }
                 (true, true) => {}
             }
-            v.kernel = route;
+            v.set_kernel(route);
             if present {
                 triggered(state, (table, prefix), now);
             }
@@ -92,17 +99,35 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             Scope::One(table, prefix)
         }
         Event::KernelSynced { routes } => {
-            let fresh: BTreeMap<(TableId, Prefix), KernelFacts> = routes
+            let mut fresh: Vec<KernelEntry> = routes
                 .into_iter()
                 .filter(|r| state.tracks(r.table, &r.prefix))
-                .map(|r| ((r.table, r.prefix), r.facts))
                 .collect();
-            for (key, vip) in state.vips.iter_mut() {
-                vip.kernel = fresh.get(key).cloned();
+            // By key, the last of a key's routes winning (a stable sort).
+            // The mirror's dump comes in key order: no sort, and none of
+            // the sort's scratch (a copy of half the dump) either.
+            if !fresh.is_sorted_by_key(|r| (r.table, r.prefix)) {
+                fresh.sort_by_key(|r| (r.table, r.prefix));
             }
-            for ((table, prefix), facts) in fresh {
-                state.vip(table, prefix, now).kernel = Some(facts);
-            }
+            fresh.dedup_by(|later, kept| {
+                let same = (later.table, later.prefix) == (kept.table, kept.prefix);
+                if same {
+                    std::mem::swap(&mut kept.facts, &mut later.facts);
+                }
+                same
+            });
+            // Known VIPs take the dump's facts or none; the others are new.
+            merge_vips(
+                &mut state.vips,
+                fresh.iter().map(|r| ((r.table, r.prefix), r.facts.clone())),
+                |_, v| v.set_kernel(None),
+                |v, facts| v.set_kernel(Some(facts)),
+                |facts| {
+                    let mut v = Vip::new(now);
+                    v.set_kernel(Some(facts));
+                    v
+                },
+            );
             state.kernel_synced = true;
             touched_bgp = true;
             Scope::All
@@ -111,7 +136,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             let Some(v) = state.vips.get_mut(&(table, prefix)) else {
                 return actions;
             };
-            v.reassertions += 1;
+            v.reasserted();
             // A beat on a VIP in drift re-arms its heal (the drift may be
             // this beat's doing); on a consistent VIP it is only remembered.
             if !triggered(state, (table, prefix), now) {
@@ -162,14 +187,25 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
         }
         Event::ZebraSynced { table, prefixes } => {
             state.zebra_synced = state.zebra.is_some();
-            for ((t, p), v) in state.vips.iter_mut() {
-                if *t == table {
-                    v.zebra = prefixes.contains(p);
-                }
-            }
             if state.is_watched(table) {
-                for p in prefixes {
-                    state.vip(table, p, now).zebra = true;
+                // Known VIPs of the table are redistributed or not; zebra's
+                // other prefixes are new VIPs.
+                merge_vips(
+                    &mut state.vips,
+                    prefixes.iter().map(|p| ((table, *p), ())),
+                    |k, v| v.zebra &= k.0 != table,
+                    |v, ()| v.zebra = true,
+                    |()| {
+                        let mut v = Vip::new(now);
+                        v.zebra = true;
+                        v
+                    },
+                );
+            } else {
+                for ((t, p), v) in state.vips.iter_mut() {
+                    if *t == table {
+                        v.zebra = prefixes.contains(p);
+                    }
                 }
             }
             touched_bgp = true;
@@ -201,7 +237,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             let Some(v) = state.vips.get_mut(&(table, prefix)) else {
                 return actions;
             };
-            let h = &mut v.heal;
+            let h = v.heal_mut();
             h.in_flight = false;
             h.done_at = now;
             h.last_action = Some(action);
@@ -221,7 +257,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
                 v.observed_since = now;
                 state
                     .wakeups
-                    .insert((now + state.config.grace_ms, (table, prefix)));
+                    .insert(now + state.config.grace_ms, (table, prefix));
                 touched_bgp = true;
                 return finish(state, Scope::One(table, prefix), touched_bgp, now, actions);
             }
@@ -259,22 +295,34 @@ fn finish(
     now: Millis,
     mut actions: Vec<Action>,
 ) -> Vec<Action> {
+    let mut want_bgp = touched_bgp && state.ready() && state.config.vantage == Vantage::Node;
     let keys: Vec<(TableId, Prefix)> = match scope {
         Scope::One(t, p) => vec![(t, p)],
         Scope::Prefix(p) => state.vips.keys().filter(|k| k.1 == p).copied().collect(),
-        Scope::All => state.vips.keys().copied().collect(),
-        Scope::Due => {
-            let due: Vec<(Millis, (TableId, Prefix))> =
-                state.wakeups.range(..=(now, MAX_KEY)).copied().collect();
-            for w in &due {
-                state.wakeups.remove(w);
+        Scope::All => {
+            // Every VIP, in key order, a chunk of keys at a time: a list of
+            // them all would be 24 bytes a VIP beside the map. `evaluate`
+            // adds and removes no VIP, so the walk sees each VIP once.
+            let mut after = Bound::Unbounded;
+            loop {
+                let chunk: Vec<(TableId, Prefix)> = state
+                    .vips
+                    .range((after, Bound::Unbounded))
+                    .take(ALL_CHUNK)
+                    .map(|(k, _)| *k)
+                    .collect();
+                let Some(&last) = chunk.last() else {
+                    break;
+                };
+                for key in chunk {
+                    want_bgp |= evaluate(state, key, now, &mut actions);
+                }
+                after = Bound::Excluded(last);
             }
-            let mut keys: Vec<_> = due.into_iter().map(|(_, k)| k).collect();
-            keys.dedup();
-            keys
+            Vec::new()
         }
+        Scope::Due => state.wakeups.take_due(now),
     };
-    let mut want_bgp = touched_bgp && state.ready() && state.config.vantage == Vantage::Node;
     for key in keys {
         want_bgp |= evaluate(state, key, now, &mut actions);
     }
@@ -283,15 +331,15 @@ fn finish(
         actions.push(Action::RefreshBgp);
     }
     // Deadlines already past were just handled; the next one is the wake-up.
-    while let Some(&first) = state.wakeups.first() {
-        if first.0 > now {
-            actions.push(Action::WakeAt { at: first.0 });
-            break;
-        }
-        state.wakeups.remove(&first);
+    state.wakeups.drop_past(now);
+    if let Some(at) = state.wakeups.first() {
+        actions.push(Action::WakeAt { at });
     }
     actions
 }
+
+/// VIPs evaluated per chunk of a whole-view event's walk.
+const ALL_CHUNK: usize = 4_096;
 
 /// Releases from this one have `redistribute table-direct`; before it,
 /// `ip import-table` drops the import at any replace of the route (8.4,
@@ -317,14 +365,15 @@ fn triggered(state: &mut State, key: (TableId, Prefix), now: Millis) -> bool {
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
     };
-    let h = &mut v.heal;
+    let h = v.heal();
     if h.in_flight || (h.done_at > 0 && now < h.done_at.saturating_add(grace)) {
         return false;
     }
-    v.trigger_at = Some(now);
+    v.trigger_at = Stamp::at(now);
     if v.state.is_consistent() {
         return false;
     }
+    let h = v.heal_mut();
     h.attempts = 0;
     h.gave_up = false;
     h.done_at = now;
@@ -359,10 +408,10 @@ fn fast_reimport(
     let Some(v) = state.vips.get_mut(&key) else {
         return;
     };
-    if v.kernel.is_none() || v.heal.in_flight || has_addr {
+    if !v.in_kernel() || v.heal().in_flight || has_addr {
         return;
     }
-    let Some(at) = v.trigger_at else {
+    let Some(at) = v.trigger_at.get() else {
         return;
     };
     if now.saturating_sub(at) > TRIGGER_WINDOW_MS {
@@ -377,7 +426,7 @@ fn fast_reimport(
     ) else {
         return;
     };
-    v.trigger_at = None;
+    v.trigger_at = Stamp::NONE;
     start_heal(v, key, action, true, actions);
 }
 
@@ -428,8 +477,8 @@ fn route_after_address(state: &mut State, key: (TableId, Prefix), now: Millis) {
     }
     if let Some(v) = state.vips.get_mut(&key) {
         let due = now + ZEBRA_SETTLE_MS;
-        v.fast_due = Some(due);
-        state.wakeups.insert((due, key));
+        v.cold_mut().fast_due = Some(due);
+        state.wakeups.insert(due, key);
     }
 }
 
@@ -455,11 +504,12 @@ fn address_after_route(state: &mut State, prefix: Prefix, now: Millis) {
         };
         let fresh = v
             .added_at
+            .get()
             .is_some_and(|at| now.saturating_sub(at) <= ADDRESS_RACE_MS);
-        if fresh && v.kernel.is_some() && !v.zebra {
+        if fresh && v.in_kernel() && !v.zebra {
             let due = now + ZEBRA_SETTLE_MS;
-            v.fast_due = Some(due);
-            state.wakeups.insert((due, key));
+            v.cold_mut().fast_due = Some(due);
+            state.wakeups.insert(due, key);
         }
     }
 }
@@ -479,11 +529,11 @@ fn fast_relearn(state: &mut State, key: (TableId, Prefix), now: Millis, actions:
     let Some(v) = state.vips.get_mut(&key) else {
         return;
     };
-    match v.fast_due {
-        Some(due) if now >= due => v.fast_due = None,
+    match v.fast_due() {
+        Some(due) if now >= due => v.cold_mut().fast_due = None,
         _ => return,
     }
-    if v.kernel.is_none() || v.zebra || v.zebra_table == Some(true) || v.heal.in_flight {
+    if !v.in_kernel() || v.zebra || v.zebra_table == Some(true) || v.heal().in_flight {
         return;
     }
     let Some(action) = heal_policy(Class::KernelOnly, release, table_mode, has_addr, allow_addr)
@@ -502,9 +552,10 @@ fn start_heal(
     fast: bool,
     actions: &mut Vec<Action>,
 ) {
-    v.heal.in_flight = true;
-    v.heal.fast = fast;
-    v.heal.last_action = Some(action);
+    let h = v.heal_mut();
+    h.in_flight = true;
+    h.fast = fast;
+    h.last_action = Some(action);
     actions.push(Action::Heal {
         table: key.0,
         prefix: key.1,
@@ -512,8 +563,89 @@ fn start_heal(
     });
 }
 
-/// The largest key, to bound a range of wake-ups by time alone.
-const MAX_KEY: (TableId, Prefix) = (TableId::MAX, Prefix::MAX);
+/// Merges a full view into the VIPs: `fresh` in ascending key order without
+/// duplicates; a VIP it lacks gets `absent`, one it holds `present` with its
+/// value, and a key no VIP has becomes the VIP `new` makes. Known VIPs are
+/// updated in place (a timer resync of an unchanged table allocates
+/// nothing); only when there are new keys is the map rebuilt, in one
+/// ascending pass ([`extend_packed`]): a startup's 100 000 new VIPs land
+/// in full nodes, and the old nodes are freed as the pass goes, so the map
+/// is not held twice.
+fn merge_vips<T>(
+    vips: &mut BTreeMap<(TableId, Prefix), Vip>,
+    fresh: impl Iterator<Item = ((TableId, Prefix), T)> + Clone,
+    mut absent: impl FnMut(&(TableId, Prefix), &mut Vip),
+    mut present: impl FnMut(&mut Vip, T),
+    mut new: impl FnMut(T) -> Vip,
+) {
+    let mut new_keys = 0usize;
+    let mut f = fresh.clone().peekable();
+    for (k, v) in vips.iter_mut() {
+        while f.next_if(|(fk, _)| fk < k).is_some() {
+            new_keys += 1;
+        }
+        match f.next_if(|(fk, _)| fk == k) {
+            Some((_, t)) => present(v, t),
+            None => absent(k, v),
+        }
+    }
+    new_keys += f.count();
+    if new_keys == 0 {
+        return;
+    }
+    let old = std::mem::take(vips);
+    let count = old.len() + new_keys;
+    let mut old = old.into_iter().peekable();
+    let mut fresh = fresh.peekable();
+    let merged = std::iter::from_fn(|| {
+        let order = match (old.peek(), fresh.peek()) {
+            (None, None) => return None,
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some((k, _)), Some((f, _))) => k.cmp(f),
+        };
+        match order {
+            std::cmp::Ordering::Less => old.next(),
+            // Updated by the pass above.
+            std::cmp::Ordering::Equal => {
+                fresh.next();
+                old.next()
+            }
+            std::cmp::Ordering::Greater => fresh.next().map(|(k, t)| (k, new(t))),
+        }
+    });
+    extend_packed(vips, merged, count);
+}
+
+/// Adds `count` entries, in ascending key order and none of them in `map`,
+/// keeping the map's nodes full. Inserting keys in ascending order splits
+/// each full node in two and leaves every node half full: twice the bytes
+/// (a startup dump of 100 000 VIPs is exactly that). `BTreeMap::append` of
+/// two non-empty maps builds a new tree of full nodes from their merged
+/// sequences instead, freeing the old nodes as it goes; it runs once per
+/// batch of an eighth of the entries, so the batch (itself half full) stays
+/// small beside the map, for a handful of linear rebuilds.
+pub(super) fn extend_packed<K: Ord, V>(
+    map: &mut BTreeMap<K, V>,
+    new: impl Iterator<Item = (K, V)>,
+    count: usize,
+) {
+    let batch_len = (count / PACK_BATCHES).max(PACK_MIN);
+    let mut batch = BTreeMap::new();
+    for (k, v) in new {
+        batch.insert(k, v);
+        if batch.len() >= batch_len {
+            map.append(&mut batch);
+        }
+    }
+    map.append(&mut batch);
+}
+
+/// Batches per [`extend_packed`]: more rebuilds for a smaller batch.
+const PACK_BATCHES: usize = 8;
+
+/// Below this many entries a batch is not worth a rebuild of the map.
+const PACK_MIN: usize = 1_024;
 
 /// Re-classify one VIP, promote a persisted difference, decide its heal,
 /// schedule its deadline. Returns true when it needs a fresh bgpd view.
@@ -532,7 +664,7 @@ fn evaluate(
     };
     let router = state.config.vantage == Vantage::Router;
     let observed = if router {
-        if v.kernel.is_some() {
+        if v.in_kernel() {
             Class::Advertised
         } else {
             Class::Withdrawn
@@ -563,14 +695,16 @@ fn evaluate(
     }
     if observed == v.state {
         if observed.is_consistent() {
-            v.heal.gave_up = false;
+            if let Some(c) = v.cold_if_any() {
+                c.heal.gave_up = false;
+            }
             return confirm;
         }
         return decide_heal(state, key, now, actions) || confirm;
     }
     // A fast heal is at work on the very difference observed: its result
     // starts a new grace (HealDone), the drift is judged after that.
-    if v.heal.in_flight && v.heal.fast {
+    if v.heal().in_flight && v.heal().fast {
         return false;
     }
     let mut due = v.observed_since + grace;
@@ -610,22 +744,28 @@ fn evaluate(
         let every = state.config.grace_ms.max(1);
         let checkpoint = v.observed_since + now.saturating_sub(v.observed_since) / every * every;
         let stale = checkpoint > v.observed_since && bgp_view_at.is_none_or(|t| t < checkpoint);
-        state.wakeups.insert((due.min(checkpoint + every), key));
+        state.wakeups.insert(due.min(checkpoint + every), key);
         return confirm || stale;
     }
     let from = v.state;
     let drift_ms = match (from.is_consistent(), observed.is_consistent()) {
-        (false, true) => v.drift_since.take().map(|s| now.saturating_sub(s)),
+        (false, true) => v
+            .cold_if_any()
+            .and_then(|c| c.drift_since.take())
+            .map(|s| now.saturating_sub(s)),
         _ => None,
     };
-    if !observed.is_consistent() && v.drift_since.is_none() {
-        v.drift_since = Some(now);
+    if !observed.is_consistent() && v.drift_since().is_none() {
+        v.cold_mut().drift_since = Some(now);
     }
-    if observed.is_consistent() {
-        v.heal.attempts = 0;
-        v.heal.gave_up = false;
-        if v.heal.last_action.is_some() && !from.is_consistent() {
-            v.heal.last_result = Some("healed".to_string());
+    if observed.is_consistent()
+        && let Some(c) = v.cold_if_any()
+    {
+        let h = &mut c.heal;
+        h.attempts = 0;
+        h.gave_up = false;
+        if h.last_action.is_some() && !from.is_consistent() {
+            h.last_result = Some("healed".to_string());
         }
     }
     v.state = observed;
@@ -730,40 +870,43 @@ fn decide_heal(
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
     };
-    if v.heal.in_flight {
+    let class = v.state;
+    // Only a VIP in drift comes here: its out-of-line part is its own.
+    let h = v.heal_mut();
+    if h.in_flight {
         return false;
     }
-    let Some(action) = heal_policy(v.state, release, table_mode, has_addr, allow_addr) else {
-        if v.heal.last_result.as_deref() != Some("no_safe_action") {
-            v.heal.last_result = Some("no_safe_action".to_string());
+    let Some(action) = heal_policy(class, release, table_mode, has_addr, allow_addr) else {
+        if h.last_result.as_deref() != Some("no_safe_action") {
+            h.last_result = Some("no_safe_action".to_string());
         }
         return false;
     };
     if mode == Mode::Observe {
-        v.heal.last_action = Some(action);
-        v.heal.last_result = Some("observe_only".to_string());
+        h.last_action = Some(action);
+        h.last_result = Some("observe_only".to_string());
         return false;
     }
     // Given up: reported once for alerting, and healing goes on at the
     // capped backoff: the VIP is never left dark while a proven heal exists.
-    if v.heal.attempts >= max && !v.heal.gave_up {
-        v.heal.gave_up = true;
-        v.heal.last_result = Some("gave_up".to_string());
-        v.heal.next_at = v.heal.next_at.max(v.heal.done_at.saturating_add(cap));
+    if h.attempts >= max && !h.gave_up {
+        h.gave_up = true;
+        h.last_result = Some("gave_up".to_string());
+        h.next_at = h.next_at.max(h.done_at.saturating_add(cap));
         actions.push(Action::GaveUp {
             table: key.0,
             prefix: key.1,
-            class: v.state,
+            class,
         });
     }
-    if now < v.heal.next_at {
-        let at = v.heal.next_at;
-        state.wakeups.insert((at, key));
+    if now < h.next_at {
+        let at = h.next_at;
+        state.wakeups.insert(at, key);
         return false;
     }
     // An action is judged on a bgpd view taken after the last action (or
     // the trigger that re-armed healing) settled.
-    if bgp_view_at.is_none_or(|t| t < v.heal.done_at + grace) {
+    if bgp_view_at.is_none_or(|t| t < h.done_at + grace) {
         return true;
     }
     start_heal(v, key, action, false, actions);

@@ -11,11 +11,11 @@
 //! `kernel_only` on 8.4, failing heals and giving up, `zebra_stale`) and
 //! the startup grace's arithmetic.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::step::initial_update_due;
 use super::*;
-use crate::model::{PeerView, Prefix, Release, TableId, TableMode};
+use crate::model::{PeerView, Prefix, PrefixSet, Release, TableId, TableMode};
 
 const T: TableId = 198;
 
@@ -37,7 +37,7 @@ fn peer(sent: bool) -> PeerView {
         advertised: if sent {
             [vip()].into()
         } else {
-            BTreeSet::new()
+            PrefixSet::default()
         },
         up_ms: None,
     }
@@ -72,7 +72,7 @@ fn ready(config: Config, rel: Release, red: TableMode) -> State {
         &mut s,
         Event::ZebraSynced {
             table: T,
-            prefixes: BTreeSet::new(),
+            prefixes: PrefixSet::default(),
         },
         0,
     );
@@ -190,7 +190,7 @@ fn import_lost_on_8_4_becomes_kernel_only_after_grace_and_heals_by_delete_add() 
         to: Class::Advertised,
         drift_ms: Some(140),
     }));
-    let h = &s.vips[&(T, vip())].heal;
+    let h = &s.vips[&(T, vip())].heal();
     assert_eq!(h.last_result.as_deref(), Some("healed"));
     assert_eq!(h.attempts, 0);
 }
@@ -263,7 +263,7 @@ fn failed_heals_back_off_then_give_up_visibly() {
     assert!(gave_up, "gave up");
     assert_eq!(attempts, 3);
     assert_eq!(
-        s.vips[&(T, vip())].heal.last_result.as_deref(),
+        s.vips[&(T, vip())].heal().last_result.as_deref(),
         Some("gave_up")
     );
     // Back-off doubled: 1 s, then 2 s, between the attempts.
@@ -283,7 +283,7 @@ fn stale_zebra_route_is_reported_without_action() {
     assert_eq!(state_of(&s), Class::ZebraStale);
     assert!(heals(&a).is_empty());
     assert_eq!(
-        s.vips[&(T, vip())].heal.last_result.as_deref(),
+        s.vips[&(T, vip())].heal().last_result.as_deref(),
         Some("no_safe_action")
     );
 }
@@ -546,7 +546,7 @@ fn on_8_4_import_table_zebras_withdrawal_after_a_beat_is_reimported_at_once() {
     assert_eq!(state_of(&s), Class::Advertised);
     assert!(!reported(&all), "no drift was reported: {all:?}");
     assert_eq!(heals(&all).len(), 1);
-    let h = &s.vips[&(T, vip())].heal;
+    let h = &s.vips[&(T, vip())].heal();
     assert_eq!(h.attempts, 0, "a fast heal is no attempt of a drift");
     // 100 beats, each answered: never a give-up.
     let mut t = 2_000;
@@ -646,7 +646,7 @@ fn a_given_up_drift_is_still_healed_at_the_capped_backoff() {
     zebra(&mut s, 1_000, false);
     let a = step(&mut s, Event::Tick, 1_500);
     let heals_at = run_failing(&mut s, a, 1_500, 200_000);
-    let h = &s.vips[&(T, vip())].heal;
+    let h = &s.vips[&(T, vip())].heal();
     assert!(h.gave_up, "given up, and reported once");
     assert_eq!(h.last_result.as_deref(), Some("gave_up"));
     assert!(heals_at.len() > 3 + 4, "healing goes on: {heals_at:?}");
@@ -686,8 +686,8 @@ fn a_recurring_trigger_re_arms_the_heal_instead_of_giving_up() {
         !all.iter().any(|a| matches!(a, Action::GaveUp { .. })),
         "{all:?}"
     );
-    assert!(!s.vips[&(T, vip())].heal.gave_up);
-    assert!(s.vips[&(T, vip())].heal.attempts <= 2);
+    assert!(!s.vips[&(T, vip())].heal().gave_up);
+    assert!(s.vips[&(T, vip())].heal().attempts <= 2);
 }
 
 #[test]
@@ -702,7 +702,7 @@ fn a_heals_own_kernel_echo_is_not_a_new_trigger() {
     beat(&mut s, 1_505);
     heal_done(&mut s, 1_506, HealAction::RealmToggle, true);
     beat(&mut s, 1_507);
-    let h = &s.vips[&(T, vip())].heal;
+    let h = &s.vips[&(T, vip())].heal();
     assert_eq!(h.attempts, 1, "the echo did not re-arm");
 }
 
@@ -755,7 +755,7 @@ fn on_10_7_a_route_lost_to_an_address_in_one_batch_is_toggled_at_once() {
     all.extend(step(&mut s, Event::Tick, 1_400));
     assert_eq!(state_of(&s), Class::Advertised);
     assert!(heals(&all).is_empty(), "{all:?}");
-    assert_eq!(s.vips[&(T, vip())].heal.attempts, 0);
+    assert_eq!(s.vips[&(T, vip())].heal().attempts, 0);
 }
 
 #[test]
@@ -890,4 +890,178 @@ fn a_vip_added_before_bgpd_sent_it_is_polled_again_after_the_grace() {
         let a = step(&mut s, Event::BgpView { peers: view(true) }, 1_030);
         assert_eq!(state_of(&s), Class::Advertised, "{a:?}");
     }
+}
+
+/// `n` VIPs of table 198, 10.0.0.0 up.
+fn many(n: u32) -> Vec<Prefix> {
+    (0..n)
+        .map(|i| Prefix::host(std::net::Ipv4Addr::from(0x0a00_0000 + i).into()))
+        .collect()
+}
+
+#[test]
+fn healthy_vips_carry_no_out_of_line_state() {
+    // 5 000 VIPs (more than a chunk of a whole-view walk) through a
+    // startup, a bgpd view, heartbeats and ticks: all
+    // advertised, none drifted or healed, so none allocated its heal part.
+    let ps = many(5_000);
+    let mut s = State::new(Config::default(), 0);
+    let routes = ps
+        .iter()
+        .map(|p| KernelEntry {
+            table: T,
+            prefix: *p,
+            facts: facts().expect("facts"),
+        })
+        .collect();
+    step(&mut s, Event::KernelSynced { routes }, 0);
+    step(
+        &mut s,
+        Event::ZebraUp {
+            release: release(10, 7),
+            table_mode: TableMode::TableDirect,
+        },
+        0,
+    );
+    step(
+        &mut s,
+        Event::ZebraSynced {
+            table: T,
+            prefixes: ps.iter().copied().collect(),
+        },
+        5,
+    );
+    let peers = vec![PeerView {
+        advertised: ps.iter().copied().collect(),
+        ..peer(true)
+    }];
+    step(&mut s, Event::BgpView { peers }, 120);
+    for p in &ps {
+        step(
+            &mut s,
+            Event::KernelReasserted {
+                table: T,
+                prefix: *p,
+            },
+            1_000,
+        );
+    }
+    step(&mut s, Event::Tick, 2_000);
+    assert_eq!(s.vips.len(), ps.len());
+    for (k, v) in &s.vips {
+        assert_eq!(v.state, Class::Advertised, "{k:?}");
+        assert_eq!(v.reassertions(), 1, "{k:?}");
+        assert!(v.cold.is_none(), "{k:?} allocated its heal part: {v:?}");
+    }
+}
+
+#[test]
+fn a_drifting_vip_keeps_its_heal_record_out_of_line() {
+    // 8.4 import-table: the kernel has the VIP, zebra never sends it:
+    // kernel_only, and a heal is asked for.
+    let mut s = ready(half_second(), release(8, 4), TableMode::ImportTable);
+    kernel(&mut s, 1_000, true);
+    let mut a = bgp(&mut s, 1_600, false);
+    a.extend(step(&mut s, Event::Tick, 1_600));
+    let v = &s.vips[&(T, vip())];
+    assert_eq!(v.state, Class::KernelOnly, "{a:?}");
+    assert_eq!(v.drift_since(), Some(1_600));
+    assert!(v.cold.is_some());
+    let last = v.heal().last_action.expect("a heal was decided");
+    assert_eq!(heals(&a), [last], "{a:?}");
+}
+
+#[test]
+fn a_vip_serialises_as_the_plain_struct() {
+    let mut v = Vip::new(7);
+    v.set_kernel(facts());
+    v.reasserted();
+    let plain = serde_json::json!({
+        "kernel": {"protocol": 248, "nexthops": 1},
+        "zebra": false,
+        "zebra_table": null,
+        "state": "withdrawn",
+        "since": 7,
+        "observed": "withdrawn",
+        "observed_since": 7,
+        "drift_since": null,
+        "reassertions": 1,
+        "heal": {"attempts": 0, "last_action": null, "last_result": null},
+    });
+    assert_eq!(serde_json::to_value(&v).expect("json"), plain);
+    let back: Vip = serde_json::from_value(plain).expect("from json");
+    assert_eq!(back.kernel(), facts());
+    assert_eq!(back.reassertions(), 1);
+    assert!(back.cold.is_none(), "defaults need no heal part");
+    let drifted = serde_json::json!({
+        "kernel": null, "zebra": true, "zebra_table": true, "state": "zebra_stale",
+        "since": 1, "observed": "zebra_stale", "observed_since": 1, "drift_since": 1,
+        "reassertions": 0,
+        "heal": {"attempts": 2, "last_action": "realm_toggle", "last_result": "ok"},
+    });
+    let v: Vip = serde_json::from_value(drifted.clone()).expect("from json");
+    assert_eq!(v.heal().attempts, 2);
+    assert_eq!(serde_json::to_value(&v).expect("json"), drifted);
+}
+
+#[test]
+fn a_resync_keeps_the_last_route_of_a_key_and_updates_known_vips() {
+    let mut s = State::new(Config::default(), 0);
+    let ps = many(3);
+    kernel(&mut s, 0, true);
+    let entry = |p: Prefix, nexthops| KernelEntry {
+        table: T,
+        prefix: p,
+        facts: KernelFacts {
+            protocol: 248,
+            nexthops,
+        },
+    };
+    // Unsorted, a key twice (the later wins), the known VIP absent.
+    let routes = vec![
+        entry(ps[2], 1),
+        entry(ps[0], 1),
+        entry(ps[2], 4),
+        entry(ps[1], 2),
+    ];
+    step(&mut s, Event::KernelSynced { routes }, 10);
+    let nexthops = |p: &Prefix| s.vips[&(T, *p)].kernel().map(|k| k.nexthops);
+    assert_eq!(nexthops(&ps[0]), Some(1));
+    assert_eq!(nexthops(&ps[1]), Some(2));
+    assert_eq!(nexthops(&ps[2]), Some(4));
+    assert_eq!(nexthops(&vip()), None, "gone from the dump");
+    assert_eq!(s.vips.len(), 4);
+    // No new key: the known VIPs are updated in place.
+    let routes = vec![entry(ps[1], 3), entry(ps[0], 1)];
+    step(&mut s, Event::KernelSynced { routes }, 20);
+    let nexthops = |p: &Prefix| s.vips[&(T, *p)].kernel().map(|k| k.nexthops);
+    assert_eq!(nexthops(&ps[0]), Some(1));
+    assert_eq!(nexthops(&ps[1]), Some(3));
+    assert_eq!(nexthops(&ps[2]), None);
+    assert_eq!(s.vips.len(), 4);
+}
+
+#[test]
+fn packed_extension_equals_inserting_one_by_one() {
+    use super::step::extend_packed;
+    // Around the batch sizes, into empty and interleaved non-empty maps.
+    for (existing, count) in [(0, 0), (0, 1), (0, 5_000), (3, 1_023), (100, 20_000)] {
+        let old: BTreeMap<u32, u32> = (0..existing).map(|i| (i * 7, i)).collect();
+        let new = (0..count).map(|i| i * 7 + 3).map(|k| (k, k + 1));
+        let mut want = old.clone();
+        want.extend(new.clone());
+        let mut got = old;
+        extend_packed(&mut got, new, count as usize);
+        assert_eq!(got, want, "{existing} + {count}");
+    }
+}
+
+#[test]
+fn a_vip_stays_small() {
+    // The hot part every VIP carries (the bench counts the map's bytes).
+    assert!(
+        std::mem::size_of::<Vip>() <= 64,
+        "{}",
+        std::mem::size_of::<Vip>()
+    );
 }

@@ -13,7 +13,6 @@
 //!   the commands healing needs ([`allowed_config`], [`allowed_exec`]);
 //!   anything else is refused here, before a byte is sent.
 
-use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -31,7 +30,7 @@ use super::json::{
 use super::scan::{KeyScan, KeysOf};
 use crate::frr::release::Release;
 use crate::frr::zapi::codec::Afi;
-use crate::model::Prefix;
+use crate::model::PrefixSet;
 
 /// Default per-command timeout: generous, as 10.x may hold a reply until
 /// mgmtd finishes a transaction.
@@ -214,14 +213,14 @@ impl VtyClient {
     /// The destinations of zebra's table `table` only (the same command as
     /// [`VtyClient::route_table`], read as it streams: the text is never
     /// held, only the prefixes).
-    pub async fn route_prefixes(&self, afi: Afi, table: u32) -> Result<BTreeSet<Prefix>, VtyError> {
+    pub async fn route_prefixes(&self, afi: Afi, table: u32) -> Result<PrefixSet, VtyError> {
         let cmd = format!("show {} route table {table} json", ip_word(afi));
         self.show_keys(cmd, KeysOf::TopLevel).await
     }
 
     /// Runs a show command whose JSON reply streams into a [`KeyScan`] of
     /// `keys`; fails unless it succeeded and the keys are prefixes.
-    async fn show_keys(&self, cmd: String, keys: KeysOf) -> Result<BTreeSet<Prefix>, VtyError> {
+    async fn show_keys(&self, cmd: String, keys: KeysOf) -> Result<PrefixSet, VtyError> {
         check_command(&cmd)?;
         let (r, scan) = {
             let mut g = self.conn.lock().await;

@@ -5,12 +5,12 @@
 //! defaulted bool, for FRR's "present only when true" keys), never a guess.
 //! Unknown keys are ignored. Depends on nothing internal but the model.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::Prefix;
+use crate::model::{Prefix, PrefixSet};
 
 /// `show ip|ipv6 route table N json`: every route entry of every prefix.
 pub type RouteTableView = BTreeMap<Prefix, Vec<ZebraRoute>>;
@@ -151,7 +151,7 @@ impl BgpPeer {
 #[serde(rename_all = "camelCase")]
 pub struct AdvertisedRoutes {
     /// The prefixes sent to the peer.
-    pub prefixes: BTreeSet<Prefix>,
+    pub prefixes: PrefixSet,
     /// `totalPrefixCounter`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_prefix_counter: Option<u64>,
@@ -179,7 +179,7 @@ struct RawAdvertisedEntry {
 /// without a length is completed from the entry's `prefixLen`.
 pub fn parse_advertised(text: &str) -> Result<AdvertisedRoutes, JsonError> {
     let raw: RawAdvertised = serde_json::from_str(text)?;
-    let mut prefixes = BTreeSet::new();
+    let mut prefixes = Vec::with_capacity(raw.advertised_routes.len());
     for (k, v) in raw.advertised_routes {
         let p = if k.contains('/') {
             k.parse::<Prefix>()
@@ -187,10 +187,10 @@ pub fn parse_advertised(text: &str) -> Result<AdvertisedRoutes, JsonError> {
             let len = v.prefix_len.unwrap_or(0);
             format!("{k}/{len}").parse::<Prefix>()
         };
-        prefixes.insert(p.map_err(|source| JsonError::Prefix { key: k, source })?);
+        prefixes.push(p.map_err(|source| JsonError::Prefix { key: k, source })?);
     }
     Ok(AdvertisedRoutes {
-        prefixes,
+        prefixes: PrefixSet::from(prefixes),
         total_prefix_counter: raw.total_prefix_counter,
     })
 }
@@ -205,7 +205,7 @@ pub fn parse_route_table(text: &str) -> Result<RouteTableView, JsonError> {
 /// ~800 bytes of parsed entries each (benches and docs/PERFORMANCE.md). The
 /// client reads the same keys as the reply streams
 /// ([`super::scan::KeyScan`]); this is the whole-text form.
-pub fn parse_route_prefixes(text: &str) -> Result<BTreeSet<Prefix>, JsonError> {
+pub fn parse_route_prefixes(text: &str) -> Result<PrefixSet, JsonError> {
     super::scan::scan_text(text, super::scan::KeysOf::TopLevel)
 }
 

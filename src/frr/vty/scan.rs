@@ -14,10 +14,8 @@
 //! without a length (`10.0.0.0`) is completed from its entry's `prefixLen`,
 //! as bgpd prints for some address families. Depends on `model` only.
 
-use std::collections::BTreeSet;
-
 use super::json::JsonError;
-use crate::model::Prefix;
+use crate::model::{Prefix, PrefixSet};
 
 /// Deepest nesting accepted (serde_json's own recursion limit).
 pub const MAX_DEPTH: usize = 128;
@@ -73,7 +71,8 @@ pub struct KeyScan {
     in_len: bool,
     seen_value: bool,
     done: bool,
-    prefixes: BTreeSet<Prefix>,
+    /// In the reply's order; sorted once, at the end ([`PrefixSet`]).
+    prefixes: Vec<Prefix>,
     error: Option<JsonError>,
 }
 
@@ -92,7 +91,7 @@ impl KeyScan {
             in_len: false,
             seen_value: false,
             done: false,
-            prefixes: BTreeSet::new(),
+            prefixes: Vec::new(),
             error: None,
         }
     }
@@ -111,7 +110,7 @@ impl KeyScan {
     }
 
     /// The prefixes, once the whole reply was fed.
-    pub fn finish(mut self) -> Result<BTreeSet<Prefix>, JsonError> {
+    pub fn finish(mut self) -> Result<PrefixSet, JsonError> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -122,7 +121,7 @@ impl KeyScan {
                 "the reply holds no JSON object"
             }));
         }
-        Ok(self.prefixes)
+        Ok(PrefixSet::from(self.prefixes))
     }
 
     fn byte(&mut self, b: u8) -> Result<(), JsonError> {
@@ -258,7 +257,7 @@ impl KeyScan {
             let p = key
                 .parse::<Prefix>()
                 .map_err(|source| JsonError::Prefix { key, source })?;
-            self.prefixes.insert(p);
+            self.prefixes.push(p);
         } else {
             self.pending = Some(key);
             self.pending_len = None;
@@ -283,7 +282,7 @@ impl KeyScan {
         let p = format!("{key}/{len}")
             .parse::<Prefix>()
             .map_err(|source| JsonError::Prefix { key, source })?;
-        self.prefixes.insert(p);
+        self.prefixes.push(p);
         Ok(())
     }
 }
@@ -293,7 +292,7 @@ fn shape(what: &str) -> JsonError {
 }
 
 /// The keys of `keys_of` in a whole reply text.
-pub fn scan_text(text: &str, keys_of: KeysOf) -> Result<BTreeSet<Prefix>, JsonError> {
+pub fn scan_text(text: &str, keys_of: KeysOf) -> Result<PrefixSet, JsonError> {
     let mut s = KeyScan::new(keys_of);
     s.feed(text.as_bytes());
     s.finish()
@@ -304,7 +303,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn set(ps: &[&str]) -> BTreeSet<Prefix> {
+    fn set(ps: &[&str]) -> PrefixSet {
         ps.iter().map(|p| p.parse().unwrap()).collect()
     }
 
