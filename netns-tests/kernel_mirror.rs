@@ -751,7 +751,7 @@ async fn kernel_mirror_full_channel_is_answered_by_a_resync() {
     .expect("the watcher never dropped an event with a full channel");
     let e = m
         .expect("a resync carrying all ten routes", |e| {
-            matches!(e, KernelEvent::Resynced { reason: ResyncReason::ChannelFull, routes } if routes.len() == 10)
+            matches!(e, KernelEvent::Resynced { reason: ResyncReason::ChannelFull, routes: Some(routes) } if routes.len() == 10)
         })
         .await;
     assert!(matches!(e, KernelEvent::Resynced { .. }));
@@ -843,7 +843,7 @@ async fn kernel_mirror_of_the_vips_keeps_nothing_else() {
             | KernelEvent::RouteRemoved { route }
             | KernelEvent::Reasserted { route }
             | KernelEvent::RouteChanged { new: route, .. } => route.prefix.to_string() != vip,
-            KernelEvent::Resynced { routes, .. } => routes.len() != 1,
+            KernelEvent::Resynced { routes, .. } => routes.as_ref().is_some_and(|r| r.len() != 1),
             _ => false,
         })
         .collect();

@@ -250,9 +250,18 @@ impl Owner {
         }
     }
 
-    /// A resync's whole route list: exports, then the core's one event.
-    fn on_resync(&mut self, reason: crate::kernel::ResyncReason, routes: RouteSet) {
+    /// A resync: counted; with its whole route list (startup, after a
+    /// full channel), the exports, then the core's one event. Without it,
+    /// the differences before it already told the exports and the core.
+    fn on_resync(&mut self, reason: crate::kernel::ResyncReason, routes: Option<RouteSet>) {
         telemetry::kernel_resync(reason.label());
+        let Some(routes) = routes else {
+            tracing::info!(
+                reason = reason.label(),
+                "kernel mirror resynced; its differences were the change"
+            );
+            return;
+        };
         tracing::info!(
             reason = reason.label(),
             routes = routes.len(),

@@ -47,7 +47,7 @@ pub fn kernel(ev: &KernelEvent) -> Vec<Event> {
             present: false,
         }],
         KernelEvent::LinkUp { .. } | KernelEvent::LinkDown { .. } => vec![],
-        KernelEvent::Resynced { routes, .. } => vec![kernel_synced(routes)],
+        KernelEvent::Resynced { routes, .. } => routes.iter().map(kernel_synced).collect(),
     }
 }
 
@@ -350,7 +350,7 @@ mod tests {
     fn a_resync_is_the_whole_view_even_when_empty() {
         let ev = KernelEvent::Resynced {
             reason: ResyncReason::Overrun,
-            routes: vec![route(198, VIP, 1), route(198, OTHER, 3)].into(),
+            routes: Some(vec![route(198, VIP, 1), route(198, OTHER, 3)].into()),
         };
         assert_eq!(
             kernel(&ev),
@@ -373,7 +373,7 @@ mod tests {
         // event must still come.
         let empty = KernelEvent::Resynced {
             reason: ResyncReason::Timer,
-            routes: RouteSet::default(),
+            routes: Some(RouteSet::default()),
         };
         assert_eq!(kernel(&empty), vec![Event::KernelSynced { routes: vec![] }]);
     }
@@ -409,7 +409,7 @@ mod tests {
         );
         for e in kernel(&KernelEvent::Resynced {
             reason: ResyncReason::Startup,
-            routes: vec![route(254, VIP, 2), route(254, "10.0.0.0/8", 1)].into(),
+            routes: Some(vec![route(254, VIP, 2), route(254, "10.0.0.0/8", 1)].into()),
         }) {
             reconcile::step(&mut router, e, 10);
         }

@@ -8,7 +8,8 @@
 //!   kernel may have changed routes without telling (a link went down, an
 //!   address was removed).
 //! - `replace` swaps in a mirror built from a fresh dump and returns only the
-//!   differences, then a `Resynced` event carrying the whole route set.
+//!   differences, then a `Resynced` event, carrying the whole route set
+//!   when the consumer may have missed events (startup, a full channel).
 //! - A replace that changes only the realm is a re-assertion: counted,
 //!   reported as `Reasserted`, never as `RouteChanged`. So is an event that
 //!   repeats the route unchanged (IPv6 has no realms and announces every
@@ -433,7 +434,7 @@ impl Mirror {
         *self = next;
         ev.push(KernelEvent::Resynced {
             reason,
-            routes: self.route_set(),
+            routes: reason.carries_routes().then(|| self.route_set()),
         });
         ev
     }
@@ -866,13 +867,34 @@ mod tests {
         let mut m = Mirror::new([198]);
         let ev = m.replace(next.clone(), ResyncReason::Startup);
         assert!(
-            matches!(&ev[..], [KernelEvent::Resynced { routes, .. }] if routes.len() == 2),
+            matches!(&ev[..], [KernelEvent::Resynced { routes: Some(routes), .. }] if routes.len() == 2),
             "{ev:?}"
         );
         // Any later dump reports what it found as differences.
         let mut empty = Mirror::new([198]);
-        let ev = empty.replace(next, ResyncReason::Timer);
+        let ev = empty.replace(next.clone(), ResyncReason::Timer);
         assert_eq!(ev.len(), 3, "{ev:?}");
+    }
+
+    #[test]
+    fn only_a_resync_after_missed_events_carries_the_route_set() {
+        let mut next = Mirror::new([198]);
+        next.apply(Message::NewRoute(route(
+            "192.0.2.10/32",
+            None,
+            &[("10.0.0.2", 2)],
+        )));
+        for reason in ResyncReason::ALL {
+            let mut m = Mirror::new([198]);
+            m.replace(next.clone(), ResyncReason::Startup);
+            let ev = m.replace(next.clone(), reason);
+            let carried = match &ev[..] {
+                [KernelEvent::Resynced { routes, .. }] => routes.as_ref().map(|r| r.len()),
+                other => panic!("{reason:?}: an unchanged table gives only Resynced: {other:?}"),
+            };
+            let want = matches!(reason, ResyncReason::Startup | ResyncReason::ChannelFull);
+            assert_eq!(carried, want.then_some(1), "{reason:?}");
+        }
     }
 
     #[test]

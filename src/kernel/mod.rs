@@ -5,8 +5,9 @@
 //! watched tables, both families, ECMP legs resolved (inline,
 //! `RTA_MULTIPATH`, or a nexthop object), or a re-dump is under way. The
 //! daemon gets typed `KernelEvent`s on a bounded channel; every re-dump ends
-//! with `Resynced { reason, routes }` carrying the whole route set, which is
-//! authoritative (events dropped on a full channel are answered by one).
+//! with `Resynced { reason, routes }`; at startup and after events were
+//! dropped on a full channel it carries the whole route set, which is
+//! authoritative, and otherwise the differences before it were the change.
 //!
 //! Layers: `wire` and `nexthop` decode bytes (depending only on
 //! `crate::model` and the plain data of `types`); `mirror` is pure state;

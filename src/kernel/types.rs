@@ -213,6 +213,15 @@ impl ResyncReason {
         ResyncReason::ChannelFull,
     ];
 
+    /// Whether the resync's `Resynced` event carries the whole route set:
+    /// at startup (nothing was sent before) and after a full channel
+    /// (events were dropped, so the differences from the mirror are not
+    /// the consumer's). Every other resync follows events that all reached
+    /// the consumer, and its differences bring it to the new state.
+    pub fn carries_routes(self) -> bool {
+        matches!(self, ResyncReason::Startup | ResyncReason::ChannelFull)
+    }
+
     /// The snake_case label (`overrun`, `link_down`, ...).
     pub fn label(self) -> &'static str {
         match self {
@@ -289,13 +298,18 @@ pub enum KernelEvent {
         name: String,
     },
     /// The mirror was replaced by a full re-dump; the differences were
-    /// emitted just before this event. `routes` is the whole mirror after
-    /// the resync, so a consumer can rebuild its state from this alone.
+    /// emitted just before this event.
     Resynced {
         /// Why.
         reason: ResyncReason,
-        /// Every watched route after the resync, in key order.
-        routes: RouteSet,
+        /// Every watched route after the resync, in key order, when the
+        /// consumer may lack some of the events before it (the startup, a
+        /// full channel: [`ResyncReason::carries_routes`]): rebuild from it.
+        /// None otherwise: the differences before this event were the whole
+        /// change, and a second copy of the table (40 B a route) at every
+        /// periodic re-dump would be most of the daemon's peak memory.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        routes: Option<RouteSet>,
     },
 }
 

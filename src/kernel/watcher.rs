@@ -10,7 +10,8 @@
 //!   counts, by reason) on ENOBUFS, `NLM_F_DUMP_INTR`, link down, address
 //!   removal, an undecodable message, a full event channel and a periodic
 //!   timer. A re-dump replaces the mirror at once and emits only the
-//!   differences, then `Resynced` with the whole route set.
+//!   differences, then `Resynced` (with the whole route set at startup and
+//!   after a full channel).
 //! - It never blocks on the channel: a full channel drops events, counts
 //!   them, and is answered by a resync once there is room again.
 //! - `view()` hands out a read-only, shared snapshot and the counters.
