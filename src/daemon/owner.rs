@@ -279,21 +279,19 @@ impl Owner {
             .copied()
             .chain(configured(&self.settings))
             .collect();
-        for r in routes.iter().filter(|r| self.is_vip(r)) {
-            gone.remove(&(r.table, r.prefix));
-        }
-        for k in &gone {
-            self.routes.remove(k);
-        }
-        for (t, p) in gone {
-            self.ecmp(t, p, 0);
-        }
+        // One pass over the list (each item is a route built from the
+        // mirror's compact form): present VIPs export their legs.
         for r in routes.iter() {
             if !self.is_vip(&r) {
                 continue;
             }
+            gone.remove(&(r.table, r.prefix));
             self.ecmp(r.table, r.prefix, translate::facts(&r).nexthops);
             self.keep_hops(&r);
+        }
+        for (t, p) in gone {
+            self.routes.remove(&(t, p));
+            self.ecmp(t, p, 0);
         }
         let synced = translate::kernel_synced(&routes);
         // The route list (40 B a route) goes before the core
@@ -319,16 +317,13 @@ impl Owner {
     /// Export a VIP's ECMP legs; log when the count changes (at the router
     /// this is "how many nodes serve the VIP").
     fn ecmp(&mut self, table: TableId, prefix: Prefix, n: u32) {
-        let exported = self.series.admit(table, &prefix);
-        if exported {
-            telemetry::ecmp_nexthops(&prefix, table, n);
-        }
-        if !exported {
+        if !self.series.admit(table, &prefix) {
             // Past the series limit the change is in /status, not in the
             // log: a dump of 100 000 VIPs would otherwise log 100 000 lines
             // (and this map would hold a count for each).
             return;
         }
+        telemetry::ecmp_nexthops(&prefix, table, n);
         let old = self.legs.insert((table, prefix), n);
         if old.unwrap_or(0) != n {
             tracing::info!(%prefix, table, nexthops = n, "VIP ECMP legs");
