@@ -14,6 +14,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub mod intent;
+
 /// A kernel routing table id (`RTA_TABLE`, 32 bits).
 pub type TableId = u32;
 

@@ -50,6 +50,23 @@ pub const FRR_QUERY_ERRORS_TOTAL: &str = "ribbridge_frr_query_errors_total";
 pub const READY: &str = "ribbridge_ready";
 /// `ribbridge_drained`: 1 while bgpd's configuration holds the drain.
 pub const DRAINED: &str = "ribbridge_drained";
+/// `ribbridge_heal_deferred_total`: heal actions the node-wide ceiling
+/// held back (each then ran in its slot).
+pub const HEAL_DEFERRED_TOTAL: &str = "ribbridge_heal_deferred_total";
+/// `ribbridge_heal_ceiling_binding`: 1 while the ceiling holds actions back.
+pub const HEAL_CEILING_BINDING: &str = "ribbridge_heal_ceiling_binding";
+/// `ribbridge_drain_lost`: 1 while the drain's intent file says drained
+/// and bgpd's configuration lacks the drain (re-applying it failed).
+pub const DRAIN_LOST: &str = "ribbridge_drain_lost";
+/// `ribbridge_drain_reapplied_total`: drains re-applied after something
+/// (a reload of FRR's configuration) removed them.
+pub const DRAIN_REAPPLIED_TOTAL: &str = "ribbridge_drain_reapplied_total";
+/// `ribbridge_intent_changes_total`: changes of bgpd's configuration seen
+/// (redistribution, route-maps, prefix-lists, outbound policies).
+pub const INTENT_CHANGES_TOTAL: &str = "ribbridge_intent_changes_total";
+/// `ribbridge_vips_forgotten_total`: discovered VIPs forgotten after the
+/// retention (absent from every view).
+pub const VIPS_FORGOTTEN_TOTAL: &str = "ribbridge_vips_forgotten_total";
 /// `ribbridge_vips_without_series`: VIPs tracked (in `/status`) but past
 /// [`VIP_SERIES_LIMIT`], so without per-VIP series.
 pub const VIPS_WITHOUT_SERIES: &str = "ribbridge_vips_without_series";
@@ -175,6 +192,59 @@ pub fn describe() {
         DRAINED,
         "1 while the node is drained (ribbridge drain): bgpd sends its VIPs to no peer on purpose"
     );
+    describe_counter!(
+        HEAL_DEFERRED_TOTAL,
+        "Heal actions held back by the node-wide ceiling (--heal-rate, --heal-burst), each run later in its slot"
+    );
+    describe_gauge!(
+        HEAL_CEILING_BINDING,
+        "1 while the node-wide ceiling on heal actions holds actions back"
+    );
+    describe_gauge!(
+        DRAIN_LOST,
+        "1 while the drain's intent file says drained but bgpd's configuration lacks the drain and re-applying it failed"
+    );
+    describe_counter!(
+        DRAIN_REAPPLIED_TOTAL,
+        "Drains re-applied after bgpd's configuration lost them (a reload of FRR's configuration)"
+    );
+    describe_counter!(
+        INTENT_CHANGES_TOTAL,
+        "Changes of bgpd's configuration that change what it should advertise"
+    );
+    describe_counter!(
+        VIPS_FORGOTTEN_TOTAL,
+        "Discovered VIPs forgotten after the retention, absent from every view"
+    );
+}
+
+/// The ceiling on heal actions: held-back actions since the last call,
+/// and whether it binds now.
+pub fn heal_ceiling(new_deferred: u64, binding: bool) {
+    if new_deferred > 0 {
+        counter!(HEAL_DEFERRED_TOTAL).increment(new_deferred);
+    }
+    gauge!(HEAL_CEILING_BINDING).set(if binding { 1.0 } else { 0.0 });
+}
+
+/// The drain's intent is lost (true) or holds (false).
+pub fn drain_lost(lost: bool) {
+    gauge!(DRAIN_LOST).set(if lost { 1.0 } else { 0.0 });
+}
+
+/// A drain was re-applied.
+pub fn drain_reapplied() {
+    counter!(DRAIN_REAPPLIED_TOTAL).increment(1);
+}
+
+/// bgpd's configuration changed what it should advertise.
+pub fn intent_changed() {
+    counter!(INTENT_CHANGES_TOTAL).increment(1);
+}
+
+/// A discovered VIP was forgotten.
+pub fn vip_forgotten() {
+    counter!(VIPS_FORGOTTEN_TOTAL).increment(1);
 }
 
 /// The `state` label of a VIP whose views are incomplete.

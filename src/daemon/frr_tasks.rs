@@ -65,18 +65,24 @@ pub fn spawn(
         let period = Duration::from_secs(s.bgp_poll_secs);
         let mut slow = tokio::time::interval(period);
         slow.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut drain = tokio::time::interval(DRAIN_POLL);
-        drain.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut config_tick = tokio::time::interval(CONFIG_POLL);
+        config_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 () = stop.cancelled() => return,
                 () = poll.0.notified() => {}
                 _ = slow.tick() => {}
-                _ = drain.tick() => {
-                    // Only bgpd's configuration; a full poll when the drain
-                    // changed (`ribbridge drain` runs beside, not through us).
-                    if !poller.drain_changed().await {
+                _ = config_tick.tick() => {
+                    // Only bgpd's configuration; when it changed (a drain,
+                    // a reload), its events, then a full poll.
+                    let changed = poller.read_config().await;
+                    if changed.is_empty() {
                         continue;
+                    }
+                    for ev in changed {
+                        if results.send(Input::Core(ev, "vty")).await.is_err() {
+                            return;
+                        }
                     }
                 }
             }
@@ -89,8 +95,9 @@ pub fn spawn(
     });
 }
 
-/// How often the poller reads bgpd's configuration for the drain alone.
-const DRAIN_POLL: Duration = Duration::from_secs(1);
+/// How often the poller reads bgpd's configuration alone (the drain and
+/// the intent): a change is seen within a second.
+const CONFIG_POLL: Duration = Duration::from_secs(1);
 
 /// Long-lived vty clients (each reconnects on its own).
 #[derive(Debug)]
@@ -98,10 +105,10 @@ struct Poller {
     bgpd: VtyClient,
     zebra: VtyClient,
     tables: Vec<u32>,
-    /// The drain as last read from bgpd (None: never read).
+    /// The drain as last reported to the core (None: never read).
     drained: Option<bool>,
-    /// The drain as last reported to the core.
-    reported: Option<bool>,
+    /// The intent as last reported to the core (None: never read).
+    intent: Option<crate::model::intent::Intent>,
 }
 
 impl Poller {
@@ -112,7 +119,7 @@ impl Poller {
             zebra: VtyClient::lazy(s.frr_dir.join("zebra.vty"), timeout),
             tables: s.tables.clone(),
             drained: None,
-            reported: None,
+            intent: None,
         }
     }
 
@@ -137,45 +144,59 @@ impl Poller {
                 out.push(Event::ZebraTable { table, prefixes });
             }
         }
-        // The drain lives in bgpd's configuration: read back every poll (a
-        // restarted ribbridge finds it there), reported when it changes.
-        if let Some(drained) = self.read_drain().await {
-            if self.reported != Some(drained) {
-                self.reported = Some(drained);
-                out.push(Event::Drain { drained });
-            }
-        }
+        // The drain and the intent live in bgpd's configuration: read back
+        // every poll (a restarted ribbridge finds them there), reported
+        // when they change; first, so the bgpd view below is newer.
+        out.extend(self.read_config().await);
         out.push(Event::BgpView {
             peers: self.bgp_view().await,
         });
         out
     }
 
-    /// bgpd's configuration holds the drain (None: unreadable).
-    async fn read_drain(&mut self) -> Option<bool> {
-        match self.bgpd.running_config().await {
-            Ok(config) => {
-                let d = self
-                    .tables
-                    .iter()
-                    .any(|&t| crate::frr::drain::is_drained(&config, t));
-                self.drained = Some(d);
-                Some(d)
-            }
+    /// bgpd's configuration (and zebra's, where a redistribution goes
+    /// through its import): the drain and the intent, as events for what
+    /// changed since they were last reported. Unreadable: nothing changes.
+    async fn read_config(&mut self) -> Vec<Event> {
+        let config = match self.bgpd.running_config().await {
+            Ok(c) => c,
             Err(e) => {
                 telemetry::frr_query_error("bgpd");
-                tracing::debug!(error = %e, "bgpd: running config unavailable; drain state unchanged");
-                None
+                tracing::debug!(error = %e, "bgpd: running config unavailable; drain and intent unchanged");
+                return Vec::new();
             }
+        };
+        let mut out = Vec::new();
+        let drained = self
+            .tables
+            .iter()
+            .any(|&t| crate::frr::drain::is_drained(&config, t));
+        if self.drained != Some(drained) {
+            self.drained = Some(drained);
+            out.push(Event::Drain { drained });
         }
-    }
-
-    /// Whether the drain differs from what the core was told.
-    async fn drain_changed(&mut self) -> bool {
-        match self.read_drain().await {
-            Some(d) => self.reported.is_some() && self.reported != Some(d),
-            None => false,
+        let bgp_only = crate::frr::intent::parse(&config, None);
+        let zebra = if crate::frr::intent::needs_zebra(&bgp_only) {
+            match self.zebra.running_config().await {
+                Ok(z) => Some(z),
+                Err(e) => {
+                    telemetry::frr_query_error("zebra");
+                    tracing::debug!(error = %e, "zebra: running config unavailable; intent unchanged");
+                    return out;
+                }
+            }
+        } else {
+            None
+        };
+        let intent = match zebra {
+            Some(z) => crate::frr::intent::parse(&config, Some(&z)),
+            None => bgp_only,
+        };
+        if self.intent.as_ref() != Some(&intent) {
+            self.intent = Some(intent.clone());
+            out.push(Event::Intent { intent });
         }
+        out
     }
 
     async fn bgp_view(&mut self) -> Vec<PeerView> {

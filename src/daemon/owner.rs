@@ -23,6 +23,7 @@ use super::translate::{self, ZapiView};
 use crate::config::Settings;
 use crate::frr::ZapiEvent;
 use crate::kernel::{KernelEvent, Route, RouteLookup, RouteSet};
+use crate::model::intent::Family;
 use crate::model::{Prefix, TableId};
 use crate::reconcile::{self, Action, Event, Millis, State};
 use crate::telemetry;
@@ -79,6 +80,8 @@ pub struct Owner {
     zebra_reason: String,
     /// The BMP station's view (bmp vantage only; the core is idle there).
     station: Option<Station>,
+    /// The ceiling's binding was logged (once per episode).
+    ceiling_logged: bool,
 }
 
 impl Owner {
@@ -119,8 +122,10 @@ impl Owner {
             zebra_reason: "zebra not connected yet".to_string(),
             station: (s.vantage == crate::model::Vantage::Bmp)
                 .then(|| Station::new(s.vips.iter().copied(), s.bmp_stale_secs)),
+            ceiling_logged: false,
         };
         telemetry::drained(false);
+        telemetry::heal_ceiling(0, false);
         Ok(owner)
     }
 
@@ -410,10 +415,56 @@ impl Owner {
                 if *drained { "drained" } else { "not drained" }
             );
         }
+        if let Event::Intent { intent } = &ev {
+            if self.state.intent.is_some() {
+                telemetry::intent_changed();
+            }
+            let families: Vec<String> = self
+                .settings
+                .tables
+                .iter()
+                .flat_map(|&t| {
+                    [Family::Ipv4, Family::Ipv6].map(|f| match intent.redistribution(t, f) {
+                        Some(r) => format!(
+                            "table {t} {}: {}",
+                            f.name(),
+                            r.route_map
+                                .as_deref()
+                                .map_or("redistributed".to_string(), |m| format!(
+                                    "redistributed through route-map {m}"
+                                ))
+                        ),
+                        None => format!("table {t} {}: not redistributed", f.name()),
+                    })
+                })
+                .collect();
+            tracing::info!(
+                intent = %families.join("; "),
+                route_map_delay_ms = intent.route_map_delay_ms,
+                "bgpd's configuration read"
+            );
+        }
+        let deferred = self.state.ceiling.deferred;
         let actions = reconcile::step(&mut self.state, ev, now);
         for a in actions {
             self.act(a, now);
         }
+        let c = &self.state.config;
+        let binding = self
+            .state
+            .ceiling
+            .binding(c.heal_rate_per_s, c.heal_burst, now);
+        let new_deferred = self.state.ceiling.deferred - deferred;
+        if new_deferred > 0 && !self.ceiling_logged {
+            tracing::warn!(
+                rate_per_s = c.heal_rate_per_s,
+                burst = c.heal_burst,
+                "the node-wide ceiling on heal actions holds heals back: many VIPs drift at once; \
+                 each heals in its turn (ribbridge_heal_deferred_total)"
+            );
+        }
+        self.ceiling_logged = binding;
+        telemetry::heal_ceiling(new_deferred, binding);
         telemetry::vips_without_series(self.state.vips.len(), &self.series);
         let ready = self.state.ready();
         let reason = if !self.state.kernel_synced {
@@ -483,6 +534,11 @@ impl Owner {
                     telemetry::heal_given_up(&prefix);
                 }
                 tracing::error!(%prefix, table, %class, "healing given up after the bounded attempts; the VIP needs an operator");
+            }
+            Action::Forgot { table, prefix } => {
+                telemetry::vip_forgotten();
+                self.routes.remove(&(table, prefix));
+                tracing::debug!(%prefix, table, "VIP forgotten: absent from every view past the retention");
             }
             Action::Heal {
                 table,

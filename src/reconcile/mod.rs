@@ -14,6 +14,18 @@
 //! grace expired. Until then the VIP keeps its previous reported state, so
 //! normal convergence (zebra ~10 ms, bgpd ~100 ms) never counts as drift.
 //!
+//! Intent: bgpd's configuration, read as [`crate::model::intent::Intent`],
+//! says what should happen. A VIP its policy denies is `filtered`
+//! (consistent); a table its family does not redistribute at all is
+//! `unconfigured` (reported after one more read, never healed). A route the
+//! policy permits but bgpd does not send is a drift as before, after the
+//! grace, and after a configuration change not before bgpd's route-map
+//! delay timer has run (convergence, not drift). An intent that cannot be
+//! evaluated (`unknown`) leaves the classification as it was without one.
+//!
+//! Ceiling: every heal action, fast or graced, passes a node-wide rate and
+//! burst ([`Ceiling`]); an action held back gets a slot in order.
+//!
 //! Fast paths (repair mode only): a recognised trigger whose outcome zebra
 //! has already shown (8.4's import dropped after a replace, seen as zebra's
 //! ZAPI withdrawal; 10.7's and 10.3's route lost to an address, seen as
@@ -44,7 +56,8 @@ mod vocab;
 pub use policy::{HealAction, heal_policy};
 pub use step::{classify, step};
 pub use vocab::{
-    Action, Class, Config, Event, HealState, KernelEntry, KernelFacts, Millis, State, Vip,
+    Action, Ceiling, Class, Config, DEFAULT_HEAL_BURST, DEFAULT_HEAL_RATE_PER_S, Event, HealState,
+    KernelEntry, KernelFacts, Millis, State, Vip,
 };
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use std::ops::Bound;
 
 use super::vocab::{Action, Class, Config, Event, KernelEntry, Millis, Stamp, State, Vip};
 use super::{HealAction, heal_policy};
+use crate::model::intent::{Intent, Verdict};
 use crate::model::{Mode, PeerView, Prefix, Release, TableId, TableMode, Vantage};
 
 /// The instantaneous class of one VIP from the joined views.
@@ -29,24 +30,81 @@ use crate::model::{Mode, PeerView, Prefix, Release, TableId, TableMode, Vantage}
 /// route.
 pub fn classify(
     vip: &Vip,
+    table: TableId,
     prefix: &Prefix,
     addresses: &BTreeSet<Prefix>,
     peers: &[PeerView],
+    intent: Option<&Intent>,
 ) -> Class {
     // Iterated, not collected: a whole-view event classifies every VIP.
     let established = || peers.iter().filter(|p| p.established);
     let sent = established().any(|p| p.advertised.contains(prefix));
     let zebra_has = vip.zebra || vip.zebra_table == Some(true);
+    // What the configuration says (None: not read). Evaluated only where a
+    // VIP is not sent: a healthy table costs no policy evaluation.
+    let redistributed = || intent.map(|i| i.redistributed(table, prefix));
     match (vip.in_kernel(), zebra_has) {
         (false, false) if !sent => Class::Withdrawn,
         (false, _) => Class::ZebraStale,
+        (true, _) if !sent && matches!(redistributed(), Some(None)) => Class::Unconfigured,
         (true, false) => Class::KernelOnly,
         (true, true) if established().next().is_none() => Class::NoPeer,
         (true, true) if sent => Class::Advertised,
+        (true, true) if denied(intent, redistributed(), prefix, peers) => Class::Filtered,
         // In zebra's table, not redistributed, and a local address of the
         // same prefix: the connected route wins the selection.
         (true, true) if !vip.zebra && addresses.contains(prefix) => Class::Shadowed,
         (true, true) => Class::NotRedistributed,
+    }
+}
+
+/// The policy denies the prefix: the redistribution's route-map does, or
+/// every established peer's outbound route-map does. An unknown verdict
+/// is no denial.
+fn denied(
+    intent: Option<&Intent>,
+    redistributed: Option<Option<Verdict<'_>>>,
+    prefix: &Prefix,
+    peers: &[PeerView],
+) -> bool {
+    let Some(intent) = intent else {
+        return false;
+    };
+    match redistributed {
+        Some(Some(Verdict::Deny { .. })) => true,
+        Some(Some(Verdict::Permit)) => peers
+            .iter()
+            .filter(|p| p.established)
+            .all(|p| matches!(intent.sent_to(&p.peer, prefix), Verdict::Deny { .. })),
+        _ => false,
+    }
+}
+
+/// Why a VIP of `table` is `filtered`: the first denial its policy gives
+/// (for `/status`), or None when the policy does not deny it.
+pub fn filtered_by(
+    intent: &Intent,
+    table: TableId,
+    prefix: &Prefix,
+    peers: &[PeerView],
+) -> Option<String> {
+    match intent.redistributed(table, prefix)? {
+        v @ Verdict::Deny { .. } => Some(v.to_string()),
+        Verdict::Permit => {
+            let mut established = peers.iter().filter(|p| p.established).peekable();
+            established.peek()?;
+            let mut first = None;
+            for p in established {
+                match intent.sent_to(&p.peer, prefix) {
+                    v @ Verdict::Deny { .. } => {
+                        first.get_or_insert_with(|| format!("to {}: {v}", p.peer));
+                    }
+                    _ => return None,
+                }
+            }
+            first
+        }
+        Verdict::Unknown { .. } => None,
     }
 }
 
@@ -282,6 +340,18 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             state.drained = drained;
             Scope::All
         }
+        Event::Intent { intent } => {
+            if state.intent.as_ref() == Some(&intent) {
+                return actions;
+            }
+            // A change, not the first read: bgpd applies it on its own
+            // timers, which the grace of what it sends must cover.
+            if state.intent.is_some() {
+                state.intent_at = now;
+            }
+            state.intent = Some(intent);
+            Scope::All
+        }
     };
     finish(state, scope, touched_bgp, now, actions)
 }
@@ -370,7 +440,7 @@ fn triggered(state: &mut State, key: (TableId, Prefix), now: Millis) -> bool {
         return false;
     }
     v.trigger_at = Stamp::at(now);
-    if v.state.is_consistent() {
+    if !v.state.is_drift() {
         return false;
     }
     let h = v.heal_mut();
@@ -426,6 +496,10 @@ fn fast_reimport(
     ) else {
         return;
     };
+    // Held back by the ceiling: the graced path takes it, in its turn.
+    if !admit_fast(&mut state.ceiling, &state.config, now) {
+        return;
+    }
     v.trigger_at = Stamp::NONE;
     start_heal(v, key, action, true, actions);
 }
@@ -540,7 +614,15 @@ fn fast_relearn(state: &mut State, key: (TableId, Prefix), now: Millis, actions:
     else {
         return;
     };
+    if !admit_fast(&mut state.ceiling, &state.config, now) {
+        return;
+    }
     start_heal(v, key, action, true, actions);
+}
+
+/// A fast heal passes the ceiling only if it admits it at once.
+fn admit_fast(ceiling: &mut super::vocab::Ceiling, config: &Config, now: Millis) -> bool {
+    ceiling.try_admit(config.heal_rate_per_s, config.heal_burst, now)
 }
 
 /// Ask for a heal: in flight until its result; a `fast` one (a recognised
@@ -673,7 +755,14 @@ fn evaluate(
         // A drained node withdrew every VIP on purpose, whatever the views.
         Class::Drained
     } else {
-        classify(v, &key.1, &state.addresses, &state.peers)
+        classify(
+            v,
+            key.0,
+            &key.1,
+            &state.addresses,
+            &state.peers,
+            state.intent.as_ref(),
+        )
     };
     let grace = grace_of(&state.config, observed, v.zebra);
     // The router polls nothing: its kernel view is the whole truth.
@@ -694,9 +783,13 @@ fn evaluate(
         v.observed_since = now;
     }
     if observed == v.state {
-        if observed.is_consistent() {
+        if !observed.is_drift() {
             if let Some(c) = v.cold_if_any() {
                 c.heal.gave_up = false;
+                c.heal.slot_at = None;
+            }
+            if observed == Class::Withdrawn {
+                return forget(state, key, now, actions) || confirm;
             }
             return confirm;
         }
@@ -714,6 +807,11 @@ fn evaluate(
     // that did send it (a kube-vip heartbeat on 8.4 drops an import under
     // sessions that advertised it) get the plain grace.
     if observed == Class::NotRedistributed {
+        // After a configuration change bgpd re-applies its route-maps when
+        // its delay timer fires, then coalesces: convergence, not drift.
+        if let Some(i) = state.intent.as_ref().filter(|_| state.intent_at > 0) {
+            due = due.max(state.intent_at + i.route_map_delay_ms + state.config.bgp_grace_ms);
+        }
         if let Some(until) = initial_update_due(
             &state.peers,
             state.bgp_view_at,
@@ -748,23 +846,24 @@ fn evaluate(
         return confirm || stale;
     }
     let from = v.state;
-    let drift_ms = match (from.is_consistent(), observed.is_consistent()) {
-        (false, true) => v
+    let drift_ms = match (from.is_drift(), observed.is_drift()) {
+        (true, false) => v
             .cold_if_any()
             .and_then(|c| c.drift_since.take())
             .map(|s| now.saturating_sub(s)),
         _ => None,
     };
-    if !observed.is_consistent() && v.drift_since().is_none() {
+    if observed.is_drift() && v.drift_since().is_none() {
         v.cold_mut().drift_since = Some(now);
     }
-    if observed.is_consistent()
+    if !observed.is_drift()
         && let Some(c) = v.cold_if_any()
     {
         let h = &mut c.heal;
         h.attempts = 0;
         h.gave_up = false;
-        if h.last_action.is_some() && !from.is_consistent() {
+        h.slot_at = None;
+        if h.last_action.is_some() && from.is_drift() {
             h.last_result = Some("healed".to_string());
         }
     }
@@ -777,9 +876,43 @@ fn evaluate(
         to: observed,
         drift_ms,
     });
-    if !observed.is_consistent() {
+    if observed.is_drift() {
         return decide_heal(state, key, now, actions);
     }
+    if observed == Class::Withdrawn {
+        return forget(state, key, now, actions);
+    }
+    false
+}
+
+/// A discovered VIP (not configured) withdrawn and absent from every view
+/// for the retention is forgotten; until then its deadline is set.
+fn forget(
+    state: &mut State,
+    key: (TableId, Prefix),
+    now: Millis,
+    actions: &mut Vec<Action>,
+) -> bool {
+    if state.config.vips.contains(&key.1) {
+        return false;
+    }
+    let Some(v) = state.vips.get(&key) else {
+        return false;
+    };
+    let absent = !v.in_kernel() && !v.zebra && v.zebra_table != Some(true) && !v.heal().in_flight;
+    if !absent {
+        return false;
+    }
+    let at = v.since.saturating_add(state.config.forget_after_ms);
+    if now < at {
+        state.wakeups.insert(at, key);
+        return false;
+    }
+    state.vips.remove(&key);
+    actions.push(Action::Forgot {
+        table: key.0,
+        prefix: key.1,
+    });
     false
 }
 
@@ -842,6 +975,7 @@ const UPTIME_RESOLUTION: i64 = 1_500;
 /// zebra does redistribute) waits for bgpd's coalescing.
 fn grace_of(config: &Config, class: Class, redistributed: bool) -> Millis {
     match class {
+        Class::Unconfigured => config.intent_confirm_ms.max(config.grace_ms),
         Class::NoPeer => config.bgp_grace_ms.max(config.grace_ms),
         Class::NotRedistributed if redistributed => config.bgp_grace_ms.max(config.grace_ms),
         _ => config.grace_ms,
@@ -866,6 +1000,7 @@ fn decide_heal(
     let max = state.config.max_attempts;
     let cap = state.config.backoff_max_ms;
     let allow_addr = state.config.heal_addresses;
+    let (rate, burst) = (state.config.heal_rate_per_s, state.config.heal_burst);
     let has_addr = state.addresses.contains(&key.1);
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
@@ -908,6 +1043,18 @@ fn decide_heal(
     // the trigger that re-armed healing) settled.
     if bgp_view_at.is_none_or(|t| t < h.done_at + grace) {
         return true;
+    }
+    // The node-wide ceiling: a held-back action waits for its own slot.
+    let slot = match h.slot_at.take() {
+        Some(at) => Err(at),
+        None => state.ceiling.admit(rate, burst, now),
+    };
+    if let Err(at) = slot
+        && now < at
+    {
+        h.slot_at = Some(at);
+        state.wakeups.insert(at, key);
+        return false;
     }
     start_heal(v, key, action, false, actions);
     false

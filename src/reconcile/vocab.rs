@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::HealAction;
+use crate::model::intent::Intent;
 use crate::model::{Mode, PeerView, Release, TableMode, Vantage};
 use crate::model::{Prefix, PrefixSet, TableId};
 
@@ -130,6 +131,12 @@ pub enum Event {
         /// The drain's entry is configured.
         drained: bool,
     },
+    /// bgpd's configuration, as last read, when it differs from the one
+    /// before: which tables are redistributed, through which policy.
+    Intent {
+        /// What the configuration says should happen.
+        intent: Intent,
+    },
 }
 
 /// What the core asks the daemon to do.
@@ -174,6 +181,14 @@ pub enum Action {
         /// The drift it stays in.
         class: Class,
     },
+    /// A discovered VIP left every view longer than the retention ago: the
+    /// core forgot it.
+    Forgot {
+        /// The VIP's table.
+        table: TableId,
+        /// The VIP.
+        prefix: Prefix,
+    },
 }
 
 /// The class of a VIP. The names are the ones `/status` and metrics use.
@@ -198,11 +213,20 @@ pub enum Class {
     /// The node is drained (`ribbridge drain`): bgpd sends its VIPs to no
     /// peer on purpose. Consistent: no heal, no drift.
     Drained,
+    /// bgpd's configured policy denies the prefix (the redistribution's
+    /// route-map, or every established peer's outbound route-map), and
+    /// bgpd sends it to no peer: what the operator configured. Consistent.
+    Filtered,
+    /// bgpd's configuration does not redistribute the VIP's table in its
+    /// family at all (a configuration wipe, an empty rendering): the node
+    /// advertises nothing. Report-only: neither consistent nor a drift
+    /// ribbridge can heal; a person must restore the configuration.
+    Unconfigured,
 }
 
 impl Class {
     /// Every class, in the order metrics list them.
-    pub const ALL: [Class; 8] = [
+    pub const ALL: [Class; 10] = [
         Class::Advertised,
         Class::Withdrawn,
         Class::KernelOnly,
@@ -211,6 +235,8 @@ impl Class {
         Class::Shadowed,
         Class::NoPeer,
         Class::Drained,
+        Class::Filtered,
+        Class::Unconfigured,
     ];
 
     /// The snake_case name.
@@ -224,13 +250,25 @@ impl Class {
             Class::Shadowed => "shadowed",
             Class::NoPeer => "no_peer",
             Class::Drained => "drained",
+            Class::Filtered => "filtered",
+            Class::Unconfigured => "unconfigured",
         }
     }
 
-    /// Advertised, withdrawn and drained are consistent; every other class
-    /// is drift.
+    /// Advertised, withdrawn, drained and filtered are consistent: the
+    /// views agree with what is configured.
     pub fn is_consistent(self) -> bool {
-        matches!(self, Class::Advertised | Class::Withdrawn | Class::Drained)
+        matches!(
+            self,
+            Class::Advertised | Class::Withdrawn | Class::Drained | Class::Filtered
+        )
+    }
+
+    /// A drift: the views disagree with what is configured (every class
+    /// but the consistent ones and `unconfigured`, which is the
+    /// configuration's own state, reported and never healed).
+    pub fn is_drift(self) -> bool {
+        !self.is_consistent() && self != Class::Unconfigured
     }
 }
 
@@ -274,6 +312,22 @@ pub struct Config {
     /// Node or router.
     #[serde(default)]
     pub vantage: Vantage,
+    /// The node-wide ceiling on heal actions: this many a second on
+    /// average...
+    #[serde(default = "default_heal_rate")]
+    pub heal_rate_per_s: u32,
+    /// ...and at most this many at once.
+    #[serde(default = "default_heal_burst")]
+    pub heal_burst: u32,
+    /// A discovered VIP (not configured) absent from every view this long
+    /// is forgotten.
+    #[serde(default = "default_forget_after")]
+    pub forget_after_ms: Millis,
+    /// How long a table that bgpd's configuration does not redistribute
+    /// must stay so before `unconfigured` is reported: one more read of
+    /// the configuration (a reload's transient is not reported).
+    #[serde(default = "default_intent_confirm")]
+    pub intent_confirm_ms: Millis,
 }
 
 /// bgpd answers zebra's change ~100 ms later (a table change reaches the
@@ -305,6 +359,10 @@ impl Default for Config {
             vips: BTreeSet::new(),
             tables: vec![crate::model::VIP_TABLE],
             vantage: Vantage::Node,
+            heal_rate_per_s: default_heal_rate(),
+            heal_burst: default_heal_burst(),
+            forget_after_ms: default_forget_after(),
+            intent_confirm_ms: default_intent_confirm(),
         }
     }
 }
@@ -317,6 +375,33 @@ const DEFAULT_GRACE_MS: Millis = 100;
 
 fn default_startup_grace() -> Millis {
     10_000
+}
+
+/// The ceiling's defaults: 100 actions a second at most 100 at once. A
+/// node's real drifts are one VIP or a few; a whole table at once is a
+/// cause nobody proved (docs/PERFORMANCE.md, the 1 000-VIP mass heal).
+pub const DEFAULT_HEAL_RATE_PER_S: u32 = 100;
+
+/// See [`DEFAULT_HEAL_RATE_PER_S`].
+pub const DEFAULT_HEAL_BURST: u32 = 100;
+
+fn default_heal_rate() -> u32 {
+    DEFAULT_HEAL_RATE_PER_S
+}
+
+fn default_heal_burst() -> u32 {
+    DEFAULT_HEAL_BURST
+}
+
+/// Ten minutes: long enough to see a withdrawn VIP in `/status` after the
+/// fact, short enough that a node's churn does not pile up.
+fn default_forget_after() -> Millis {
+    600_000
+}
+
+/// One read of bgpd's configuration more (it is read every second).
+fn default_intent_confirm() -> Millis {
+    1_000
 }
 
 /// Healing bookkeeping of one VIP.
@@ -345,6 +430,10 @@ pub struct HealState {
     /// before any drift was reported): it is not an attempt of a drift.
     #[serde(skip)]
     pub(super) fast: bool,
+    /// The ceiling's slot reserved for this VIP's next action, if it was
+    /// held back: the action runs at that time without asking again.
+    #[serde(skip)]
+    pub(super) slot_at: Option<Millis>,
 }
 
 /// One VIP: the joined views and its state.
@@ -439,6 +528,7 @@ static NO_HEAL: HealState = HealState {
     gave_up: false,
     done_at: 0,
     fast: false,
+    slot_at: None,
 };
 
 impl Vip {
@@ -645,6 +735,17 @@ pub struct State {
     /// bgpd's configuration holds the drain (every VIP is `drained`).
     #[serde(default)]
     pub drained: bool,
+    /// bgpd's configuration as last read (None: never read; classification
+    /// is then what it was before intent was read).
+    #[serde(default)]
+    pub intent: Option<Intent>,
+    /// When the intent last changed (a configuration change): bgpd applies
+    /// a changed route-map after its delay timer, which is convergence.
+    #[serde(default)]
+    pub intent_at: Millis,
+    /// The node-wide ceiling on heal actions.
+    #[serde(default)]
+    pub ceiling: Ceiling,
     /// Deadlines: (time, VIP) pairs to re-evaluate at that time.
     #[serde(skip)]
     pub(super) wakeups: Wakeups,
@@ -668,6 +769,9 @@ impl State {
             peers: Vec::new(),
             bgp_view_at: None,
             drained: false,
+            intent: None,
+            intent_at: 0,
+            ceiling: Ceiling::default(),
             wakeups: Wakeups::default(),
             sent: BTreeMap::new(),
             config,
@@ -721,5 +825,60 @@ impl State {
 
     pub(super) fn is_watched(&self, table: TableId) -> bool {
         self.config.tables.contains(&table)
+    }
+}
+
+/// The node-wide ceiling on heal actions: a rate and a burst (a generic
+/// cell rate algorithm on the core's clock). A held-back action gets its
+/// own slot in the queue, so a mass drift is paced, in order, without
+/// re-asking at every wake-up.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ceiling {
+    /// The theoretical time the next action would be due at the rate.
+    #[serde(skip)]
+    pub(super) tat: Millis,
+    /// Actions held back by the ceiling since the start.
+    pub deferred: u64,
+}
+
+impl Ceiling {
+    /// The time between two actions at `rate` a second (at least 1 ms).
+    fn interval(rate: u32) -> Millis {
+        1_000 / Millis::from(rate.clamp(1, 1_000))
+    }
+
+    /// An action now: `Ok` when the ceiling admits it, else the time of
+    /// the slot reserved for it (a later call must not ask again).
+    pub(super) fn admit(&mut self, rate: u32, burst: u32, now: Millis) -> Result<(), Millis> {
+        let i = Self::interval(rate);
+        let tat = self.tat.max(now);
+        let at = tat.saturating_sub(i.saturating_mul(Millis::from(burst.max(1)) - 1));
+        self.tat = tat + i;
+        if at <= now {
+            Ok(())
+        } else {
+            self.deferred += 1;
+            Err(at)
+        }
+    }
+
+    /// An action now only if the ceiling admits it without waiting.
+    pub(super) fn try_admit(&mut self, rate: u32, burst: u32, now: Millis) -> bool {
+        let i = Self::interval(rate);
+        let tat = self.tat.max(now);
+        if tat.saturating_sub(i.saturating_mul(Millis::from(burst.max(1)) - 1)) <= now {
+            self.tat = tat + i;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The ceiling holds actions back now (no action would run at once).
+    pub fn binding(&self, rate: u32, burst: u32, now: Millis) -> bool {
+        let i = Self::interval(rate);
+        self.tat
+            .saturating_sub(i.saturating_mul(Millis::from(burst.max(1)) - 1))
+            > now
     }
 }
