@@ -55,6 +55,12 @@ pub struct Layer {
     pub bgp_grace_ms: Option<u64>,
     /// Heal attempts before giving up.
     pub max_attempts: Option<u32>,
+    /// The node-wide ceiling on heal actions: actions a second.
+    pub heal_rate: Option<u32>,
+    /// The node-wide ceiling on heal actions: actions at once.
+    pub heal_burst: Option<u32>,
+    /// Seconds a discovered VIP absent from every view stays in `/status`.
+    pub forget_after_secs: Option<u64>,
     /// Allow address-touching heal actions.
     pub heal_addresses: Option<bool>,
     /// Force the table mode instead of reading bgpd's configuration.
@@ -93,6 +99,12 @@ pub struct Settings {
     pub bgp_grace_ms: u64,
     /// Heal attempts before giving up.
     pub max_attempts: u32,
+    /// The ceiling on heal actions: actions a second.
+    pub heal_rate: u32,
+    /// The ceiling on heal actions: actions at once.
+    pub heal_burst: u32,
+    /// Retention of a discovered VIP absent from every view, seconds.
+    pub forget_after_secs: u64,
     /// Allow address-touching heal actions.
     pub heal_addresses: bool,
     /// Forced table mode (None: read from bgpd).
@@ -121,6 +133,9 @@ impl Default for Settings {
             grace_ms: 100, // reconcile::Config's default: zebra answers in 10-17 ms
             bgp_grace_ms: 2_000,
             max_attempts: 3,
+            heal_rate: crate::reconcile::DEFAULT_HEAL_RATE_PER_S,
+            heal_burst: crate::reconcile::DEFAULT_HEAL_BURST,
+            forget_after_secs: 600,
             heal_addresses: false,
             table_mode: None,
             bgp_poll_secs: 30,
@@ -260,6 +275,15 @@ impl Settings {
         }
         if let Some((n, o)) = pick!(max_attempts) {
             s.max_attempts = in_range(n, 1..=100, o, "max_attempts")?;
+        }
+        if let Some((n, o)) = pick!(heal_rate) {
+            s.heal_rate = in_range(n, 1..=1_000, o, "heal_rate")?;
+        }
+        if let Some((n, o)) = pick!(heal_burst) {
+            s.heal_burst = in_range(n, 1..=100_000, o, "heal_burst")?;
+        }
+        if let Some((n, o)) = pick!(forget_after_secs) {
+            s.forget_after_secs = in_range(n, 1..=604_800, o, "forget_after_secs")?;
         }
         if let Some((v, _)) = pick!(heal_addresses) {
             s.heal_addresses = v;

@@ -39,6 +39,22 @@ pub struct StatusDoc {
     /// forgotten yet, sorted by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routers: Vec<RouterStatus>,
+    /// Repair mode's node-wide ceiling on heal actions (node vantage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heal_ceiling: Option<CeilingStatus>,
+}
+
+/// The node-wide ceiling on heal actions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CeilingStatus {
+    /// Actions a second, on average.
+    pub rate_per_s: u32,
+    /// Actions at once, at most.
+    pub burst: u32,
+    /// Actions it held back since the start.
+    pub deferred: u64,
+    /// It holds actions back now.
+    pub binding: bool,
 }
 
 /// One router exporting BMP to the station.
@@ -109,6 +125,11 @@ pub struct VipStatus {
     /// count is `ecmp_nexthops` and its route is in `ribbridge kernel`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nexthops: Vec<String>,
+    /// What bgpd's configuration says of it, when that explains the state:
+    /// the route-map entry that denies it (`filtered`), or that its table
+    /// is not redistributed in its family (`unconfigured`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
     /// When the state began (RFC 3339, UTC).
     pub since: String,
     /// Healing bookkeeping.
@@ -194,12 +215,13 @@ impl StatusDoc {
 }
 
 /// Build the document. `zero_unix_ms`: wall-clock time of monotonic zero;
-/// `nexthops`: the next hops the kernel holds for a VIP (empty when unknown);
-/// `not_ready`: why the daemon is not ready, when it is not.
+/// `now`: the core's clock; `nexthops`: the next hops the kernel holds for
+/// a VIP (empty when unknown); `not_ready`: why the daemon is not ready,
+/// when it is not.
 pub fn document(
     state: &State,
     frr_release: Option<String>,
-    zero_unix_ms: u64,
+    (zero_unix_ms, now): (u64, Millis),
     nexthops: &dyn Fn(TableId, Prefix) -> Vec<String>,
     not_ready: Option<String>,
 ) -> StatusDoc {
@@ -230,6 +252,7 @@ pub fn document(
                 .collect(),
             ecmp_nexthops: kernel_seen.then(|| v.kernel().map_or(0, |k| k.nexthops)),
             nexthops: nexthops(*table, *prefix),
+            policy: policy(state, *table, prefix, v.state),
             since: rfc3339(zero_unix_ms + v.since),
             heal: HealStatus {
                 attempts: v.heal().attempts,
@@ -254,6 +277,28 @@ pub fn document(
         },
         vips,
         routers: Vec::new(),
+        heal_ceiling: (state.config.vantage == Vantage::Node).then(|| {
+            let c = &state.config;
+            CeilingStatus {
+                rate_per_s: c.heal_rate_per_s,
+                burst: c.heal_burst,
+                deferred: state.ceiling.deferred,
+                binding: state.ceiling.binding(c.heal_rate_per_s, c.heal_burst, now),
+            }
+        }),
+    }
+}
+
+/// The configuration's word on a `filtered` or `unconfigured` VIP.
+fn policy(state: &State, table: TableId, prefix: &Prefix, class: Class) -> Option<String> {
+    let intent = state.intent.as_ref()?;
+    match class {
+        Class::Filtered => crate::reconcile::filtered_by(intent, table, prefix, &state.peers),
+        Class::Unconfigured => Some(format!(
+            "bgpd's configuration does not redistribute table {table} in {}",
+            crate::model::intent::Family::of(prefix).name()
+        )),
+        _ => None,
     }
 }
 
@@ -269,6 +314,7 @@ pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -
         not_ready,
         vips: Vec::new(),
         routers,
+        heal_ceiling: None,
     }
 }
 
@@ -330,6 +376,17 @@ pub fn render_table(doc: &StatusDoc) -> String {
     out += &columns(&head, &rows);
     if doc.vips.is_empty() {
         out += "(no VIP in the watched tables and none configured)\n";
+    }
+    for v in &doc.vips {
+        if let Some(p) = &v.policy {
+            out += &format!("{} {}: {p}\n", v.prefix, v.state.name());
+        }
+    }
+    if let Some(c) = doc.heal_ceiling.as_ref().filter(|c| c.binding) {
+        out += &format!(
+            "heal ceiling binding: {} actions a second, {} at once; {} held back so far\n",
+            c.rate_per_s, c.burst, c.deferred
+        );
     }
     out
 }
@@ -513,7 +570,7 @@ mod tests {
         let doc = document(
             &s,
             Some("10.7".into()),
-            1_795_996_800_000,
+            (1_795_996_800_000, 0),
             &|_, _| vec![],
             None,
         );
@@ -560,7 +617,7 @@ mod tests {
             },
             100,
         );
-        let doc = document(&s, None, 0, &|_, _| vec![], None);
+        let doc = document(&s, None, (0, 0), &|_, _| vec![], None);
         assert!(doc.ready && !doc.drifting());
         assert_eq!(doc.vips[0].state, VipState::Known(Class::Drained));
         let json = serde_json::to_value(&doc).expect("json");
@@ -592,7 +649,7 @@ mod tests {
             5,
         );
         let hops = |_, _| vec!["198.18.1.2".to_string(), "198.18.2.2".to_string()];
-        let doc = document(&s, None, 0, &hops, None);
+        let doc = document(&s, None, (0, 0), &hops, None);
         let table = render_table(&doc);
         assert!(table.starts_with("router vantage  ready\n"), "{table}");
         assert!(
@@ -618,7 +675,7 @@ mod tests {
         let mut s = State::new(config, 0);
         step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
         let why = "zebra not connected: /var/run/frr/zserv.api: No such file".to_string();
-        let doc = document(&s, None, 0, &|_, _| vec![], Some(why.clone()));
+        let doc = document(&s, None, (0, 0), &|_, _| vec![], Some(why.clone()));
         assert!(!doc.ready && !doc.drifting());
         assert_eq!(doc.not_ready.as_deref(), Some(why.as_str()));
         let v = &doc.vips[0];
@@ -726,7 +783,7 @@ mod tests {
         let node = serde_json::to_value(document(
             &State::new(Config::default(), 0),
             None,
-            0,
+            (0, 0),
             &|_, _| vec![],
             None,
         ))

@@ -40,6 +40,15 @@ pub struct Args {
     /// Allow heal actions that remove and re-add the VIP's local address.
     #[arg(long)]
     heal_addresses: bool,
+    /// The node-wide ceiling on heal actions, actions a second (1-1000) [default: 100].
+    #[arg(long, value_name = "N")]
+    heal_rate: Option<u32>,
+    /// The node-wide ceiling on heal actions, actions at once (1-100000) [default: 100].
+    #[arg(long, value_name = "N")]
+    heal_burst: Option<u32>,
+    /// Seconds a discovered VIP absent from every view stays in /status (1-604800) [default: 600].
+    #[arg(long, value_name = "SECS")]
+    forget_after_secs: Option<u64>,
     /// Where ribbridge runs: `node` (beside FRR: the full join), `router`
     /// (only the kernel's ECMP legs of the configured VIPs; may watch the
     /// main table, 254) or `bmp` (a BMP station: the paths each router
@@ -69,6 +78,9 @@ impl Args {
             record: self.record.clone(),
             grace_ms: self.grace_ms,
             heal_addresses: self.heal_addresses.then_some(true),
+            heal_rate: self.heal_rate,
+            heal_burst: self.heal_burst,
+            forget_after_secs: self.forget_after_secs,
             vantage: self.vantage,
             bmp_listen: self.bmp_listen,
             bmp_stale_secs: self.bmp_stale_secs,

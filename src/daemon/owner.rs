@@ -162,7 +162,7 @@ impl Owner {
                     }
                     let hops = |t, p| self.routes.get(&(t, p)).map(next_hops).unwrap_or_default();
                     let why = Some(self.ready.borrow().1.clone()).filter(|w| !w.is_empty());
-                    let doc = crate::status::document(&self.state, self.frr_release.clone(), self.zero_unix_ms, &hops, why);
+                    let doc = crate::status::document(&self.state, self.frr_release.clone(), (self.zero_unix_ms, self.now()), &hops, why);
                     let _ = reply.send(serde_json::to_string(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")));
                 }
                 () = sleep(sleep_until) => {
@@ -610,7 +610,7 @@ pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonErr
     Ok(crate::status::document(
         &state,
         Some(release),
-        now_unix_ms(),
+        (now_unix_ms(), 1),
         &hops,
         None,
     ))

@@ -54,7 +54,7 @@ mod step;
 mod vocab;
 
 pub use policy::{HealAction, heal_policy};
-pub use step::{classify, step};
+pub use step::{classify, filtered_by, step};
 pub use vocab::{
     Action, Ceiling, Class, Config, DEFAULT_HEAL_BURST, DEFAULT_HEAL_RATE_PER_S, Event, HealState,
     KernelEntry, KernelFacts, Millis, State, Vip,
@@ -62,3 +62,6 @@ pub use vocab::{
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod intent_tests;
