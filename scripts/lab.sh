@@ -146,14 +146,19 @@ check_frr() { # VERSION
 
 namespaces() { echo "$ROUTER"; for ((i = 1; i <= NODES; i++)); do echo "rb-node$i"; done; }
 
-# Run a command in NS, inside the FRR root when there is one.
+# Run a command in NS, inside the FRR root when there is one. In the
+# frr-k8s profile also in a UTS namespace whose hostname is NS: frr-k8s runs
+# FRR on the host's network and UTS, so the system hostname its daemons and
+# vtysh start with is the node's `hostname`, while the lab's namespaces share
+# this machine's; mgmtd (which reads no file) and vtysh would print
+# `hostname <machine>` and frr-reload.py would delete it on every reload.
 in_ns() { # NS CMD...
     local ns=$1; shift
-    if [[ -n ${FRR_ROOT:-} ]]; then
-        ip netns exec "$ns" chroot "$FRR_ROOT" "$@"
-    else
-        ip netns exec "$ns" "$@"
-    fi
+    local cmd=("$@")
+    [[ -n ${FRR_ROOT:-} ]] && cmd=(chroot "$FRR_ROOT" "${cmd[@]}")
+    # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+    [[ ${PROFILE:-default} == frr-k8s ]] && cmd=(unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$ns" "${cmd[@]}")
+    ip netns exec "$ns" "${cmd[@]}"
 }
 
 sockdir() { echo "${FRR_ROOT:-}/run/frr/$1"; }
@@ -272,7 +277,13 @@ start_frr() { # NS
     local ns=$1 conf=/run/ribbridge-lab/$1 run=/run/frr/$1 d
     mkdir -p "${FRR_ROOT:-}$conf" "${FRR_ROOT:-}$run" "${FRR_ROOT:-}/etc/frr/$ns"
     # vtysh -N NS reads /etc/frr/NS/vtysh.conf and complains when it is missing.
-    : >"${FRR_ROOT:-}/etc/frr/$ns/vtysh.conf"
+    # frr-k8s's vtysh.conf says `service integrated-vtysh-config` (see
+    # cmd_reload for why it matters).
+    if [[ ${PROFILE:-default} == frr-k8s ]]; then
+        echo "service integrated-vtysh-config" >"${FRR_ROOT:-}/etc/frr/$ns/vtysh.conf"
+    else
+        : >"${FRR_ROOT:-}/etc/frr/$ns/vtysh.conf"
+    fi
     in_ns "$ns" chown frr:frr "$run" "$conf"
     # FRR 10 moved part of the configuration into mgmtd, which must start first.
     local daemons=(zebra bgpd)
@@ -493,8 +504,9 @@ cmd_node_config() { # NODE FILE
             sleep 0.05
         done
     done
-    # Overwrite in place: the file keeps the mode the daemons can read.
-    cat "$file" >"$LAB_DIR/$node/frr.conf"
+    # Overwrite in place: the file keeps the mode the daemons can read (and
+    # FILE may be that file itself: then it stays as it is).
+    [[ $file -ef $LAB_DIR/$node/frr.conf ]] || cat "$file" >"$LAB_DIR/$node/frr.conf"
     start_frr "$node"
     log "$node restarted with $file"
 }
@@ -506,7 +518,7 @@ cmd_node_config() { # NODE FILE
 # --stdout FILE` first (a failure there aborts), then `--reload --overwrite
 # --stdout FILE`; plus the options that point its vtysh at NODE's daemons,
 # the ones `lab.sh vtysh` uses: pathspace NODE (`vtysh -N NODE`), the vty
-# sockets in /run/frr/NODE, vtysh in /usr/bin, vtysh.conf in /etc/frr/NODE
+# sockets in /run/frr/NODE (--vty_socket /run/frr: vtysh appends NODE), vtysh in /usr/bin, vtysh.conf in /etc/frr/NODE
 # (--confdir /etc/frr; --overwrite's `write` goes to /etc/frr/NODE/frr.conf),
 # its scratch files in /run/frr/NODE. On 10.x all of it runs inside the FRR
 # root, FILE copied to where the root sees it.
@@ -525,8 +537,19 @@ cmd_reload() { # NODE [FILE]
         || die "reload: FRR $FRR has no frr-reload.py (${FRR_ROOT:-}$py); run: scripts/install-frr.sh $FRR (it installs frr-pythontools)"
     inner=/run/ribbridge-lab/$node/reload.conf
     [[ $file -ef $LAB_DIR/$node/reload.conf ]] || cat "$file" >"$LAB_DIR/$node/reload.conf"
-    local opts=(--pathspace "$node" --vty_socket "/run/frr/$node" --bindir /usr/bin
+    # vtysh appends the pathspace to --vty_socket and --confdir.
+    local opts=(--pathspace "$node" --vty_socket /run/frr --bindir /usr/bin
         --confdir /etc/frr --rundir "/run/frr/$node")
+    # --overwrite ends in vtysh's `write`. Without an integrated config
+    # (`service integrated-vtysh-config` in vtysh.conf, or an existing
+    # /etc/frr/NODE/frr.conf) vtysh asks every daemon to write its own -f
+    # file, and the lab's daemons share one: each would overwrite the lab's
+    # frr.conf with its own part. frr-k8s's vtysh.conf names the integrated
+    # config; so does this node's from here on (the frr-k8s profile starts
+    # with it).
+    local vc=${FRR_ROOT:-}/etc/frr/$node/vtysh.conf
+    grep -qx 'service integrated-vtysh-config' "$vc" 2>/dev/null \
+        || echo "service integrated-vtysh-config" >>"$vc"
     local logf=$LAB_DIR/$node/frr-reload.log
     echo "=== $(date -u +%FT%T.%3NZ) lab.sh reload $node $file" >>"$logf"
     rc=0
