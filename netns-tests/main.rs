@@ -11,6 +11,7 @@ mod drain;
 mod faults;
 mod frr_clients;
 mod image;
+mod intent;
 mod kernel_mirror;
 mod lab_ecmp;
 mod privilege;
