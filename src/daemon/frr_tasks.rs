@@ -175,8 +175,8 @@ impl Poller {
             self.drained = Some(drained);
             out.push(Event::Drain { drained });
         }
-        let bgp_only = crate::frr::intent::parse(&config, None);
-        let zebra = if crate::frr::intent::needs_zebra(&bgp_only) {
+        let bgp_only = crate::model::intent::parse(&config, None);
+        let zebra = if crate::model::intent::needs_zebra(&bgp_only) {
             match self.zebra.running_config().await {
                 Ok(z) => Some(z),
                 Err(e) => {
@@ -189,7 +189,7 @@ impl Poller {
             None
         };
         let intent = match zebra {
-            Some(z) => crate::frr::intent::parse(&config, Some(&z)),
+            Some(z) => crate::model::intent::parse(&config, Some(&z)),
             None => bgp_only,
         };
         if self.intent.as_ref() != Some(&intent) {

@@ -1,4 +1,5 @@
-//! bgpd's (and zebra's) running configuration read as an [`Intent`]: which
+//! bgpd's (and zebra's) running configuration (`show running-config`
+//! on their vty sockets) read as an [`Intent`]: which
 //! kernel tables are redistributed in which family, through which
 //! route-map, the route-maps and prefix-lists those name, each neighbour's
 //! outbound filter, and bgpd's route-map delay timer.
@@ -9,9 +10,7 @@
 //! block is skipped, as are address families other than IPv4 and IPv6
 //! unicast.
 
-use crate::model::intent::{
-    Family, Intent, ListEntry, MapEntry, Match, OutFilter, PeerPolicy, Redistribute,
-};
+use super::{Family, Intent, ListEntry, MapEntry, Match, OutFilter, PeerPolicy, Redistribute};
 use crate::model::{Prefix, TableId};
 
 /// Where a line sits.
