@@ -109,6 +109,8 @@ struct Poller {
     drained: Option<bool>,
     /// The intent as last reported to the core (None: never read).
     intent: Option<crate::model::intent::Intent>,
+    /// bgpd's and zebra's configuration texts the intent was read from.
+    texts: Option<(String, Option<String>)>,
 }
 
 impl Poller {
@@ -120,6 +122,7 @@ impl Poller {
             tables: s.tables.clone(),
             drained: None,
             intent: None,
+            texts: None,
         }
     }
 
@@ -166,6 +169,34 @@ impl Poller {
                 return Vec::new();
             }
         };
+        // The same text as last time (the common case, every second): not
+        // parsed again. zebra's configuration matters only where a
+        // redistribution goes through its import (8.4's `ip import-table`).
+        let same = self.texts.as_ref().is_some_and(|(b, _)| *b == config);
+        let parsed = (!same).then(|| crate::model::intent::parse(&config, None));
+        let needs_zebra = match (&parsed, &self.intent) {
+            (Some(i), _) | (None, Some(i)) => crate::model::intent::needs_zebra(i),
+            (None, None) => false,
+        };
+        let zebra = if needs_zebra {
+            match self.zebra.running_config().await {
+                Ok(z) => Some(z),
+                Err(e) => {
+                    telemetry::frr_query_error("zebra");
+                    tracing::debug!(error = %e, "zebra: running config unavailable; intent unchanged");
+                    return Vec::new();
+                }
+            }
+        } else {
+            None
+        };
+        if same && self.texts.as_ref().is_some_and(|(_, z)| *z == zebra) {
+            return Vec::new();
+        }
+        let mut intent = parsed.unwrap_or_else(|| crate::model::intent::parse(&config, None));
+        if let Some(z) = &zebra {
+            intent.imports = Some(crate::model::intent::imports(z));
+        }
         let mut out = Vec::new();
         let drained = self
             .tables
@@ -175,23 +206,7 @@ impl Poller {
             self.drained = Some(drained);
             out.push(Event::Drain { drained });
         }
-        let bgp_only = crate::model::intent::parse(&config, None);
-        let zebra = if crate::model::intent::needs_zebra(&bgp_only) {
-            match self.zebra.running_config().await {
-                Ok(z) => Some(z),
-                Err(e) => {
-                    telemetry::frr_query_error("zebra");
-                    tracing::debug!(error = %e, "zebra: running config unavailable; intent unchanged");
-                    return out;
-                }
-            }
-        } else {
-            None
-        };
-        let intent = match zebra {
-            Some(z) => crate::model::intent::parse(&config, Some(&z)),
-            None => bgp_only,
-        };
+        self.texts = Some((config, zebra));
         if self.intent.as_ref() != Some(&intent) {
             self.intent = Some(intent.clone());
             out.push(Event::Intent { intent });

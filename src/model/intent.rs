@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 mod read;
 
-pub use read::{needs_zebra, parse};
+pub use read::{imports, needs_zebra, parse};
 
 use super::{Prefix, TableId, mask, max_len};
 

@@ -253,8 +253,9 @@ fn map_line(e: &mut MapEntry, w: &[&str]) {
     }
 }
 
-/// zebra's `ip|ipv6 import-table N` lines (default VRF).
-fn imports(zebra: &str) -> Vec<(Family, TableId)> {
+/// zebra's `ip|ipv6 import-table N` lines (default VRF) in its running
+/// configuration.
+pub fn imports(zebra: &str) -> Vec<(Family, TableId)> {
     let mut out = Vec::new();
     let mut in_vrf = false;
     for line in zebra.lines() {
