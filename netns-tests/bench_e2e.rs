@@ -1066,6 +1066,8 @@ async fn reboot_cell(frr: &'static str, how: Stop) -> Value {
                     "--frr-dir",
                 ])
                 .arg(lab_guard.sockdir("rb-node1"))
+                .arg("--drain-state")
+                .arg(support::drain_state(&lab_guard.sockdir("rb-node1")))
                 .output()
                 .await
                 .expect("drain");
