@@ -224,20 +224,24 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
         Direction::Drain => drain_commands(&config, &input.tables)?,
         Direction::Undrain => undrain_commands(&config, &input.tables)?,
     };
-    if dir == Direction::Drain {
-        record(input)?;
-    }
+    // The intent changes before bgpd does, both ways: a running daemon
+    // re-applies a recorded drain that bgpd lacks, so an undrain whose
+    // intent were removed after its commands would be drained again by
+    // it in between.
+    let intent = match dir {
+        Direction::Drain => {
+            record(input)?;
+            Intent::Recorded
+        }
+        Direction::Undrain if DrainState::remove(&input.state)? => Intent::Removed,
+        Direction::Undrain => Intent::Absent,
+    };
     let changed = !cmds.is_empty();
     if changed {
         let refs: Vec<&str> = cmds.iter().map(String::as_str).collect();
         bgpd.configure(&refs).await.map_err(vty_err(&bgpd_path))?;
         tracing::info!(commands = cmds.len(), "bgpd: {} configured", dir.goal());
     }
-    let intent = match dir {
-        Direction::Drain => Intent::Recorded,
-        Direction::Undrain if DrainState::remove(&input.state)? => Intent::Removed,
-        Direction::Undrain => Intent::Absent,
-    };
     let mine = local_addresses();
     let deadline = start + input.timeout;
     let waited_from = Instant::now();

@@ -11,7 +11,7 @@ use crate::model::TableId;
 
 const AFTER_HELP: &str = "The drain is recorded in --drain-state before bgpd is configured (a \
 running ribbridge re-applies it when a reload of FRR's configuration removes it; the file is on a \
-tmpfs, so a reboot ends it); undrain removes the file once bgpd is undrained.
+tmpfs, so a reboot ends it); undrain removes the file first, then undrains bgpd.
 
 Exit status: 0 done (no established peer is sent a VIP; undrain: every VIP \
 is sent to one), also when it already was; 1 not done within --timeout (the message names what \
