@@ -811,7 +811,8 @@ async fn scale(lab_guard: &Lab, n: usize, base_kib: u64, mode: &str) -> Value {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(f64::NAN);
         }
-        let watched = ready.is_some_and(|r: Instant| mode == "observe" || r.elapsed() >= Duration::from_secs(20));
+        let watched = ready
+            .is_some_and(|r: Instant| mode == "observe" || r.elapsed() >= Duration::from_secs(20));
         if watched && !took_us.is_nan() {
             break;
         }
