@@ -386,12 +386,13 @@ impl Intent {
             Family::Ipv4 => &self.ip_prefix_lists,
             Family::Ipv6 => &self.ipv6_prefix_lists,
         };
-        let Some(entries) = lists.get(name).filter(|e| !e.is_empty()) else {
-            return ListOutcome::Undefined;
-        };
+        // A list of the other family never matches, defined or not.
         if Family::of(prefix) != family {
             return ListOutcome::Deny;
         }
+        let Some(entries) = lists.get(name).filter(|e| !e.is_empty()) else {
+            return ListOutcome::Undefined;
+        };
         match entries.iter().find(|e| e.covers(prefix)) {
             Some(e) if e.permit => ListOutcome::Permit,
             _ => ListOutcome::Deny,
