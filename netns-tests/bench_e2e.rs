@@ -753,8 +753,12 @@ async fn idle_base(lab_guard: &Lab) -> u64 {
 }
 
 /// Cell 4, scale: `n` routes in table 198 (emptied first), then ribbridge
-/// starts. `base_kib`: the idle base, for the bytes per route.
-async fn scale(lab_guard: &Lab, n: usize, base_kib: u64) -> Value {
+/// starts in `mode`. `base_kib`: the idle base, for the bytes per route.
+/// The routes (10.0.0.0 up) are ones the lab's redistribution route-map
+/// does not permit: `filtered`, so in repair mode nothing may heal them
+/// (its heal actions are counted, over 20 s past ready: past the startup
+/// grace of a drift).
+async fn scale(lab_guard: &Lab, n: usize, base_kib: u64, mode: &str) -> Value {
     lab(&["exec", "rb-node1", "sh", "-c", FLUSH_198]);
     let dir = tempfile::tempdir().expect("tempdir");
     let insert = insert_routes(
@@ -764,7 +768,7 @@ async fn scale(lab_guard: &Lab, n: usize, base_kib: u64) -> Value {
         "dev lo table 198 proto 248 scope global",
     );
     let cfg = dir.path().join("ribbridge.toml");
-    std::fs::write(&cfg, "resync_secs = 10\nmode = \"observe\"\n").expect("config");
+    std::fs::write(&cfg, format!("resync_secs = 10\nmode = \"{mode}\"\n")).expect("config");
     let cfg_s = cfg.to_string_lossy().into_owned();
     let mut d = Daemon::start(
         lab_guard,
@@ -780,6 +784,7 @@ async fn scale(lab_guard: &Lab, n: usize, base_kib: u64) -> Value {
     let ready_limit = Duration::from_secs(env_or("BENCH_SCALE_READY_S", 120));
     let ready_deadline = Instant::now() + ready_limit;
     let (mut ready, mut took_us, mut disconnects) = (None, f64::NAN, 0usize);
+    let mut heals = 0usize;
     let timer_deadline = kernel + Duration::from_secs(30);
     while Instant::now() < ready_deadline.max(timer_deadline) {
         let left = ready_deadline
@@ -794,6 +799,9 @@ async fn scale(lab_guard: &Lab, n: usize, base_kib: u64) -> Value {
         if l.contains("zebra: disconnected") {
             disconnects += 1;
         }
+        if l.contains(": healing") {
+            heals += 1;
+        }
         // The timer resync: its line carries the dump + diff time.
         if l.contains("kernel resync done") && l.contains("reason=\"timer\"") && took_us.is_nan() {
             took_us = l
@@ -803,7 +811,9 @@ async fn scale(lab_guard: &Lab, n: usize, base_kib: u64) -> Value {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(f64::NAN);
         }
-        if ready.is_some() && !took_us.is_nan() {
+        let watched = ready
+            .is_some_and(|r: Instant| mode == "observe" || r.elapsed() >= Duration::from_secs(20));
+        if watched && !took_us.is_nan() {
             break;
         }
     }
@@ -811,7 +821,8 @@ async fn scale(lab_guard: &Lab, n: usize, base_kib: u64) -> Value {
     let started = d.started;
     d.stop().await;
     lab(&["exec", "rb-node1", "sh", "-c", FLUSH_198]);
-    json!({"vantage": "node", "table": 198, "routes": n, "ip_batch_insert_ms": ms(insert),
+    json!({"vantage": "node", "table": 198, "routes": n, "mode": mode, "heal_actions": heals,
+           "ip_batch_insert_ms": ms(insert),
            "base_kib": base_kib,
            "bytes_per_route_over_base": (hwm.saturating_sub(base_kib) * 1024) as f64 / n as f64,
            "first_kernel_view_ms": ms(kernel - started),
@@ -1056,6 +1067,8 @@ async fn reboot_cell(frr: &'static str, how: Stop) -> Value {
                     "--frr-dir",
                 ])
                 .arg(lab_guard.sockdir("rb-node1"))
+                .arg("--drain-state")
+                .arg(support::drain_state(&lab_guard.sockdir("rb-node1")))
                 .output()
                 .await
                 .expect("drain");
@@ -1276,11 +1289,14 @@ async fn memory_cells(lab_guard: &Lab, frr: &str, counts: &[usize]) -> Value {
     }
     let base = idle_base(lab_guard).await;
     let mut cells = Vec::new();
+    let modes = std::env::var("BENCH_SCALE_MODES").unwrap_or_else(|_| "observe repair".into());
     for &n in counts {
-        eprintln!("== FRR {frr}: scale ({n} routes)");
-        let s = scale(lab_guard, n, base).await;
-        eprintln!("{s}");
-        cells.push(s);
+        for mode in modes.split_whitespace() {
+            eprintln!("== FRR {frr}: scale ({n} routes, {mode})");
+            let s = scale(lab_guard, n, base, mode).await;
+            eprintln!("{s}");
+            cells.push(s);
+        }
     }
     Value::Array(cells)
 }

@@ -38,6 +38,8 @@ async fn cli(sub: &str, frr_dir: &Path, args: &[&str]) -> Output {
         .arg(sub)
         .arg("--frr-dir")
         .arg(frr_dir)
+        .arg("--drain-state")
+        .arg(crate::support::drain_state(frr_dir))
         .args(args)
         .output()
         .await
@@ -72,6 +74,9 @@ fn heals_or_drifts(lines: &[String]) -> Vec<String> {
 async fn drain_cycle(frr: &'static str) {
     let lab_guard = Lab::up(frr, 2, &[VIP]);
     let node1 = lab_guard.sockdir("rb-node1");
+    // No intent left from an earlier run.
+    let intent = crate::support::drain_state(&node1);
+    let _ = std::fs::remove_file(&intent);
     let mut router = RouteWatch::open("rb-router");
     let mut d = Daemon::start(&lab_guard, "rb-node1", &[]).await;
     // A router-vantage ribbridge node1 can reach (its status is the
@@ -114,6 +119,9 @@ async fn drain_cycle(frr: &'static str) {
     .await;
     assert_ok(&out, "drain");
     assert!(String::from_utf8_lossy(&out.stdout).contains("configured now"));
+    // The intent is recorded, for a daemon to re-apply after a reload.
+    let recorded = ribbridge::drain::DrainState::read(&intent).expect("intent readable");
+    assert_eq!(recorded.map(|s| s.tables), Some(vec![198]));
     // The router's kernel already holds node2's path only (the router view
     // confirmed it); no wait beyond the first check is needed.
     router
@@ -174,6 +182,9 @@ async fn drain_cycle(frr: &'static str) {
     let out = cli("undrain", &node1, &[]).await;
     assert_ok(&out, "undrain twice");
     assert!(String::from_utf8_lossy(&out.stdout).contains("already so"));
+    // The first undrain removed the intent; the second found none.
+    assert!(!intent.exists(), "{} left after undrain", intent.display());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("was absent"));
     let (doc, code) = d.status().await;
     assert_eq!((state_of(&doc), code), (Class::Advertised, 0), "{doc:?}");
     assert!(d.metrics().await.contains("ribbridge_drained 0"));

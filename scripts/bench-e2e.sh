@@ -22,7 +22,9 @@
 # this many runs in a row not healed within the bound and none healed),
 # BENCH_BOUND_S=12, BENCH_OBS=40 observed changes, BENCH_IDLE_S=60,
 # BENCH_AVAIL_BEATS=60 and BENCH_AVAIL_PERIOD_S=5 (kube-vip's pace),
-# BENCH_CHURN=1000 changes at 50/s, BENCH_SCALE="10000 100000" (route counts
+# BENCH_CHURN=1000 changes at 50/s, BENCH_SCALE_MODES="observe repair" (the
+# modes of the memory cells: routes the lab's route-map filters, so repair
+# must take no action), BENCH_SCALE="10000 100000" (route counts
 # of the node's memory cells; "" skips them), BENCH_ROUTER_ROUTES=1000000
 # (the router vantage's memory cell, once per bench, its own namespace; 0
 # skips it), BENCH_REBOOT=1 (0 skips the power-off cells),

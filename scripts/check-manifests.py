@@ -22,12 +22,16 @@ Usage: check-manifests.py [--self-test] [--kubernetes-version X.Y.Z]
    and gid, requests and limits, startup/readiness/liveness httpGet probes
    on 127.0.0.1:7585 whose paths the daemon serves (read from src/http/server.rs),
    `--listen 127.0.0.1:7585`, FRR's socket directory at /var/run/frr
-   mounted read-only in observe mode; the pods hostNetwork; a static pod
+   mounted read-only in observe mode; the drain's intent directory, the
+   host's /run/ribbridge (hostPath, DirectoryOrCreate), mounted writable at
+   /run/ribbridge, and `--drain-state /run/ribbridge/drain` in its args and
+   in its preStop drain; the pods hostNetwork; a static pod
    system-node-critical, tolerating everything, with a termination grace,
    named to start after FRR (0000-frr-k8s.yaml) and before kube-vip
    (0010-...). Other containers: not privileged, drop ALL, add nothing,
    read-only root. The same container is written in several files: they
-   must be equal.
+   must be equal. A tmpfiles.d file entry (/etc/tmpfiles.d/ribbridge.conf)
+   makes /run/ribbridge for the ribbridge container's uid and gid.
 3. A BMP station (`--vantage bmp` in the ribbridge container's args) reads
    nothing of the node: its pod must not be hostNetwork nor mount a
    hostPath, the container mounts no FRR sockets and adds no capability,
@@ -66,6 +70,11 @@ DIRS = ["deploy/openshift", "deploy/kubernetes"]
 PORT = 7585
 LISTEN = f"127.0.0.1:{PORT}"
 SOCKETS = "/var/run/frr"
+# The drain's intent: the host's /run/ribbridge, mounted at the same path.
+STATE_DIR = "/run/ribbridge"
+STATE = f"{STATE_DIR}/drain"
+STATE_VOLUME = {"hostPath": {"path": STATE_DIR, "type": "DirectoryOrCreate"}}
+TMPFILES = "/etc/tmpfiles.d/ribbridge.conf"
 # Static pods start in file-name order: after FRR, before kube-vip.
 FRR_MANIFEST = "0000-frr-k8s.yaml"
 KUBE_VIP_FIRST = "0010-kube-vip-api.yaml"
@@ -145,7 +154,10 @@ def pod_of_container(c):
         "spec": {
             "hostNetwork": True,
             "containers": [c],
-            "volumes": [{"name": "frr-sockets", "hostPath": {"path": "/run/frr-k8s/sockets"}}],
+            "volumes": [
+                {"name": "frr-sockets", "hostPath": {"path": "/run/frr-k8s/sockets"}},
+                {"name": "ribbridge-state", **copy.deepcopy(STATE_VOLUME)},
+            ],
         },
     }
 
@@ -242,16 +254,42 @@ class Checker:
                 self.fail(where, f"a BMP station mounts FRR's sockets at {SOCKETS}: it reads no FRR")
         elif len(mounts) != 1:
             self.fail(where, f"FRR's socket directory is not mounted at {SOCKETS}")
+        if not station:
+            self.drain_state(where, c, args, volumes)
         for m in c.get("volumeMounts") or []:
             vol = volumes.get(m.get("name"))
             if vol is None:
                 self.fail(where, f"volumeMount {m.get('name')!r}: no such volume in the pod")
                 continue
-            if mode == "observe" and m.get("readOnly") is not True and ("hostPath" in vol or m.get("mountPath") == SOCKETS):
+            state = m.get("mountPath") == STATE_DIR
+            if mode == "observe" and m.get("readOnly") is not True and not state and ("hostPath" in vol or m.get("mountPath") == SOCKETS):
                 self.fail(where, f"volumeMount {m.get('name')!r} at {m.get('mountPath')}: must be readOnly in observe mode")
             if m.get("mountPath") == SOCKETS and not ("hostPath" in vol or "emptyDir" in vol):
                 self.fail(where, f"{SOCKETS} is volume {vol}: expected FRR's hostPath or shared emptyDir")
         return mode
+
+    def drain_state(self, where, c, args, volumes):
+        """The drain's intent: one writable mount of the host's
+        /run/ribbridge at /run/ribbridge, and the daemon and the preStop
+        drain both told the file."""
+        mounts = [m for m in c.get("volumeMounts") or [] if m.get("mountPath") == STATE_DIR]
+        if len(mounts) != 1:
+            self.fail(where, f"the drain's intent directory is not mounted at {STATE_DIR}")
+        else:
+            m = mounts[0]
+            if m.get("readOnly") is True:
+                self.fail(where, f"volumeMount {m.get('name')!r} at {STATE_DIR}: must be writable (drain writes the intent there)")
+            vol = volumes.get(m.get("name"))
+            if vol is not None and vol.get("hostPath") != STATE_VOLUME["hostPath"]:
+                self.fail(where, f"{STATE_DIR} is volume {vol}: expected hostPath {STATE_VOLUME['hostPath']} (the host's tmpfs: kept across restarts, not reboots)")
+        if not has_flag(args, "--drain-state", STATE):
+            self.fail(where, f"args {args}: no --drain-state {STATE}")
+        hook = ((((c.get("lifecycle") or {}).get("preStop") or {}).get("exec") or {}).get("command")) or []
+        hook = [str(a) for a in hook]
+        if "drain" not in hook:
+            self.fail(where, "no preStop `ribbridge drain` hook")
+        elif not has_flag(hook, "--drain-state", STATE):
+            self.fail(where, f"preStop {hook}: no --drain-state {STATE}")
 
     def other_container(self, where, c):
         sc = c.get("securityContext") or {}
@@ -290,8 +328,8 @@ class Checker:
             if not isinstance(spec.get("terminationGracePeriodSeconds"), int):
                 self.fail(where, "terminationGracePeriodSeconds missing")
             for v in volumes.values():
-                if "hostPath" in v and v["hostPath"].get("path") != "/run/frr-k8s/sockets":
-                    self.fail(where, f"hostPath {v['hostPath'].get('path')}: only FRR's socket directory")
+                if "hostPath" in v and v["hostPath"].get("path") not in ("/run/frr-k8s/sockets", STATE_DIR):
+                    self.fail(where, f"hostPath {v['hostPath'].get('path')}: only FRR's socket directory and {STATE_DIR}")
         return ribbridge
 
     def station_pod(self, where, spec, volumes):
@@ -326,11 +364,13 @@ class Checker:
         for doc in docs:
             if doc is None:
                 continue
-            if set(doc) == {"mode", "path", "contents"}:
+            if set(doc) == {"mode", "path", "contents"} and str(doc["path"]).startswith("/etc/tmpfiles.d/"):
+                self.tmpfiles_entry(rel, doc)
+            elif set(doc) == {"mode", "path", "contents"}:
                 found += self.file_entry(rel, doc, repair_name)
             elif "kind" not in doc and "image" in doc:
                 self.schema(rel, pod_of_container(doc))
-                volumes = {"frr-sockets": {"hostPath": {}}}
+                volumes = {"frr-sockets": {"hostPath": {}}, "ribbridge-state": STATE_VOLUME}
                 self.ribbridge_container(f"{rel}: container {doc.get('name')}", doc, volumes, repair_name)
                 found.append(doc)
             elif doc.get("kind") == "DaemonSet" and "selector" not in doc.get("spec", {}):
@@ -371,6 +411,20 @@ class Checker:
         self.schema(f"{rel} (contents.inline)", pod)
         return self.pod_spec(f"{rel} (contents.inline)", pod["spec"], repair_name, static=True)
 
+    def tmpfiles_entry(self, rel, doc):
+        """/etc/tmpfiles.d/ribbridge.conf: /run/ribbridge made at boot for
+        the ribbridge containers' uid:gid (checked in run())."""
+        if doc["mode"] != 0o644:
+            self.fail(rel, f"mode {oct(doc['mode']) if isinstance(doc['mode'], int) else doc['mode']}: expected 0644")
+        if doc["path"] != TMPFILES:
+            self.fail(rel, f"path {doc['path']}: expected {TMPFILES}")
+        lines = [l.split() for l in str((doc.get("contents") or {}).get("inline", "")).splitlines()]
+        lines = [l for l in lines if l and not l[0].startswith("#")]
+        if len(lines) != 1 or len(lines[0]) != 6 or lines[0][:3] != ["d", STATE_DIR, "0755"] or lines[0][5] != "-":
+            self.fail(rel, f"contents {lines}: expected one line `d {STATE_DIR} 0755 UID GID -`")
+            return
+        self.tmpfiles_owner = (rel, lines[0][3], lines[0][4])
+
     def service_monitor(self, rel, doc):
         spec = doc.get("spec") or {}
         services = [d for d in self.all_docs if d and d.get("kind") == "Service"]
@@ -393,6 +447,7 @@ class Checker:
     def run(self, files):
         """files: {relative path: [documents]}; returns the problems."""
         self.problems = []
+        self.tmpfiles_owner = None
         self.all_docs = [d for docs in files.values() for d in docs]
         containers = {}
         for rel, docs in sorted(files.items()):
@@ -404,6 +459,15 @@ class Checker:
                 continue
             for c in found:
                 containers.setdefault("repair" in os.path.basename(rel), []).append((rel, c))
+        if self.tmpfiles_owner is None:
+            self.fail("deploy/openshift", f"no tmpfiles.d file entry makes {STATE_DIR} (ribbridge-tmpfiles.yaml)")
+        else:
+            rel, uid, gid = self.tmpfiles_owner
+            for _, cs in containers.items():
+                for crel, c in cs:
+                    sc = c.get("securityContext") or {}
+                    if [uid, gid] != [str(sc.get("runAsUser")), str(sc.get("runAsGroup"))]:
+                        self.fail(rel, f"makes {STATE_DIR} for {uid}:{gid}, but {crel}'s ribbridge runs as {sc.get('runAsUser')}:{sc.get('runAsGroup')}")
         for variant, cs in containers.items():
             first_rel, first = cs[0]
             for rel, c in cs[1:]:
@@ -424,6 +488,11 @@ def manifests():
             if name.endswith(".yaml"):
                 files[f"{d}/{name}"] = load(f"{d}/{name}")
     return files
+
+
+def has_flag(args, flag, value):
+    """`flag value` or `flag=value` in args."""
+    return f"{flag}={value}" in args or any(a == flag and b == value for a, b in zip(args, args[1:]))
 
 
 def is_station(c):
@@ -484,6 +553,10 @@ def self_test(checker, files):
         (station, "station probed on its loopback", lambda c: c["readinessProbe"]["httpGet"].update(host="127.0.0.1", port=PORT, scheme="HTTP"), "through its kube-rbac-proxy"),
         (station, "station mounts FRR's sockets", lambda c: c.update(volumeMounts=[{"name": "metrics-certs", "mountPath": SOCKETS, "readOnly": True}]), "reads no FRR"),
         (station, "station adds NET_ADMIN", lambda c: sc(c)["capabilities"].update(add=["NET_ADMIN"]), "in observe mode"),
+        (base, "intent directory read-only", lambda c: c["volumeMounts"][1].update(readOnly=True), "must be writable"),
+        (base, "intent directory not mounted", lambda c: c["volumeMounts"].pop(1), "intent directory is not mounted"),
+        (base, "run without --drain-state", lambda c: c.update(args=["run", "--mode", "observe", "--listen", LISTEN]), "no --drain-state"),
+        (base, "preStop without --drain-state", lambda c: c["lifecycle"]["preStop"]["exec"].update(command=["/usr/bin/ribbridge", "drain", "--timeout", "8s"]), "preStop"),
     ]
     failed = []
     for rel, what, breakit, words in breakages:
@@ -510,11 +583,25 @@ def self_test(checker, files):
     entry_breakage("another hostPath", lambda d, p: p["spec"]["volumes"][0]["hostPath"].update(path="/"), "only FRR's socket directory")
     entry_breakage("container differs", lambda d, p: p["spec"]["containers"][0]["resources"]["limits"].update(memory="1Gi"), "differs from")
     entry_breakage("schema: tolerations a map", lambda d, p: p["spec"].update(tolerations={"operator": "Exists"}), "does not validate")
+    entry_breakage("intent directory a Directory", lambda d, p: p["spec"]["volumes"][1]["hostPath"].update(type="Directory"), "expected hostPath")
     broken = copy.deepcopy(files)
     broken[station][0]["spec"]["template"]["spec"]["hostNetwork"] = True
     if not any("must not be hostNetwork" in p for p in checker.run(broken)):
         failed.append(f"{station}: hostNetwork (no problem with 'must not be hostNetwork')")
-    total = len(breakages) + 10  # the entry_breakage lines and the station's hostNetwork
+
+    def doc_breakage(rel, what, change, words):
+        broken = copy.deepcopy(files)
+        change(broken)
+        if not any(words in p for p in checker.run(broken)):
+            failed.append(f"{rel}: {what} (no problem with {words!r})")
+
+    tmpfiles = "deploy/openshift/ribbridge-tmpfiles.yaml"
+    doc_breakage(patch, "intent volume an emptyDir", lambda b: b[patch][0]["spec"]["template"]["spec"]["volumes"][0].update(hostPath=None, emptyDir={}), "expected hostPath")
+    doc_breakage(tmpfiles, "tmpfiles for root", lambda b: b[tmpfiles][0]["contents"].update(inline="d /run/ribbridge 0755 0 0 -\n"), "makes /run/ribbridge for 0:0")
+    doc_breakage(tmpfiles, "tmpfiles elsewhere", lambda b: b[tmpfiles][0]["contents"].update(inline="d /run/other 0755 100 101 -\n"), "expected one line")
+    doc_breakage(tmpfiles, "no tmpfiles entry", lambda b: b.pop(tmpfiles), "no tmpfiles.d file entry")
+    # the entry_breakage lines, the station's hostNetwork, the doc_breakage lines
+    total = len(breakages) + 11 + 4
     if failed:
         print(f"check-manifests --self-test: {len(failed)} of {total} breakages were NOT refused:", file=sys.stderr)
         for f in failed:

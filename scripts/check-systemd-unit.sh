@@ -11,7 +11,10 @@
 #      FRR's frr.service, and checks that it runs as frr with frrvty, with
 #      CAP_NET_ADMIN only (repair) or no capability (observe), under the
 #      unit's seccomp filter, and that `ribbridge status` answers with the
-#      VIP it put in table 198, seen in the kernel and in zebra.
+#      VIP it put in table 198, seen in the kernel and in zebra, and that
+#      /run/ribbridge (the drain's intent) is frr's and outlives the unit;
+#      then that ribbridge-drain.service, stopped, drains bgpd and records
+#      the intent there.
 # Usage: scripts/check-systemd-unit.sh [--no-boot] [--bin PATH]
 #   --bin: the ribbridge to install in the container (default: the static
 #   release binary scripts/build-image.sh builds).
@@ -115,6 +118,7 @@ SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn -D "$ROOT" --volatile=overlay 
     --private-network --register=no --keep-unit -M "rb-unit-$$" \
     --bind-ro="$bin:/usr/local/bin/ribbridge" \
     --bind-ro="$PWD/deploy/systemd/ribbridge.service:/etc/systemd/system/ribbridge.service" \
+    --bind-ro="$PWD/deploy/systemd/ribbridge-drain.service:/etc/systemd/system/ribbridge-drain.service" \
     --bind-ro="$PWD/deploy/ribbridge.toml:/etc/ribbridge/ribbridge.toml" \
     --bind-ro="$work/daemons:/etc/frr/daemons" \
     -b </dev/null >"$work/console.log" 2>&1 &
@@ -171,12 +175,34 @@ check_run() {
     while IFS= read -r l; do echo "    $l"; done <<<"$status" >&2
 }
 check_run repair 0000000000001000
+# The drain's intent directory: made by the unit for frr, kept when it stops.
+rundir_ok() {
+    local got
+    got=$(inside stat -c '%U %a' /run/ribbridge 2>&1 || true)
+    [[ $got == "frr 755" ]] || die "/run/ribbridge $1: '$got', expected 'frr 755' (RuntimeDirectory=ribbridge)"
+}
+rundir_ok "while ribbridge.service runs"
 inside mkdir -p /etc/systemd/system/ribbridge.service.d
 inside sh -c 'cat > /etc/systemd/system/ribbridge.service.d/observe.conf' <deploy/systemd/observe.conf
 inside systemctl daemon-reload
 check_run observe 0000000000000000
+# The drain unit, stopped, drains under its own sandbox and records the
+# intent in the directory ribbridge.service shares.
+inside vtysh -c 'conf t' -c 'route-map RB-VIP permit 10' -c exit -c 'router bgp 64512' \
+    -c 'address-family ipv4 unicast' -c 'no redistribute table-direct 198' \
+    -c 'redistribute table-direct 198 route-map RB-VIP' -c end >/dev/null
+inside systemctl start ribbridge-drain.service
+inside systemctl stop ribbridge-drain.service
+intent=$(inside cat /run/ribbridge/drain 2>&1 || true)
+grep -q '"drained":true' <<<"$intent" \
+    || die "ribbridge-drain.service recorded no intent ('$intent'):$(echo; inside journalctl -u ribbridge-drain --no-pager -n 20)"
+inside vtysh -c 'show running-config' | grep -q 'description ribbridge-drain' \
+    || die "ribbridge-drain.service did not drain bgpd:$(echo; inside journalctl -u ribbridge-drain --no-pager -n 20)"
+log "ribbridge-drain.service stopped: bgpd drained, intent $intent"
 inside systemctl stop ribbridge.service
 result=$(inside systemctl show -p Result --value ribbridge.service)
 [[ $result == success ]] || die "ribbridge.service stopped with result '$result'"
+rundir_ok "once ribbridge.service stopped (RuntimeDirectoryPreserve=yes)"
+log "/run/ribbridge: frr's, 0755, kept when the unit stops"
 stop_container
 log "the unit stopped cleanly; container powered off"

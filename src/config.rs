@@ -23,6 +23,11 @@ use crate::model::{Prefix, TableId, VIP_TABLE};
 /// Where FRR's sockets are when nothing says otherwise.
 pub const DEFAULT_FRR_DIR: &str = "/var/run/frr";
 
+/// Where the drain's intent is kept when nothing says otherwise
+/// (`crate::drain::state`): under /run, a tmpfs, so a reboot ends the drain
+/// as it ends FRR's running configuration.
+pub const DEFAULT_DRAIN_STATE: &str = "/run/ribbridge/drain";
+
 /// How long a router whose BMP session ended is kept (stale) by default:
 /// long enough for a router or station restart to reconnect without its
 /// series going away, short enough that a decommissioned router does not
@@ -76,6 +81,8 @@ pub struct Layer {
     /// How long a router whose BMP session ended stays (stale, unknown)
     /// before it is forgotten, seconds (bmp vantage only).
     pub bmp_stale_secs: Option<u64>,
+    /// The drain's intent file (`crate::drain::state`).
+    pub drain_state: Option<PathBuf>,
 }
 
 /// The resolved settings.
@@ -119,6 +126,9 @@ pub struct Settings {
     pub bmp_listen: Option<SocketAddr>,
     /// Seconds a stale router is kept before it is forgotten.
     pub bmp_stale_secs: u64,
+    /// The drain's intent file: a drain recorded there is re-applied when
+    /// bgpd's configuration loses it.
+    pub drain_state: PathBuf,
 }
 
 impl Default for Settings {
@@ -143,6 +153,7 @@ impl Default for Settings {
             vantage: Vantage::Node,
             bmp_listen: None,
             bmp_stale_secs: DEFAULT_BMP_STALE_SECS,
+            drain_state: PathBuf::from(DEFAULT_DRAIN_STATE),
         }
     }
 }
@@ -303,6 +314,9 @@ impl Settings {
         if let Some((n, o)) = pick!(bmp_stale_secs) {
             s.bmp_stale_secs = in_range(n, 1..=86_400, o, "bmp_stale_secs")?;
         }
+        if let Some((p, o)) = pick!(drain_state) {
+            s.drain_state = check_drain_state(p, o)?;
+        }
         if s.vantage != Vantage::Bmp {
             // A station's key on a node or router would silently do nothing.
             let bmp_only = [
@@ -351,6 +365,21 @@ impl Settings {
         }
         Ok(s)
     }
+}
+
+/// The intent file must name a file (its directory is the deployment's).
+fn check_drain_state(p: PathBuf, o: Origin<'_>) -> Result<PathBuf, ConfigError> {
+    if p.file_name().is_none() || p.as_os_str().to_string_lossy().ends_with('/') {
+        return Err(value(
+            o,
+            "drain_state",
+            format!(
+                "'{}' names no file; give a file in a writable directory, e.g. {DEFAULT_DRAIN_STATE}",
+                p.display()
+            ),
+        ));
+    }
+    Ok(p)
 }
 
 fn value(o: Origin<'_>, key: &str, reason: String) -> ConfigError {
@@ -576,6 +605,35 @@ mod tests {
         .expect_err("bmp flag on a node")
         .to_string();
         assert!(e.starts_with("--bmp-listen: only the BMP station"), "{e}");
+    }
+
+    #[test]
+    fn drain_state_defaults_to_run_and_must_name_a_file() {
+        assert_eq!(
+            file("").expect("defaults").drain_state,
+            Path::new(DEFAULT_DRAIN_STATE)
+        );
+        let s = file("drain_state = \"/var/run/ribbridge/intent\"\n").expect("a file");
+        assert_eq!(s.drain_state, Path::new("/var/run/ribbridge/intent"));
+        let e = file("drain_state = \"/run/ribbridge/\"\n")
+            .expect_err("a directory")
+            .to_string();
+        assert!(
+            e.starts_with(
+                "/etc/ribbridge.toml: key 'drain_state': '/run/ribbridge/' names no file"
+            ),
+            "{e}"
+        );
+        let e = Settings::resolve(
+            None,
+            Layer {
+                drain_state: Some(PathBuf::from("/run/..")),
+                ..Layer::default()
+            },
+        )
+        .expect_err("no file name")
+        .to_string();
+        assert!(e.starts_with("--drain-state: "), "{e}");
     }
 
     #[test]

@@ -15,15 +15,31 @@
 //!   running daemon reads it back on every poll (and after a restart) and
 //!   reports every VIP `drained`. `endpoint` only waits for that report;
 //!   the daemon's HTTP endpoint stays read-only.
+//! - The drain is also ribbridge's intent, kept in a file ([`state`],
+//!   `DrainInput::state`), so that it can be re-applied when a reload of
+//!   bgpd's whole configuration removes the entry. [`drain`] records it
+//!   once bgpd's configuration has been read and the commands are known,
+//!   and before the first command is sent: when the file cannot be
+//!   written, [`DrainError::StateWrite`] is returned and bgpd is not
+//!   touched, since a drain that nothing records would be undone silently
+//!   by the next reload. A drain that fails after that (bgpd refuses a
+//!   command, the wait times out) leaves the intent recorded: it is still
+//!   what was asked for, and `undrain` removes it. [`undrain`] removes the
+//!   file once bgpd accepted its commands (before the wait, so that a
+//!   daemon does not drain again while the VIPs come back).
 //! - At the timeout: [`DrainError::Timeout`], naming what still advertises
 //!   (or, undraining, what is still missing).
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use crate::frr::drain::{Redistribution, drain_commands, redistributions, undrain_commands};
+pub mod state;
+
+pub use state::DrainState;
+
+use crate::frr::drain::{DrainPlanError, drain_commands, undrain_commands};
 use crate::frr::{Afi, VtyClient, VtyError, bgp_snapshot};
 use crate::http::client::{self, Address};
 use crate::model::{Prefix, TableId};
@@ -36,6 +52,8 @@ pub struct DrainInput {
     pub frr_dir: PathBuf,
     /// The VIP tables bgpd redistributes.
     pub tables: Vec<TableId>,
+    /// The drain's intent file ([`state`]; `crate::config::DEFAULT_DRAIN_STATE`).
+    pub state: PathBuf,
     /// How long to wait for the views to agree.
     pub timeout: Duration,
     /// This node's running ribbridge: also wait until its `/status` reports
@@ -57,6 +75,19 @@ pub struct DrainOutcome {
     pub peers: BTreeSet<String>,
     /// From the configuration change to the views agreeing.
     pub waited: Duration,
+    /// What happened to the intent file.
+    pub intent: Intent,
+}
+
+/// What a drain or an undrain did with the intent file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    /// Drain: written (a recorded drain keeps its `since`).
+    Recorded,
+    /// Undrain: removed.
+    Removed,
+    /// Undrain: there was none.
+    Absent,
 }
 
 /// Which way.
@@ -88,21 +119,67 @@ pub enum DrainError {
         /// Why.
         source: VtyError,
     },
-    /// bgpd does not redistribute the VIP table: nothing to drain.
+    /// bgpd's configuration cannot be drained or undrained as it is (no
+    /// redistribution, no route-map, no free sequence); nothing was sent.
+    #[error(transparent)]
+    Plan(#[from] DrainPlanError),
+    /// The intent file exists but cannot be read.
     #[error(
-        "bgpd's running configuration redistributes none of the tables {tables:?}: nothing to drain or undrain; check frr.conf (ribbridge render writes the redistribution)"
+        "{}: cannot read the drain intent: {source}; make it readable by ribbridge's user, or remove it (ribbridge undrain)",
+        path.display()
     )]
-    NoRedistribution {
-        /// The tables looked for.
-        tables: Vec<TableId>,
+    StateRead {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
     },
-    /// A redistribution without a route-map: the drain needs one.
+    /// The intent file is not a drain intent document.
     #[error(
-        "bgpd's '{line}' has no route-map: the drain adds a deny entry to the redistribution's route-map; add one (ribbridge render writes it)"
+        "{}: not a ribbridge drain intent ({source}); it holds {{\"drained\": true, \"since\": \"RFC 3339 time\", \"tables\": [198]}}: run ribbridge drain to rewrite it, or ribbridge undrain to remove it",
+        path.display()
     )]
-    NoRouteMap {
-        /// The configuration line.
-        line: String,
+    StateGarbled {
+        /// The file.
+        path: PathBuf,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
+    /// The intent file's `since` is not an RFC 3339 time.
+    #[error(
+        "{}: the drain intent's since '{text}' is not an RFC 3339 time ({source}); run ribbridge drain to rewrite it, or ribbridge undrain to remove it",
+        path.display()
+    )]
+    StateSince {
+        /// The file.
+        path: PathBuf,
+        /// The text found.
+        text: String,
+        /// The parser's reason.
+        source: humantime::TimestampError,
+    },
+    /// The intent file cannot be written: the drain was not applied.
+    #[error(
+        "cannot record the drain intent in {}: {source}; bgpd was not drained: mount a writable directory at {} (the manifests mount the host's /run/ribbridge, the systemd units set RuntimeDirectory=ribbridge) or give --drain-state a writable path",
+        path.display(),
+        path.parent().map_or_else(|| ".".into(), |d| d.display().to_string())
+    )]
+    StateWrite {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// bgpd is undrained, but the intent file stays.
+    #[error(
+        "bgpd is undrained, but the drain intent {} cannot be removed: {source}; remove it by hand, or a running ribbridge drains this node again",
+        path.display()
+    )]
+    StateRemove {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
     },
     /// The views did not agree within the timeout.
     #[error("not {goal} after {timeout:?}: {}", pending.join("; "))]
@@ -143,22 +220,21 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
     let bgpd = VtyClient::lazy(&bgpd_path, vty_timeout);
     let zebra = VtyClient::lazy(&zebra_path, vty_timeout);
     let config = bgpd.running_config().await.map_err(vty_err(&bgpd_path))?;
-    let rs: Vec<Redistribution> = input
-        .tables
-        .iter()
-        .flat_map(|&t| redistributions(&config, t))
-        .collect();
-    if rs.is_empty() {
-        return Err(DrainError::NoRedistribution {
-            tables: input.tables.clone(),
-        });
-    }
-    if let Some(r) = rs.iter().find(|r| r.route_map.is_none()) {
-        return Err(DrainError::NoRouteMap { line: r.line() });
-    }
     let cmds = match dir {
-        Direction::Drain => drain_commands(&config, &rs),
-        Direction::Undrain => undrain_commands(&config, &rs),
+        Direction::Drain => drain_commands(&config, &input.tables)?,
+        Direction::Undrain => undrain_commands(&config, &input.tables)?,
+    };
+    // The intent changes before bgpd does, both ways: a running daemon
+    // re-applies a recorded drain that bgpd lacks, so an undrain whose
+    // intent were removed after its commands would be drained again by
+    // it in between.
+    let intent = match dir {
+        Direction::Drain => {
+            record(input)?;
+            Intent::Recorded
+        }
+        Direction::Undrain if DrainState::remove(&input.state)? => Intent::Removed,
+        Direction::Undrain => Intent::Absent,
     };
     let changed = !cmds.is_empty();
     if changed {
@@ -177,6 +253,7 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
                 vips: check.vips,
                 peers: check.peers,
                 waited: waited_from.elapsed(),
+                intent,
             });
         }
         if Instant::now() >= deadline {
@@ -188,6 +265,22 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
         }
         tokio::time::sleep(CHECK_EVERY).await;
     }
+}
+
+/// Record the drain's intent for `input`, keeping the `since` of one
+/// already recorded (an unreadable one is replaced).
+fn record(input: &DrainInput) -> Result<(), DrainError> {
+    let since = match DrainState::read(&input.state) {
+        Ok(Some(s)) => s.since,
+        Ok(None) => SystemTime::now(),
+        Err(e) => {
+            tracing::warn!(error = %e, "replacing the drain intent");
+            SystemTime::now()
+        }
+    };
+    DrainState::new(input.tables.clone(), since).write(&input.state)?;
+    tracing::info!(path = %input.state.display(), "drain intent recorded");
+    Ok(())
 }
 
 struct Check {
@@ -350,4 +443,157 @@ fn local_addresses() -> BTreeSet<IpAddr> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use bytes::BytesMut;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::UnixListener;
+
+    use super::*;
+    use crate::frr::vty::codec::{VtyReply, VtyStatus, decode_command, encode_reply};
+
+    const CONFIG: &str = "router bgp 64512\n address-family ipv4 unicast\n  \
+redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V4\n exit-address-family\nexit\n!\n\
+route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n";
+
+    const DRAINED: &str =
+        "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-drain\nexit\n";
+
+    /// A bgpd.vty in `dir` answering `show running-config` with `config`
+    /// and anything else with an empty success; every command it read is
+    /// in the returned list.
+    fn fake_bgpd(dir: &std::path::Path, config: String) -> Arc<Mutex<Vec<String>>> {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let listener = UnixListener::bind(dir.join("bgpd.vty")).expect("bind");
+        let log = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                let log = Arc::clone(&log);
+                let config = config.clone();
+                tokio::spawn(async move {
+                    let mut buf = BytesMut::new();
+                    loop {
+                        while let Some(cmd) = decode_command(&mut buf) {
+                            let text = if cmd == "show running-config" {
+                                config.clone()
+                            } else {
+                                String::new()
+                            };
+                            log.lock().expect("log").push(cmd);
+                            let mut out = BytesMut::new();
+                            let reply = VtyReply {
+                                status: VtyStatus::Success,
+                                text,
+                            };
+                            encode_reply(&reply, &mut out).expect("encode");
+                            if s.write_all(&out).await.is_err() {
+                                return;
+                            }
+                        }
+                        match s.read_buf(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) => {}
+                        }
+                    }
+                });
+            }
+        });
+        seen
+    }
+
+    fn input(dir: &std::path::Path, state: PathBuf) -> DrainInput {
+        DrainInput {
+            frr_dir: dir.to_path_buf(),
+            tables: vec![198],
+            state,
+            // No zebra.vty: the wait never agrees and ends at once.
+            timeout: Duration::from_millis(50),
+            endpoint: None,
+            confirm: None,
+        }
+    }
+
+    fn configured(seen: &Arc<Mutex<Vec<String>>>) -> Vec<String> {
+        seen.lock()
+            .expect("log")
+            .iter()
+            .filter(|c| !c.starts_with("show") && *c != "enable")
+            .cloned()
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn an_unwritable_intent_fails_before_bgpd_is_touched() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let seen = fake_bgpd(tmp.path(), CONFIG.to_string());
+        let state = tmp.path().join("no-such-dir/drain");
+        let e = drain(&input(tmp.path(), state.clone()))
+            .await
+            .expect_err("no directory");
+        assert!(matches!(e, DrainError::StateWrite { .. }), "{e:?}");
+        assert!(e.to_string().contains("bgpd was not drained"), "{e}");
+        assert_eq!(configured(&seen), Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn the_intent_is_recorded_before_the_commands_and_stays_on_timeout() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let seen = fake_bgpd(tmp.path(), CONFIG.to_string());
+        let state = tmp.path().join("drain");
+        let e = drain(&input(tmp.path(), state.clone()))
+            .await
+            .expect_err("the wait cannot agree without zebra");
+        assert!(matches!(e, DrainError::Timeout { .. }), "{e:?}");
+        let cmds = configured(&seen);
+        assert_eq!(
+            cmds.first().map(String::as_str),
+            Some("configure terminal"),
+            "{cmds:?}"
+        );
+        assert!(cmds.contains(&"route-map KUBE-VIP-ROUTES-V4 deny 1".to_string()));
+        let s = DrainState::read(&state)
+            .expect("readable")
+            .expect("recorded");
+        assert_eq!(s.tables, vec![198]);
+    }
+
+    #[tokio::test]
+    async fn a_collision_records_nothing_and_sends_nothing() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let config = CONFIG.replace("permit 10", "permit 1");
+        let seen = fake_bgpd(tmp.path(), config);
+        let state = tmp.path().join("drain");
+        let e = drain(&input(tmp.path(), state.clone()))
+            .await
+            .expect_err("sequence 1 taken");
+        assert!(
+            matches!(
+                e,
+                DrainError::Plan(DrainPlanError::NoFreeSequence { first: 1, .. })
+            ),
+            "{e:?}"
+        );
+        assert!(!state.exists());
+        assert_eq!(configured(&seen), Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn undrain_removes_the_intent_once_bgpd_accepted_the_commands() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let seen = fake_bgpd(tmp.path(), format!("{CONFIG}{DRAINED}"));
+        let state = tmp.path().join("drain");
+        DrainState::new(vec![198], SystemTime::now())
+            .write(&state)
+            .expect("write");
+        let e = undrain(&input(tmp.path(), state.clone()))
+            .await
+            .expect_err("the wait cannot agree without zebra");
+        assert!(matches!(e, DrainError::Timeout { .. }), "{e:?}");
+        assert!(configured(&seen).contains(&"no route-map KUBE-VIP-ROUTES-V4 deny 1".to_string()));
+        assert!(!state.exists(), "removed before the wait");
+    }
 }

@@ -189,6 +189,8 @@ fn drain_and_undrain_help_name_their_exit_codes() {
             "--confirm",
             "--endpoint",
             "--frr-dir",
+            "--drain-state",
+            "/run/ribbridge/drain",
         ] {
             assert!(text.contains(word), "{sub} --help lacks '{word}':\n{text}");
         }

@@ -17,7 +17,7 @@ use ribbridge::config::{self, Layer, Settings};
 const PORT: u16 = 7585;
 
 /// Every key of the configuration file (`config::Layer`).
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 15] = [
     "frr_dir",
     "tables",
     "vips",
@@ -32,6 +32,7 @@ const KEYS: [&str; 14] = [
     "bgp_poll_secs",
     "resync_secs",
     "vantage",
+    "drain_state",
 ];
 
 fn repo() -> PathBuf {
@@ -133,9 +134,28 @@ fn systemd_unit_has_the_hardening_and_the_example_config() {
         "SystemCallFilter=@system-service",
         "Restart=on-failure",
         "ExecStart=/usr/local/bin/ribbridge run --config /etc/ribbridge/ribbridge.toml",
+        "RuntimeDirectory=ribbridge",
+        "RuntimeDirectoryPreserve=yes",
     ] {
         assert!(has(line), "deploy/systemd/ribbridge.service lacks '{line}'");
     }
+    // The drain unit writes the drain's intent where the daemon reads it:
+    // the same runtime directory, kept when either unit stops.
+    let drain = read("deploy/systemd/ribbridge-drain.service");
+    for line in ["RuntimeDirectory=ribbridge", "RuntimeDirectoryPreserve=yes"] {
+        assert!(
+            drain.lines().any(|l| l.trim() == line),
+            "deploy/systemd/ribbridge-drain.service lacks '{line}'"
+        );
+    }
+    assert!(
+        drain.contains("--drain-state /run/ribbridge/drain"),
+        "the drain unit names the intent file"
+    );
+    assert_eq!(
+        ribbridge::config::DEFAULT_DRAIN_STATE,
+        "/run/ribbridge/drain"
+    );
     assert!(
         unit.lines().any(|l| l.starts_with("MemoryMax=")),
         "no MemoryMax"

@@ -309,6 +309,118 @@ fn user_template_gets_the_same_context() {
     render_ok(case, "user.conf");
 }
 
+// --- drained by intent -----------------------------------------------------------
+
+const DRAIN_FROM: &str = "/run/ribbridge/drain says so since 2026-12-01T19:49:29Z";
+
+#[test]
+fn drained_keeps_the_drain_entry_ahead_of_each_vip_route_map() {
+    let mut case = Case::file("dual-stack.json").master0();
+    case.input.drained = Some(DRAIN_FROM.into());
+    let r = render_ok(case, "drained.conf");
+    let t = &r.text;
+    for m in ["KUBE-VIP-ROUTES-V4", "KUBE-VIP-ROUTES-V6"] {
+        let entry = format!(
+            "route-map {m} deny 1\n description ribbridge-drain\nexit\nroute-map {m} permit 10\n"
+        );
+        assert!(t.contains(&entry), "{t}");
+    }
+    assert_eq!(
+        notes(&r).last().unwrap(),
+        &format!(
+            "drained ({DRAIN_FROM}): each VIP route-map starts with the drain's deny entry \
+             (description ribbridge-drain), so FRR started from this configuration stays \
+             drained; ribbridge undrain ends it"
+        )
+    );
+    // ribbridge drain reads it as its own drain: nothing more to do, and
+    // undrain removes exactly these entries.
+    assert!(ribbridge::frr::drain::is_drained(t, 198));
+    assert!(
+        ribbridge::frr::drain::drain_commands(t, &[198])
+            .unwrap()
+            .is_empty()
+    );
+    let u = ribbridge::frr::drain::undrain_commands(t, &[198]).unwrap();
+    assert_eq!(
+        &u[..2],
+        [
+            "no route-map KUBE-VIP-ROUTES-V4 deny 1",
+            "no route-map KUBE-VIP-ROUTES-V6 deny 1"
+        ]
+    );
+    // Not drained, the same mapping renders its usual file.
+    let r = Case::file("dual-stack.json").master0().ok();
+    assert!(!r.text.contains("ribbridge-drain"));
+    assert!(!ribbridge::frr::drain::is_drained(&r.text, 198));
+}
+
+#[test]
+fn drained_for_frr_8_4() {
+    let mut case = Case::file("defaults-only.json")
+        .master0()
+        .release(TableMode::ImportTable);
+    case.input.drained = Some(DRAIN_FROM.into());
+    let t = render_ok(case, "drained-8.4.conf").text;
+    assert!(
+        t.contains(
+            "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-drain\nexit\n\
+             route-map KUBE-VIP-ROUTES-V4 permit 10\n"
+        ),
+        "{t}"
+    );
+    assert!(ribbridge::frr::drain::is_drained(&t, 198));
+}
+
+#[test]
+fn the_rendered_mark_is_the_drains_mark() {
+    assert_eq!(
+        render::template::DRAIN_MARK,
+        ribbridge::frr::vty::client::DRAIN_MARK
+    );
+}
+
+#[test]
+fn a_user_template_gets_drained_and_is_warned_when_it_ignores_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("drain.j2");
+    std::fs::write(
+        &t,
+        "{% for af in families %}{% if drained %}route-map {{ af.route_map }} deny \
+         {{ drain_seq }}\n description {{ drain_mark }}\nexit\n{% endif %}\
+         route-map {{ af.route_map }} permit 10\nexit\n{% endfor %}",
+    )
+    .unwrap();
+    let mut case = Case::file("defaults-only.json").master0();
+    case.input.template = Some(t.clone());
+    assert_eq!(
+        case.ok().text,
+        "route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n"
+    );
+    case.input.drained = Some(DRAIN_FROM.into());
+    let r = case.ok();
+    assert_eq!(
+        r.text,
+        "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-drain\nexit\n\
+         route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n"
+    );
+    assert!(matches!(r.notes.last(), Some(Note::Info(n)) if n.starts_with("drained (")));
+    // A template that writes no drain entry: a warning, the text as usual.
+    let mut case = Case::file("every-field.json").master0();
+    case.input.template = Some(dir().join("user.j2"));
+    case.input.drained = Some(DRAIN_FROM.into());
+    let r = render_ok(case, "user.conf");
+    assert_eq!(
+        notes(&r).last().unwrap(),
+        &format!(
+            "warning: drained ({DRAIN_FROM}), but the template writes no drain entry (a \
+             route-map entry with description ribbridge-drain): FRR started from this \
+             configuration advertises the VIPs; write it when `drained` is true (see the \
+             render module's documentation)"
+        )
+    );
+}
+
 #[test]
 fn mapping_text_renders_like_the_file() {
     let text = std::fs::read_to_string(dir().join("every-field.json")).unwrap();

@@ -76,6 +76,8 @@ impl Daemon {
             .arg(frr_dir)
             .args(["--listen", &format!("127.0.0.1:{port}"), "--record"])
             .arg(&record)
+            .arg("--drain-state")
+            .arg(super::drain_state(frr_dir))
             .args(args)
             .env("RUST_LOG", "info");
         Daemon::spawn_command(ns, cmd, record, port, args)

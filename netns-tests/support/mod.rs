@@ -195,6 +195,17 @@ impl Lab {
     }
 }
 
+/// The drain's intent file of the node whose FRR sockets are in `frr_dir`
+/// (`--drain-state`): one per node, beside its socket directory, never the
+/// host's /run/ribbridge/drain.
+pub fn drain_state(frr_dir: &Path) -> PathBuf {
+    let name = frr_dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    frr_dir.with_file_name(format!("{name}.ribbridge-drain"))
+}
+
 impl Drop for Lab {
     fn drop(&mut self) {
         let _ = Command::new(repo().join("scripts/lab.sh"))

@@ -5,14 +5,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::drain::{Direction, DrainError, DrainInput};
+use crate::drain::{Direction, DrainError, DrainInput, DrainState, Intent};
 use crate::http::client::{Address, EndpointError};
 use crate::model::TableId;
 
-const AFTER_HELP: &str = "Exit status: 0 done (no established peer is sent a VIP; undrain: every VIP \
+const AFTER_HELP: &str = "The drain is recorded in --drain-state before bgpd is configured (a \
+running ribbridge re-applies it when a reload of FRR's configuration removes it; the file is on a \
+tmpfs, so a reboot ends it); undrain removes the file first, then undrains bgpd.
+
+Exit status: 0 done (no established peer is sent a VIP; undrain: every VIP \
 is sent to one), also when it already was; 1 not done within --timeout (the message names what \
 still advertises, or what is missing); 2 error (bad flags, FRR unreachable, no redistribution \
-route-map to drain).";
+route-map to drain, the intent file not writable).";
 
 /// `ribbridge drain` / `ribbridge undrain` flags.
 #[derive(Debug, clap::Args)]
@@ -37,6 +41,10 @@ pub struct Args {
     /// Kernel routing table bgpd redistributes (repeatable) [default: 198].
     #[arg(long = "table", value_name = "ID")]
     tables: Vec<TableId>,
+    /// The drain's intent file (drain writes it, undrain removes it); its
+    /// directory must exist and be writable.
+    #[arg(long, value_name = "PATH", default_value = crate::config::DEFAULT_DRAIN_STATE)]
+    drain_state: PathBuf,
 }
 
 /// A `--timeout` that is not a positive duration.
@@ -101,6 +109,7 @@ fn run(args: Args, dir: Direction) -> ExitCode {
         } else {
             args.tables
         },
+        state: args.drain_state,
         timeout: args.timeout,
         endpoint: args.endpoint,
         confirm: args.confirm,
@@ -111,12 +120,13 @@ fn run(args: Args, dir: Direction) -> ExitCode {
             Direction::Undrain => crate::drain::undrain(&input).await,
         }
     });
+    let state = input.state.display();
     match result {
         Ok(o) => {
             let vips: Vec<String> = o.vips.iter().map(ToString::to_string).collect();
             let peers: Vec<&str> = o.peers.iter().map(String::as_str).collect();
             println!(
-                "{}: {} ({}); VIPs: {}; established peers: {}; waited {} ms",
+                "{}: {} ({}); VIPs: {}; established peers: {}; waited {} ms; {}",
                 cmd,
                 match dir {
                     Direction::Drain => "drained",
@@ -137,14 +147,35 @@ fn run(args: Args, dir: Direction) -> ExitCode {
                 } else {
                     peers.join(", ")
                 },
-                o.waited.as_millis()
+                o.waited.as_millis(),
+                match o.intent {
+                    Intent::Recorded => format!("intent recorded in {state}"),
+                    Intent::Removed => format!("intent {state} removed"),
+                    Intent::Absent => format!("no intent was recorded ({state} was absent)"),
+                }
             );
             ExitCode::SUCCESS
         }
         Err(e @ DrainError::Timeout { .. }) => {
             eprintln!("{cmd}: {e}");
+            intent_note(cmd, dir, &input.state);
             ExitCode::from(super::EXIT_DRIFT)
         }
-        Err(e) => super::fail_err(cmd, &e),
+        Err(e) => {
+            let code = super::fail_err(cmd, &e);
+            intent_note(cmd, dir, &input.state);
+            code
+        }
+    }
+}
+
+/// After a failed drain: whether the intent stays recorded (a running
+/// ribbridge then keeps re-applying it).
+fn intent_note(cmd: &str, dir: Direction, path: &std::path::Path) {
+    if dir == Direction::Drain && matches!(DrainState::read(path), Ok(Some(_))) {
+        eprintln!(
+            "{cmd}: the drain intent stays recorded in {} (a running ribbridge applies it); ribbridge undrain removes it",
+            path.display()
+        );
     }
 }

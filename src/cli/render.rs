@@ -5,13 +5,16 @@
 //! held exactly this text and was not touched, [`EXIT_ERROR`] an error
 //! (nothing written). The render's notes (which peers, which router id,
 //! warnings) go to standard error, the configuration to standard output
-//! unless `--out` names a file.
+//! unless `--out` names a file. A drain recorded in `--drain-state` (see
+//! [`crate::drain::state`]; an absent file: not drained) renders the
+//! drain's deny entry into each VIP route-map.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{EXIT_ERROR, EXIT_UNCHANGED};
+use crate::drain::DrainState;
 use crate::model::TableMode;
 use crate::render::{self, Discovery, MappingSource, RenderInput, output};
 
@@ -44,6 +47,11 @@ pub struct Args {
     /// Also validate the result with FRR's own parser (vtysh --dryrun).
     #[arg(long)]
     pub check: bool,
+    /// The drain's intent file (`ribbridge drain` writes it): when it says
+    /// drained, each VIP route-map keeps the drain's deny entry, so FRR
+    /// started from this file stays drained. Absent: not drained.
+    #[arg(long, value_name = "PATH", default_value = crate::config::DEFAULT_DRAIN_STATE)]
+    pub drain_state: PathBuf,
 }
 
 /// `--frr-release`.
@@ -88,6 +96,13 @@ pub fn run(args: Args) -> ExitCode {
 
 /// Render, check and write as `args` say; print the notes.
 fn execute(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let drained = DrainState::read(&args.drain_state)?.map(|s| {
+        format!(
+            "{} says so since {}",
+            args.drain_state.display(),
+            humantime::format_rfc3339_seconds(s.since)
+        )
+    });
     let input = RenderInput {
         mapping: MappingSource::File(args.peers.clone()),
         hostname: args.hostname.clone(),
@@ -95,6 +110,7 @@ fn execute(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
         table_mode: args.frr_release.into(),
         template: args.template.clone(),
         discovery: Discovery::from_env(),
+        drained,
     };
     let rendered = render::render(&input)?;
     for note in &rendered.notes {

@@ -64,6 +64,10 @@ pub struct Args {
     /// unknown) before it is forgotten (--vantage bmp only) [default: 300].
     #[arg(long, value_name = "SECS")]
     bmp_stale_secs: Option<u64>,
+    /// The drain's intent file, which `ribbridge drain` writes and
+    /// `ribbridge undrain` removes [default: /run/ribbridge/drain].
+    #[arg(long, value_name = "PATH")]
+    drain_state: Option<PathBuf>,
 }
 
 impl Args {
@@ -84,6 +88,7 @@ impl Args {
             vantage: self.vantage,
             bmp_listen: self.bmp_listen,
             bmp_stale_secs: self.bmp_stale_secs,
+            drain_state: self.drain_state.clone(),
             ..Layer::default()
         }
     }

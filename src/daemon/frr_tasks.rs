@@ -109,6 +109,15 @@ struct Poller {
     drained: Option<bool>,
     /// The intent as last reported to the core (None: never read).
     intent: Option<crate::model::intent::Intent>,
+    /// bgpd's and zebra's configuration texts the intent was read from.
+    texts: Option<(String, Option<String>)>,
+    /// The drain's intent file (`ribbridge drain` writes it).
+    drain_state: std::path::PathBuf,
+    /// Re-apply a recorded drain bgpd lost (the daemon; a one-shot status
+    /// only reads).
+    reapply: bool,
+    /// Why a recorded drain is lost, as last reported (None: not lost).
+    lost: Option<String>,
 }
 
 impl Poller {
@@ -120,6 +129,10 @@ impl Poller {
             tables: s.tables.clone(),
             drained: None,
             intent: None,
+            texts: None,
+            drain_state: s.drain_state.clone(),
+            reapply: true,
+            lost: None,
         }
     }
 
@@ -166,37 +179,111 @@ impl Poller {
                 return Vec::new();
             }
         };
-        let mut out = Vec::new();
-        let drained = self
-            .tables
-            .iter()
-            .any(|&t| crate::frr::drain::is_drained(&config, t));
-        if self.drained != Some(drained) {
-            self.drained = Some(drained);
-            out.push(Event::Drain { drained });
+        // The same text as last time (the common case, every second): not
+        // parsed again. zebra's configuration matters only where a
+        // redistribution goes through its import (8.4's `ip import-table`).
+        let same = self.texts.as_ref().is_some_and(|(b, _)| *b == config);
+        let drained = if same {
+            self.drained.unwrap_or(false)
+        } else {
+            self.tables
+                .iter()
+                .any(|&t| crate::frr::drain::is_drained(&config, t))
+        };
+        // A drain recorded as ribbridge's intent that bgpd's configuration
+        // lost (a reload rewrote it) is re-applied before anything is
+        // reported: bgpd's route-map delay timer has not fired yet, so the
+        // router never sees the node's paths come back.
+        if !drained && self.reapply && self.reapply_drain(&config).await {
+            self.texts = None;
+            return Vec::new();
         }
-        let bgp_only = crate::frr::intent::parse(&config, None);
-        let zebra = if crate::frr::intent::needs_zebra(&bgp_only) {
+        let parsed = (!same).then(|| crate::model::intent::parse(&config, None));
+        let needs_zebra = match (&parsed, &self.intent) {
+            (Some(i), _) | (None, Some(i)) => crate::model::intent::needs_zebra(i),
+            (None, None) => false,
+        };
+        let zebra = if needs_zebra {
             match self.zebra.running_config().await {
                 Ok(z) => Some(z),
                 Err(e) => {
                     telemetry::frr_query_error("zebra");
                     tracing::debug!(error = %e, "zebra: running config unavailable; intent unchanged");
-                    return out;
+                    return Vec::new();
                 }
             }
         } else {
             None
         };
-        let intent = match zebra {
-            Some(z) => crate::frr::intent::parse(&config, Some(&z)),
-            None => bgp_only,
-        };
+        if same && self.texts.as_ref().is_some_and(|(_, z)| *z == zebra) {
+            return Vec::new();
+        }
+        let mut intent = parsed.unwrap_or_else(|| crate::model::intent::parse(&config, None));
+        if let Some(z) = &zebra {
+            intent.imports = Some(crate::model::intent::imports(z));
+        }
+        let mut out = Vec::new();
+        if self.drained != Some(drained) {
+            self.drained = Some(drained);
+            out.push(Event::Drain { drained });
+        }
+        self.texts = Some((config, zebra));
         if self.intent.as_ref() != Some(&intent) {
             self.intent = Some(intent.clone());
             out.push(Event::Intent { intent });
         }
         out
+    }
+
+    /// When the drain's intent file records a drain that bgpd's
+    /// configuration `config` lacks: re-apply it. True when it was
+    /// re-applied; a failure is an error and `ribbridge_drain_lost`.
+    async fn reapply_drain(&mut self, config: &str) -> bool {
+        let why = match crate::drain::state::DrainState::read(&self.drain_state) {
+            Ok(None) => None,
+            Err(e) => Some(e.to_string()),
+            Ok(Some(_)) => match crate::frr::drain::drain_commands(config, &self.tables) {
+                Ok(cmds) if cmds.is_empty() => None,
+                Ok(cmds) => {
+                    let refs: Vec<&str> = cmds.iter().map(String::as_str).collect();
+                    match self.bgpd.configure(&refs).await {
+                        Ok(()) => {
+                            telemetry::drain_reapplied();
+                            self.drain_lost(None);
+                            tracing::warn!(
+                                intent = %self.drain_state.display(),
+                                "bgpd's configuration lost the drain that ribbridge recorded (a reload \
+                                 of FRR's configuration rewrote it): re-applied; ribbridge undrain ends the drain"
+                            );
+                            return true;
+                        }
+                        Err(e) => Some(format!("bgpd refused the drain's entry: {e}")),
+                    }
+                }
+                Err(e) => Some(e.to_string()),
+            },
+        };
+        self.drain_lost(why);
+        false
+    }
+
+    /// Report a lost drain (`Some`: why) or its end, once per change.
+    fn drain_lost(&mut self, why: Option<String>) {
+        telemetry::drain_lost(why.is_some());
+        if why == self.lost {
+            return;
+        }
+        match &why {
+            Some(w) => tracing::error!(
+                intent = %self.drain_state.display(),
+                why = %w,
+                "the drain recorded by ribbridge drain is lost: bgpd's configuration lacks it and it \
+                 cannot be re-applied, so this node advertises its VIPs; fix what the error names, \
+                 or end the drain with ribbridge undrain (ribbridge_drain_lost)"
+            ),
+            None => tracing::info!("the drain's intent and bgpd's configuration agree again"),
+        }
+        self.lost = why;
     }
 
     async fn bgp_view(&mut self) -> Vec<PeerView> {
@@ -241,7 +328,9 @@ impl Poller {
 
 /// One poll with fresh clients (for `status --oneshot`).
 pub async fn poll_once(s: &Settings) -> Vec<Event> {
-    Poller::new(s).poll().await
+    let mut p = Poller::new(s);
+    p.reapply = false;
+    p.poll().await
 }
 
 /// One ZAPI session until its first complete view: the release and the

@@ -125,6 +125,7 @@ impl Owner {
             ceiling_logged: false,
         };
         telemetry::drained(false);
+        telemetry::drain_lost(false);
         telemetry::heal_ceiling(0, false);
         Ok(owner)
     }

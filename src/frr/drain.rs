@@ -2,18 +2,35 @@
 //! the VIP table into BGP, whether their route-maps carry the drain's deny
 //! entry, and the allowlisted commands that add or remove it.
 //!
-//! Contract: pure text in, text out. The drain is one entry,
-//! `route-map NAME deny 1` with `description ribbridge-drain`, ahead of the
-//! permits of every route-map a `redistribute table|table-direct N
+//! Contract: pure text in, text out. The drain is one entry per route-map,
+//! `route-map NAME deny SEQ` with `description ribbridge-drain`, ahead of
+//! every other entry of each route-map a `redistribute table|table-direct N
 //! route-map NAME` line names; bgpd then withdraws every redistributed VIP
 //! from every peer while the sessions stay up (docs/FRR-BEHAVIOUR.md,
-//! Drain). The entry lives in bgpd's running configuration: a restarted
-//! ribbridge reads it back; a restarted FRR (a reboot) comes back undrained.
+//! Drain).
+//! - The entry is recognised by its mark, at any sequence; it drains only
+//!   while it is the route-map's first entry ([`drained_route_maps`]).
+//! - [`drain_commands`] puts it at the lowest sequence below the
+//!   route-map's first entry (1 unless the route-map uses 1; a route-map
+//!   with no entry yet gets 1), so it never takes an existing entry's
+//!   place; when no sequence is free it refuses
+//!   ([`DrainPlanError::NoFreeSequence`]) before any command is sent. A
+//!   marked entry that is no longer first (entries were added ahead of it)
+//!   is replaced.
+//! - [`undrain_commands`] removes every marked entry, whatever its
+//!   sequence.
+//!
+//! The entry lives in bgpd's running configuration: a restarted ribbridge
+//! reads it back; a restarted FRR, or a reload that rewrites the whole
+//! configuration (frr-k8s's `frr-reload.py --reload --overwrite`), comes
+//! back undrained, which is why the drain is also kept as an intent
+//! (`crate::drain::state`) that a daemon re-applies with [`drain_commands`].
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::vty::client::{DRAIN_MARK, DRAIN_SEQ};
+use super::vty::client::DRAIN_MARK;
 use super::zapi::codec::Afi;
+use crate::model::TableId;
 
 /// One `redistribute` line of bgpd's configuration for the VIP table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,33 +101,173 @@ pub fn redistributions(config: &str, table: u32) -> Vec<Redistribution> {
     out
 }
 
-/// The route-maps holding the drain's marked deny entry.
-pub fn drained_route_maps(config: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut current: Option<String> = None;
+/// One entry of a route-map, as bgpd's running configuration prints it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteMapEntry {
+    /// Its sequence number (1-65535).
+    pub seq: u32,
+    /// `permit` (true) or `deny` (false).
+    pub permit: bool,
+    /// A deny entry with the drain's description: ribbridge's own.
+    pub marked: bool,
+}
+
+/// Every route-map of bgpd's running configuration, its entries sorted by
+/// sequence.
+pub fn route_maps(config: &str) -> BTreeMap<String, Vec<RouteMapEntry>> {
+    let mut out: BTreeMap<String, Vec<RouteMapEntry>> = BTreeMap::new();
+    // The entry whose block the current line is in: (map, index).
+    let mut current: Option<(String, usize)> = None;
     for line in config.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
         match w.as_slice() {
-            ["route-map", m, "deny", seq] if *seq == DRAIN_SEQ => current = Some((*m).to_string()),
-            ["route-map", ..] | ["exit"] | ["!"] => current = None,
+            ["route-map", m, action @ ("permit" | "deny"), seq] => {
+                current = None;
+                let Ok(seq) = seq.parse::<u32>() else {
+                    continue;
+                };
+                let entries = out.entry((*m).to_string()).or_default();
+                entries.push(RouteMapEntry {
+                    seq,
+                    permit: *action == "permit",
+                    marked: false,
+                });
+                current = Some(((*m).to_string(), entries.len() - 1));
+            }
+            ["route-map", ..] | ["exit"] | ["!"] | ["end"] => current = None,
             ["description", d] if *d == DRAIN_MARK => {
-                if let Some(m) = current.take() {
-                    out.insert(m);
+                let entry = current
+                    .take()
+                    .and_then(|(m, i)| out.get_mut(&m).and_then(|v| v.get_mut(i)));
+                if let Some(e) = entry {
+                    e.marked = !e.permit;
                 }
             }
             _ => {}
         }
     }
+    for entries in out.values_mut() {
+        entries.sort_by_key(|e| e.seq);
+    }
     out
 }
 
+/// A route-map's drain, read from its entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct MapDrain {
+    /// The sequences of its marked entries.
+    marked: Vec<u32>,
+    /// The lowest sequence of its other entries.
+    first_other: Option<u32>,
+}
+
+impl MapDrain {
+    fn of(entries: &[RouteMapEntry]) -> MapDrain {
+        MapDrain {
+            marked: entries.iter().filter(|e| e.marked).map(|e| e.seq).collect(),
+            first_other: entries.iter().filter(|e| !e.marked).map(|e| e.seq).min(),
+        }
+    }
+
+    /// A marked entry comes before every other entry: bgpd denies all.
+    fn drains(&self) -> bool {
+        match (self.marked.iter().min(), self.first_other) {
+            (Some(m), Some(o)) => *m < o,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+}
+
+/// The route-maps the drain's marked deny entry heads: the marked entry
+/// (at any sequence) comes before every other entry of the route-map. A
+/// marked entry behind another entry does not drain (the earlier entry
+/// decides first) and is not counted.
+pub fn drained_route_maps(config: &str) -> BTreeSet<String> {
+    route_maps(config)
+        .into_iter()
+        .filter(|(_, entries)| MapDrain::of(entries).drains())
+        .map(|(m, _)| m)
+        .collect()
+}
+
 /// Whether bgpd's configuration holds a drain of `table`: some route-map
-/// of a redistribution of it carries the drain's entry.
+/// of a redistribution of it is headed by the drain's entry.
 pub fn is_drained(config: &str, table: u32) -> bool {
     let marked = drained_route_maps(config);
     redistributions(config, table)
         .iter()
         .any(|r| r.route_map.as_ref().is_some_and(|m| marked.contains(m)))
+}
+
+/// The sequence for a new drain entry in a route-map whose entries are
+/// `entries`: the lowest one below its first entry that no entry uses (1
+/// for a route-map with no entry), or `None` when its first entry is 1.
+pub fn free_sequence(entries: &[RouteMapEntry]) -> Option<u32> {
+    let taken: BTreeSet<u32> = entries.iter().map(|e| e.seq).collect();
+    let below = entries
+        .iter()
+        .filter(|e| !e.marked)
+        .map(|e| e.seq)
+        .min()
+        .unwrap_or(MAX_SEQ + 1);
+    (1..below).find(|s| !taken.contains(s))
+}
+
+/// The highest route-map sequence bgpd accepts.
+pub const MAX_SEQ: u32 = 65_535;
+
+/// Why the drain's commands cannot be written for bgpd's configuration.
+/// Nothing has been sent when one of these is returned.
+#[derive(Debug, thiserror::Error)]
+pub enum DrainPlanError {
+    /// bgpd does not redistribute the VIP table: nothing to drain.
+    #[error(
+        "bgpd's running configuration redistributes none of the tables {tables:?}: nothing to drain or undrain; check frr.conf (ribbridge render writes the redistribution)"
+    )]
+    NoRedistribution {
+        /// The tables looked for.
+        tables: Vec<TableId>,
+    },
+    /// A redistribution without a route-map: the drain needs one.
+    #[error(
+        "bgpd's '{line}' has no route-map: the drain adds a deny entry to the redistribution's route-map; add one (ribbridge render writes it)"
+    )]
+    NoRouteMap {
+        /// The configuration line.
+        line: String,
+    },
+    /// The route-map's first entry is sequence 1: the drain's deny entry
+    /// cannot come before it without taking another entry's place.
+    #[error(
+        "bgpd's route-map {route_map} starts at sequence {first}: the drain's deny entry must come before every entry, and no sequence below {first} is free; renumber the route-map's entries so that sequence 1 is free (e.g. 10, 20, ... as ribbridge render writes them), then drain again"
+    )]
+    NoFreeSequence {
+        /// The route-map.
+        route_map: String,
+        /// Its first entry's sequence.
+        first: u32,
+    },
+}
+
+/// The redistributions of `tables`, each with its route-map.
+fn checked_redistributions(
+    config: &str,
+    tables: &[TableId],
+) -> Result<Vec<Redistribution>, DrainPlanError> {
+    let rs: Vec<Redistribution> = tables
+        .iter()
+        .flat_map(|&t| redistributions(config, t))
+        .collect();
+    if rs.is_empty() {
+        return Err(DrainPlanError::NoRedistribution {
+            tables: tables.to_vec(),
+        });
+    }
+    if let Some(r) = rs.iter().find(|r| r.route_map.is_none()) {
+        return Err(DrainPlanError::NoRouteMap { line: r.line() });
+    }
+    Ok(rs)
 }
 
 /// The redistribution lines re-applied (`no` form first), so that bgpd
@@ -141,44 +298,66 @@ fn maps(rs: &[Redistribution]) -> BTreeSet<String> {
     rs.iter().filter_map(|r| r.route_map.clone()).collect()
 }
 
-/// The commands that drain: the marked deny entry in each route-map, then
-/// the redistributions re-applied. Empty when already drained.
-pub fn drain_commands(config: &str, rs: &[Redistribution]) -> Vec<String> {
-    let marked = drained_route_maps(config);
-    let missing: Vec<String> = maps(rs)
-        .into_iter()
-        .filter(|m| !marked.contains(m))
-        .collect();
-    if missing.is_empty() {
-        return Vec::new();
-    }
+/// The commands that drain the redistributions of `tables` in bgpd's
+/// running configuration `config`: in each of their route-maps not yet
+/// drained, the marked deny entry at a free sequence ahead of its first
+/// entry ([`free_sequence`]) and any marked entry left behind another entry
+/// removed; then the redistributions re-applied. Empty when already
+/// drained. This is what a daemon re-applies when the drain's intent is
+/// recorded and a reload removed the entry.
+///
+/// Errors (nothing to send): no redistribution of `tables`, one without a
+/// route-map, or a route-map whose first entry is sequence 1.
+pub fn drain_commands(config: &str, tables: &[TableId]) -> Result<Vec<String>, DrainPlanError> {
+    let rs = checked_redistributions(config, tables)?;
+    let all = route_maps(config);
     let mut cmds = Vec::new();
-    for m in missing {
-        cmds.push(format!("route-map {m} deny {DRAIN_SEQ}"));
+    for m in maps(&rs) {
+        let entries = all.get(&m).map(Vec::as_slice).unwrap_or_default();
+        let d = MapDrain::of(entries);
+        if d.drains() {
+            continue;
+        }
+        let seq = free_sequence(entries).ok_or_else(|| DrainPlanError::NoFreeSequence {
+            route_map: m.clone(),
+            first: d.first_other.unwrap_or(1),
+        })?;
+        cmds.push(format!("route-map {m} deny {seq}"));
         cmds.push(format!("description {DRAIN_MARK}"));
         cmds.push("exit".to_string());
+        // A marked entry behind another one drains nothing: the new one
+        // replaces it.
+        for s in d.marked {
+            cmds.push(format!("no route-map {m} deny {s}"));
+        }
     }
-    cmds.extend(cycle(rs));
-    cmds
+    if cmds.is_empty() {
+        return Ok(cmds);
+    }
+    cmds.extend(cycle(&rs));
+    Ok(cmds)
 }
 
-/// The commands that undrain: the marked entries removed, then the
-/// redistributions re-applied. Empty when not drained.
-pub fn undrain_commands(config: &str, rs: &[Redistribution]) -> Vec<String> {
-    let marked = drained_route_maps(config);
-    let present: Vec<String> = maps(rs)
-        .into_iter()
-        .filter(|m| marked.contains(m))
-        .collect();
-    if present.is_empty() {
-        return Vec::new();
+/// The commands that undrain the redistributions of `tables`: every marked
+/// entry of their route-maps removed, whatever its sequence, then the
+/// redistributions re-applied. Empty when no marked entry is left.
+///
+/// Errors: no redistribution of `tables`, or one without a route-map.
+pub fn undrain_commands(config: &str, tables: &[TableId]) -> Result<Vec<String>, DrainPlanError> {
+    let rs = checked_redistributions(config, tables)?;
+    let all = route_maps(config);
+    let mut cmds = Vec::new();
+    for m in maps(&rs) {
+        let entries = all.get(&m).map(Vec::as_slice).unwrap_or_default();
+        for e in entries.iter().filter(|e| e.marked) {
+            cmds.push(format!("no route-map {m} deny {}", e.seq));
+        }
     }
-    let mut cmds: Vec<String> = present
-        .into_iter()
-        .map(|m| format!("no route-map {m} deny {DRAIN_SEQ}"))
-        .collect();
-    cmds.extend(cycle(rs));
-    cmds
+    if cmds.is_empty() {
+        return Ok(cmds);
+    }
+    cmds.extend(cycle(&rs));
+    Ok(cmds)
 }
 
 #[cfg(test)]
@@ -219,32 +398,208 @@ match ip address prefix-list P4\nexit\n!\nroute-map KUBE-VIP-ROUTES-V6 permit 10
         assert!(!is_drained(&c, 198));
     }
 
+    const TABLES: &[TableId] = &[198];
+
+    fn drain(config: &str) -> Vec<String> {
+        drain_commands(config, TABLES).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn undrain(config: &str) -> Vec<String> {
+        undrain_commands(config, TABLES).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn allowlisted(cmds: &[String]) {
+        for c in cmds {
+            allowed_config(c).unwrap_or_else(|e| panic!("{c}: {e}"));
+        }
+    }
+
     #[test]
     fn commands_are_allowlisted_and_idempotent() {
-        let rs = redistributions(CONFIG, 198);
-        let d = drain_commands(CONFIG, &rs);
+        let d = drain(CONFIG);
         assert!(d.contains(&"route-map KUBE-VIP-ROUTES-V4 deny 1".to_string()));
         assert!(d.contains(
             &"no redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V6".to_string()
         ));
-        for c in &d {
-            allowed_config(c).unwrap_or_else(|e| panic!("{c}: {e}"));
-        }
-        assert!(undrain_commands(CONFIG, &rs).is_empty());
+        allowlisted(&d);
+        assert!(undrain(CONFIG).is_empty());
         let both = format!(
             "{CONFIG}{DRAINED_V4}route-map KUBE-VIP-ROUTES-V6 deny 1\n description ribbridge-drain\nexit\n"
         );
-        assert!(drain_commands(&both, &rs).is_empty());
-        let u = undrain_commands(&both, &rs);
+        assert!(drain(&both).is_empty());
+        let u = undrain(&both);
         assert_eq!(u[0], "no route-map KUBE-VIP-ROUTES-V4 deny 1");
-        for c in &u {
-            allowed_config(c).unwrap_or_else(|e| panic!("{c}: {e}"));
-        }
+        allowlisted(&u);
         // Half drained (one family): drain completes it, undrain undoes it.
         let half = format!("{CONFIG}{DRAINED_V4}");
-        assert!(
-            drain_commands(&half, &rs).contains(&"route-map KUBE-VIP-ROUTES-V6 deny 1".to_string())
+        assert!(drain(&half).contains(&"route-map KUBE-VIP-ROUTES-V6 deny 1".to_string()));
+        assert!(!undrain(&half).is_empty());
+    }
+
+    /// CONFIG with the V4 route-map's entries at `v4` (permits) instead of 10.
+    fn numbered(v4: &[u32]) -> String {
+        let mut c = CONFIG.replace(
+            "route-map KUBE-VIP-ROUTES-V4 permit 10\n match ip address prefix-list P4\nexit\n!\n",
+            "",
         );
-        assert!(!undrain_commands(&half, &rs).is_empty());
+        for s in v4 {
+            c.push_str(&format!(
+                "route-map KUBE-VIP-ROUTES-V4 permit {s}\nexit\n!\n"
+            ));
+        }
+        c
+    }
+
+    fn entries(seqs: &[u32]) -> Vec<RouteMapEntry> {
+        seqs.iter()
+            .map(|&seq| RouteMapEntry {
+                seq,
+                permit: true,
+                marked: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_free_sequence_is_the_lowest_below_the_first_entry() {
+        assert_eq!(free_sequence(&[]), Some(1));
+        assert_eq!(free_sequence(&entries(&[10, 20])), Some(1));
+        assert_eq!(free_sequence(&entries(&[2, 3])), Some(1));
+        assert_eq!(free_sequence(&entries(&[1, 10])), None);
+        assert_eq!(free_sequence(&entries(&[1])), None);
+        // A stale marked entry holds its sequence: the next one is taken.
+        let mut e = entries(&[3]);
+        e.insert(
+            0,
+            RouteMapEntry {
+                seq: 1,
+                permit: false,
+                marked: true,
+            },
+        );
+        assert_eq!(free_sequence(&e), Some(2));
+    }
+
+    #[test]
+    fn the_drain_entry_goes_ahead_of_the_first_entry() {
+        // The enhancement's proof of concept: 10 and 20.
+        let c = numbered(&[10, 20]);
+        let d = drain(&c);
+        assert_eq!(
+            &d[..3],
+            [
+                "route-map KUBE-VIP-ROUTES-V4 deny 1",
+                "description ribbridge-drain",
+                "exit"
+            ]
+        );
+        allowlisted(&d);
+        // A redistribution whose route-map has no entry yet: 1.
+        let c = CONFIG.replace("route-map KUBE-VIP-ROUTES-V6 permit 10\nexit\n", "");
+        assert!(!route_maps(&c).contains_key("KUBE-VIP-ROUTES-V6"));
+        assert!(drain(&c).contains(&"route-map KUBE-VIP-ROUTES-V6 deny 1".to_string()));
+    }
+
+    #[test]
+    fn a_route_map_starting_at_1_is_refused_naming_it() {
+        // frr-k8s numbers its entries from 1.
+        let c = numbered(&[1, 2]);
+        let e = drain_commands(&c, TABLES).expect_err("no free sequence");
+        assert!(
+            matches!(&e, DrainPlanError::NoFreeSequence { route_map, first: 1 } if route_map == "KUBE-VIP-ROUTES-V4"),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains("route-map KUBE-VIP-ROUTES-V4 starts at sequence 1"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("renumber the route-map's entries so that sequence 1 is free"),
+            "{msg}"
+        );
+        // An operator's own deny 1 (no mark) is an entry like any other:
+        // never taken over.
+        let c = format!("{CONFIG}route-map KUBE-VIP-ROUTES-V6 deny 1\n match tag 7\nexit\n");
+        assert!(matches!(
+            drain_commands(&c, TABLES),
+            Err(DrainPlanError::NoFreeSequence { first: 1, .. })
+        ));
+        // Undrain has nothing to remove there, and says so with no command.
+        assert!(undrain(&numbered(&[1, 2])).is_empty());
+    }
+
+    #[test]
+    fn a_marked_entry_at_any_sequence_is_the_drain() {
+        let marked5 =
+            "route-map KUBE-VIP-ROUTES-V4 deny 5\n description ribbridge-drain\nexit\n!\n";
+        let c = format!("{}{marked5}", numbered(&[10, 20]));
+        assert!(drained_route_maps(&c).contains("KUBE-VIP-ROUTES-V4"));
+        assert!(is_drained(&c, 198));
+        let e = route_maps(&c);
+        assert_eq!(
+            e["KUBE-VIP-ROUTES-V4"]
+                .iter()
+                .map(|e| (e.seq, e.marked))
+                .collect::<Vec<_>>(),
+            [(5, true), (10, false), (20, false)]
+        );
+        // Drain completes only the other family; undrain removes seq 5.
+        let d = drain(&c);
+        assert!(
+            !d.iter().any(|l| l.contains("KUBE-VIP-ROUTES-V4 deny")),
+            "{d:?}"
+        );
+        let u = undrain(&c);
+        assert_eq!(u[0], "no route-map KUBE-VIP-ROUTES-V4 deny 5");
+        allowlisted(&u);
+    }
+
+    #[test]
+    fn a_marked_entry_behind_another_is_replaced() {
+        // Entries added ahead of the drain's: it no longer drains.
+        let marked5 =
+            "route-map KUBE-VIP-ROUTES-V4 deny 5\n description ribbridge-drain\nexit\n!\n";
+        let c = format!("{}{marked5}", numbered(&[3, 10]));
+        assert!(!drained_route_maps(&c).contains("KUBE-VIP-ROUTES-V4"));
+        let d = drain(&c);
+        let i = d
+            .iter()
+            .position(|l| l == "route-map KUBE-VIP-ROUTES-V4 deny 1");
+        let j = d
+            .iter()
+            .position(|l| l == "no route-map KUBE-VIP-ROUTES-V4 deny 5");
+        assert!(matches!((i, j), (Some(i), Some(j)) if i < j), "{d:?}");
+        allowlisted(&d);
+        // Undrain removes it too.
+        assert_eq!(undrain(&c)[0], "no route-map KUBE-VIP-ROUTES-V4 deny 5");
+    }
+
+    #[test]
+    fn a_permit_with_the_mark_is_not_the_drain() {
+        let c = format!(
+            "{}route-map KUBE-VIP-ROUTES-V4 permit 5\n description ribbridge-drain\nexit\n",
+            numbered(&[10])
+        );
+        assert!(!is_drained(&c, 198));
+        assert!(undrain(&c).is_empty());
+    }
+
+    #[test]
+    fn missing_redistribution_or_route_map_is_an_error() {
+        assert!(matches!(
+            drain_commands(CONFIG, &[199]),
+            Err(DrainPlanError::NoRedistribution { .. })
+        ));
+        let c = CONFIG.replace(
+            "redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V4",
+            "redistribute table-direct 198",
+        );
+        let e = undrain_commands(&c, TABLES).expect_err("no route-map");
+        assert!(
+            e.to_string()
+                .contains("'redistribute table-direct 198' has no route-map"),
+            "{e}"
+        );
     }
 }

@@ -18,7 +18,6 @@
 //! [`VtyClient::exec`] for healing.
 
 pub mod drain;
-pub mod intent;
 pub mod release;
 pub mod vty;
 pub mod zapi;

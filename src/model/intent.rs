@@ -1,8 +1,9 @@
 //! What bgpd's configuration says should happen to a VIP: the intent.
 //!
 //! Contract: plain data read from bgpd's (and, for `ip import-table`,
-//! zebra's) running configuration by `frr::intent`, and a pure evaluator
-//! of it. The evaluator covers the subset FRR's renderers use (frr-k8s,
+//! zebra's) running configuration text by [`parse`] (like
+//! [`Release::from_show_version`](super::Release::from_show_version), a
+//! reading of FRR's text, no I/O), and a pure evaluator of it. The evaluator covers the subset FRR's renderers use (frr-k8s,
 //! `ribbridge render`): route-map entries in sequence order, permit or
 //! deny, `match ip|ipv6 address prefix-list P`, prefix-list entries with
 //! `ge`/`le`; `set` and `description` clauses do not change whether a
@@ -14,6 +15,10 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+mod read;
+
+pub use read::{imports, needs_zebra, parse};
 
 use super::{Prefix, TableId, mask, max_len};
 
@@ -381,12 +386,13 @@ impl Intent {
             Family::Ipv4 => &self.ip_prefix_lists,
             Family::Ipv6 => &self.ipv6_prefix_lists,
         };
-        let Some(entries) = lists.get(name).filter(|e| !e.is_empty()) else {
-            return ListOutcome::Undefined;
-        };
+        // A list of the other family never matches, defined or not.
         if Family::of(prefix) != family {
             return ListOutcome::Deny;
         }
+        let Some(entries) = lists.get(name).filter(|e| !e.is_empty()) else {
+            return ListOutcome::Undefined;
+        };
         match entries.iter().find(|e| e.covers(prefix)) {
             Some(e) if e.permit => ListOutcome::Permit,
             _ => ListOutcome::Deny,

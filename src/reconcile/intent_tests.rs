@@ -24,7 +24,7 @@ fn p(s: &str) -> Prefix {
 }
 
 fn intent(config: &str) -> Intent {
-    crate::frr::intent::parse(config, None)
+    crate::model::intent::parse(config, None)
 }
 
 fn peer(sent: &[Prefix]) -> PeerView {

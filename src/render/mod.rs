@@ -8,7 +8,11 @@
 //! BGP sessions (with port, password, BFD, timers, ebgp-multihop,
 //! disable-connected-check) and the VIP advertisement from table 198
 //! through a route-map and prefix-list per address family, with the
-//! communities set on what is sent. It returns the text and [`Note`]s (which
+//! communities set on what is sent; when the node is drained by intent
+//! ([`RenderInput::drained`]), each VIP route-map starts with the drain's
+//! deny entry, so that FRR started from the file stays drained (the
+//! bootstrap's own re-render does not undrain the node). It returns the
+//! text and [`Note`]s (which
 //! peers were chosen and why, where the router id came from, warnings) and
 //! prints nothing; writing ([`output::write_if_changed`]) and checking
 //! ([`check::check`]) are separate calls. Every error is a typed value whose
@@ -82,6 +86,10 @@ pub struct RenderInput {
     pub template: Option<PathBuf>,
     /// Where the hostname and node address are looked up when not given.
     pub discovery: Discovery,
+    /// `Some(from)`: this node is drained by intent (`from` says where
+    /// that was read, for the note), and the configuration keeps the
+    /// drain's deny entry ahead of each VIP route-map's entries.
+    pub drained: Option<String>,
 }
 
 impl RenderInput {
@@ -95,6 +103,7 @@ impl RenderInput {
             table_mode: TableMode::TableDirect,
             template: None,
             discovery: Discovery::default(),
+            drained: None,
         }
     }
 }
@@ -211,12 +220,31 @@ pub fn render(input: &RenderInput) -> Result<Rendered, RenderError> {
     }
     let id = identity::router_id(input.router_id, !has_v4, &input.discovery)?;
     notes.push(Note::Info(router_id_note(&id)));
-    notes.extend(warnings);
-    let ctx = Context::new(&mapping, hostname, id.value, input.table_mode);
+    let ctx = Context::new(&mapping, hostname, id.value, input.table_mode)
+        .drained(input.drained.is_some());
     let text = match &input.template {
         None => template::render(template::BUILTIN_NAME, template::BUILTIN, &ctx)?,
         Some(t) => template::render(&t.display().to_string(), &template::load(t)?, &ctx)?,
     };
+    if let Some(from) = &input.drained {
+        let entry = format!(" description {}\n", template::DRAIN_MARK);
+        if text.contains(&entry) {
+            notes.push(Note::Info(format!(
+                "drained ({from}): each VIP route-map starts with the drain's deny entry \
+                 (description {}), so FRR started from this configuration stays drained; \
+                 ribbridge undrain ends it",
+                template::DRAIN_MARK
+            )));
+        } else {
+            warnings.push(Note::Warning(format!(
+                "drained ({from}), but the template writes no drain entry (a route-map entry \
+                 with description {}): FRR started from this configuration advertises the VIPs; \
+                 write it when `drained` is true (see the render module's documentation)",
+                template::DRAIN_MARK
+            )));
+        }
+    }
+    notes.extend(warnings);
     Ok(Rendered { text, notes })
 }
 

@@ -18,7 +18,11 @@
 //! `families`: one entry per address family that has peers, with `name`
 //! ("ipv4"/"ipv6"), `match` ("ip"/"ipv6"), `route_map`, `prefix_list`,
 //! `peers`, `vips` and `any_host` (the prefix-list entry that admits every
-//! host route when the mapping names no VIPs).
+//! host route when the mapping names no VIPs); `drained` (true when the
+//! node is drained by intent: write `route-map NAME deny {{ drain_seq }}`
+//! with `description {{ drain_mark }}` ahead of each VIP route-map's
+//! entries, as the built-in template does), `drain_mark`
+//! ("ribbridge-drain") and `drain_seq` (1).
 
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
@@ -28,6 +32,15 @@ use crate::model::{Prefix, TableMode, VIP_TABLE};
 
 /// The built-in template.
 pub const BUILTIN: &str = include_str!("frr.conf.j2");
+
+/// The description that marks the drain's deny entry: the same mark
+/// `ribbridge drain` writes and recognises (`crate::frr::vty::client::DRAIN_MARK`;
+/// tests/render.rs checks they agree).
+pub const DRAIN_MARK: &str = "ribbridge-drain";
+
+/// The drain entry's sequence in a rendered route-map: ahead of its first
+/// entry (10).
+pub const DRAIN_SEQ: u32 = 1;
 
 /// Why a template could not be read or rendered.
 #[derive(Debug, thiserror::Error)]
@@ -101,6 +114,9 @@ pub struct Context {
     large_communities: Vec<String>,
     vips: Vec<Prefix>,
     families: Vec<Family>,
+    drained: bool,
+    drain_mark: &'static str,
+    drain_seq: u32,
 }
 
 impl Context {
@@ -174,7 +190,16 @@ impl Context {
             large_communities,
             vips: mapping.vips.clone(),
             families,
+            drained: false,
+            drain_mark: DRAIN_MARK,
+            drain_seq: DRAIN_SEQ,
         }
+    }
+
+    /// The same context, drained by intent or not.
+    pub fn drained(mut self, drained: bool) -> Context {
+        self.drained = drained;
+        self
     }
 }
 

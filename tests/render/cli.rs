@@ -11,13 +11,16 @@ fn dir() -> PathBuf {
 }
 
 /// `ribbridge render ARGS` in tests/render, with a private, empty nodeip
-/// directory and no hostname file unless `env` sets them.
+/// directory, no hostname file unless `env` sets them, and no drain intent
+/// (an absent `--drain-state`, never the machine's) unless `args` give one.
 fn ribbridge(args: &[&str], env: &[(&str, &Path)]) -> Output {
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ribbridge"));
-    cmd.arg("render")
-        .args(args)
-        .env_remove("RUNTIMECFG_HOSTNAME_PATH")
+    cmd.arg("render").args(args);
+    if !args.contains(&"--drain-state") {
+        cmd.arg("--drain-state").arg(tmp.path().join("drain"));
+    }
+    cmd.env_remove("RUNTIMECFG_HOSTNAME_PATH")
         .env_remove("RIBBRIDGE_FRR_ROOT")
         .env("RIBBRIDGE_NODEIP_DIR", tmp.path())
         .current_dir(dir());
@@ -236,6 +239,57 @@ fn a_failed_write_names_the_target_file() {
             "ribbridge render: cannot write {}: No such file or directory (os error 2)",
             out.display()
         ),
+    );
+}
+
+#[test]
+fn a_drain_intent_renders_drained_and_a_garbled_one_is_an_error() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("drain");
+    let s = state.to_str().expect("utf-8");
+    // Absent: the usual file.
+    let o = master0("defaults-only.json", &["--drain-state", s]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        std::fs::read_to_string(dir().join("defaults-only.conf")).expect("golden")
+    );
+    // Drained: the drain's entry ahead of the route-map, and a note.
+    std::fs::write(
+        &state,
+        "{\"drained\":true,\"since\":\"2026-12-01T19:49:29Z\",\"tables\":[198]}\n",
+    )
+    .expect("write");
+    let o = master0("defaults-only.json", &["--drain-state", s]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(
+            "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-drain\nexit\n\
+             route-map KUBE-VIP-ROUTES-V4 permit 10\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).ends_with(&format!(
+            "ribbridge render: drained ({s} says so since 2026-12-01T19:49:29Z): each VIP \
+             route-map starts with the drain's deny entry (description ribbridge-drain), so FRR \
+             started from this configuration stays drained; ribbridge undrain ends it\n"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // Garbled: an error naming the file, nothing rendered.
+    std::fs::write(&state, "yes\n").expect("write");
+    let o = master0("defaults-only.json", &["--drain-state", s]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    assert!(
+        stderr(&o).starts_with(&format!(
+            "ribbridge render: {s}: not a ribbridge drain intent ("
+        )),
+        "{}",
+        stderr(&o)
     );
 }
 

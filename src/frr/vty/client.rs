@@ -371,18 +371,19 @@ fn is_afi(s: &str) -> bool {
     matches!(s, "ipv4" | "ipv6")
 }
 
-/// The sequence number of the drain's deny entry in the redistribution
-/// route-map: ahead of every permit the render writes (10, 20, ...).
-pub const DRAIN_SEQ: &str = "1";
 /// The description that marks the drain's entry (how a restarted
-/// ribbridge tells its own drain from an operator's deny).
+/// ribbridge tells its own drain from an operator's deny, at whatever
+/// sequence it sits: `crate::frr::drain`).
 pub const DRAIN_MARK: &str = "ribbridge-drain";
 
 /// The configuration commands healing and the drain may send, checked word by word:
 /// `[no] ip import-table N [distance D]` (zebra), `router bgp ASN`,
 /// `address-family ipv4|ipv6 unicast`, `[no] redistribute table|table-direct
 /// N [route-map NAME]`, `exit-address-family`, `exit` (bgpd); for the
-/// drain, `[no] route-map NAME deny 1` and `description ribbridge-drain`.
+/// drain, `[no] route-map NAME deny SEQ` (SEQ 1-65535: the drain picks a
+/// free one ahead of the route-map's first entry, and removes only its
+/// marked entries) and `description ribbridge-drain`. A `permit` entry,
+/// or a whole route-map, is never allowed.
 pub fn allowed_config(cmd: &str) -> Result<(), VtyError> {
     let all: Vec<&str> = cmd.split_whitespace().collect();
     // `no` only undoes what healing re-applies: never a BGP instance or an AFI.
@@ -402,7 +403,7 @@ pub fn allowed_config(cmd: &str) -> Result<(), VtyError> {
         ["exit-address-family"] | ["exit"] => !negated,
         // The drain: one deny entry ahead of the redistribution route-map's
         // permits, marked by its description (docs/FRR-BEHAVIOUR.md, Drain).
-        ["route-map", m, "deny", seq] => is_name(m) && *seq == DRAIN_SEQ,
+        ["route-map", m, "deny", seq] => is_name(m) && is_num(seq, 1, 65_535),
         ["description", d] => !negated && *d == DRAIN_MARK,
         _ => false,
     };
@@ -449,6 +450,8 @@ mod tests {
             "exit",
             "route-map KUBE-VIP-ROUTES-V4 deny 1",
             "no route-map KUBE-VIP-ROUTES-V6 deny 1",
+            "route-map KUBE-VIP-ROUTES-V4 deny 5",
+            "no route-map KUBE-VIP-ROUTES-V4 deny 65535",
             "description ribbridge-drain",
         ] {
             allowed_config(c).unwrap_or_else(|e| panic!("{c}: {e}"));
@@ -475,8 +478,13 @@ mod tests {
             "ip route 0.0.0.0/0 blackhole",
             "redistribute connected",
             "redistribute table 198 route-map a;b",
-            "route-map KUBE-VIP-ROUTES-V4 deny 10",
+            "route-map KUBE-VIP-ROUTES-V4 deny 0",
+            "route-map KUBE-VIP-ROUTES-V4 deny 65536",
+            "route-map KUBE-VIP-ROUTES-V4 deny one",
+            "route-map KUBE-VIP-ROUTES-V4 deny 1 extra",
             "route-map KUBE-VIP-ROUTES-V4 permit 1",
+            "no route-map KUBE-VIP-ROUTES-V4 permit 10",
+            "route-map a;b deny 1",
             "no route-map KUBE-VIP-ROUTES-V4",
             "description anything else",
             "no description ribbridge-drain",

@@ -1,4 +1,5 @@
-//! bgpd's (and zebra's) running configuration read as an [`Intent`]: which
+//! bgpd's (and zebra's) running configuration (`show running-config`
+//! on their vty sockets) read as an [`Intent`]: which
 //! kernel tables are redistributed in which family, through which
 //! route-map, the route-maps and prefix-lists those name, each neighbour's
 //! outbound filter, and bgpd's route-map delay timer.
@@ -9,9 +10,7 @@
 //! block is skipped, as are address families other than IPv4 and IPv6
 //! unicast.
 
-use crate::model::intent::{
-    Family, Intent, ListEntry, MapEntry, Match, OutFilter, PeerPolicy, Redistribute,
-};
+use super::{Family, Intent, ListEntry, MapEntry, Match, OutFilter, PeerPolicy, Redistribute};
 use crate::model::{Prefix, TableId};
 
 /// Where a line sits.
@@ -254,8 +253,9 @@ fn map_line(e: &mut MapEntry, w: &[&str]) {
     }
 }
 
-/// zebra's `ip|ipv6 import-table N` lines (default VRF).
-fn imports(zebra: &str) -> Vec<(Family, TableId)> {
+/// zebra's `ip|ipv6 import-table N` lines (default VRF) in its running
+/// configuration.
+pub fn imports(zebra: &str) -> Vec<(Family, TableId)> {
     let mut out = Vec::new();
     let mut in_vrf = false;
     for line in zebra.lines() {
@@ -277,4 +277,129 @@ fn imports(zebra: &str) -> Vec<(Family, TableId)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    //! The reader on each release's captured running configuration
+    //! (`tests/data/frr/`): the lab's own rendering and frr-k8s's shape.
+
+    use super::*;
+    use crate::model::intent::Verdict;
+
+    fn p(s: &str) -> Prefix {
+        s.parse().expect("prefix")
+    }
+
+    /// A capture: text (a vty reply's trailing NUL and status bytes cut).
+    fn capture(rel: &str) -> String {
+        let path = format!("{}/tests/data/frr/{rel}", env!("CARGO_MANIFEST_DIR"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        String::from_utf8_lossy(&bytes[..end]).into_owned()
+    }
+
+    const DENY_20: Verdict<'static> = Verdict::Deny {
+        route_map: "BGP-VIP-ROUTES-V4",
+        seq: Some(20),
+    };
+
+    #[test]
+    fn frr_k8s_shape_on_every_release() {
+        for (dir, direct) in [
+            ("frr-8.4.4", false),
+            ("frr-10.3", true),
+            ("frr-10.7.1", true),
+        ] {
+            let bgpd = capture(&format!("{dir}/bgpd-running-config-frrk8s.txt"));
+            let zebra =
+                (!direct).then(|| capture(&format!("{dir}/zebra-running-config-frrk8s.txt")));
+            let i = parse(&bgpd, zebra.as_deref());
+            let r = i
+                .redistribution(198, Family::Ipv4)
+                .unwrap_or_else(|| panic!("{dir}: {i:?}"));
+            assert_eq!(r.direct, direct, "{dir}");
+            assert_eq!(r.route_map.as_deref(), Some("BGP-VIP-ROUTES-V4"), "{dir}");
+            assert_eq!(needs_zebra(&i), !direct, "{dir}");
+            let vip = p("192.0.2.10/32");
+            let other = p("192.0.2.77/32");
+            assert_eq!(i.redistributed(198, &vip), Some(Verdict::Permit), "{dir}");
+            assert_eq!(i.redistributed(198, &other), Some(DENY_20), "{dir}");
+            // frr-k8s's outbound route-map of the IPv4 peer: the VIP is
+            // allowed, any other prefix falls to the implicit deny.
+            assert_eq!(i.sent_to("198.18.1.1", &vip), Verdict::Permit, "{dir}");
+            assert_eq!(
+                i.sent_to("198.18.1.1", &other),
+                Verdict::Deny {
+                    route_map: "198.18.1.1-out",
+                    seq: None
+                },
+                "{dir}"
+            );
+            assert_eq!(i.route_map_delay_ms, 5_000, "{dir}: the default timer");
+            let drained = capture(&format!("{dir}/bgpd-running-config-frrk8s-drained.txt"));
+            let d = parse(&drained, zebra.as_deref());
+            assert_eq!(
+                d.redistributed(198, &vip),
+                Some(Verdict::Deny {
+                    route_map: "BGP-VIP-ROUTES-V4",
+                    seq: Some(1)
+                }),
+                "{dir}: the drain's entry denies first"
+            );
+        }
+    }
+
+    #[test]
+    fn lab_rendering_of_8_4_and_its_import() {
+        let bgpd = capture("frr-8.4.4/vty-bgpd-running-config.bin");
+        let i = parse(&bgpd, None);
+        assert!(needs_zebra(&i));
+        // zebra's configuration not read: the import is assumed.
+        assert_eq!(
+            i.redistributed(198, &p("192.0.2.10/32")),
+            Some(Verdict::Permit)
+        );
+        assert_eq!(
+            i.redistributed(198, &p("192.0.2.11/32")),
+            Some(Verdict::Deny {
+                route_map: "KUBE-VIP-ROUTES-V4",
+                seq: Some(20)
+            })
+        );
+        // 8.4's lab redistributes IPv4 only.
+        assert_eq!(i.redistributed(198, &p("2001:db8::10/128")), None);
+        // zebra read, without the import: nothing is redistributed.
+        let i = parse(&bgpd, Some("frr version 8.4.4\n!\nend\n"));
+        assert_eq!(i.redistributed(198, &p("192.0.2.10/32")), None);
+        let i = parse(&bgpd, Some("ip import-table 198\n"));
+        assert!(i.redistributed(198, &p("192.0.2.10/32")).is_some());
+    }
+
+    #[test]
+    fn vrf_instances_and_other_families_are_not_read() {
+        let text = "router bgp 1 vrf RED\n address-family ipv4 unicast\n  \
+redistribute table-direct 198\n exit-address-family\nexit\n\
+router bgp 1\n address-family l2vpn evpn\n  redistribute table-direct 198\n exit-address-family\nexit\n";
+        assert!(parse(text, None).redistributions.is_empty());
+    }
+
+    #[test]
+    fn unknown_lines_never_fail_and_clauses_are_kept() {
+        // (A line continuation eats the next line's indentation: the
+        // entry's clauses stay on the first line.)
+        let text = "route-map M permit 5\n match tag 7\n on-match next\n set metric 5\n frobnicate\n\
+exit\nip prefix-list L seq x permit 1.2.3.4/32\n\
+ip prefix-list L seq 5 permit 10.0.0.0/8 ge 24 le 32\nipv6 prefix-list L6 seq 5 permit any\n\
+bgp route-map delay-timer 0\n";
+        let i = parse(text, None);
+        let m = &i.route_maps["M"][0];
+        assert_eq!(m.matches.len(), 2, "{m:?}");
+        assert_eq!(m.flow.as_deref(), Some("on-match next"));
+        assert_eq!(i.ip_prefix_lists["L"].len(), 1);
+        let e = &i.ip_prefix_lists["L"][0];
+        assert_eq!((e.ge, e.le), (Some(24), Some(32)));
+        assert!(i.ipv6_prefix_lists["L6"][0].covers(&p("2001:db8::1/128")));
+        assert_eq!(i.route_map_delay_ms, 0);
+    }
 }
