@@ -86,7 +86,7 @@ fn metric_sum(text: &str, name: &str) -> f64 {
                 .is_some_and(|r| r.starts_with('{') || r.starts_with(' '))
         })
         .filter_map(|l| l.rsplit(' ').next()?.trim().parse::<f64>().ok())
-        .sum()
+        .fold(0.0, |a, v| a + v)
 }
 
 /// Every series of metric `name` with a non-zero value, as written.
@@ -432,6 +432,7 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
 
     let mut took_changed = Duration::ZERO;
     let mut reloads_changed = 0;
+    let mut read_after: Vec<f64> = Vec::new();
     let mut last_seen = Instant::now();
     let mut seen = c1.intent_changes;
     for i in 0..changed {
@@ -441,6 +442,7 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
             lab_async(&["reload", "node1", &file.display().to_string()]).await;
             took_changed += t.elapsed();
             reloads_changed += 1;
+            let returned = Instant::now();
             await_config_line(v.marker, present).await;
             let what = format!(
                 "{} {}",
@@ -453,6 +455,7 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
             );
             seen = await_intent_change(&mut d, seen, &what).await;
             last_seen = Instant::now();
+            read_after.push((last_seen - returned).as_secs_f64());
         }
     }
     // The window in which a drift of the last change could still be
@@ -484,9 +487,11 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
         "intent: FRR {frr}: router paths for {VIP_ADDR} during the reloads: min {min} max {max} over {samples} samples (every 50 ms), {dips} dips below 2 in the route events"
     );
     eprintln!(
-        "intent: FRR {frr}: intent changes seen: {} during the unchanged reloads, {} during the changed ones; held advertised {} after the last ({polls} polls)",
+        "intent: FRR {frr}: intent changes seen: {} during the unchanged reloads, {} during the changed ones (ribbridge saw each {:.1}-{:.1} s after its reload returned); held advertised {} after the last ({polls} polls)",
         c1.intent_changes - c0.intent_changes,
         c2.intent_changes - c1.intent_changes,
+        read_after.iter().copied().fold(f64::INFINITY, f64::min),
+        read_after.iter().copied().fold(0.0, f64::max),
         secs(SETTLE),
     );
     assert_eq!(
@@ -580,6 +585,12 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
     let (_, code) = d.status().await;
     assert_eq!(code, 1, "status --json exits 1 too");
     let (c4, m4) = counters(&d).await;
+    let logged: Vec<String> = d
+        .drain()
+        .iter()
+        .filter(|l| l.contains("to=unconfigured"))
+        .cloned()
+        .collect();
     assert_eq!(
         c4.heals,
         0.0,
@@ -587,7 +598,7 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
         drifts_and_heals(d.drain()).join("\n")
     );
     eprintln!(
-        "intent: FRR {frr}: unconfigured seen {} after the change ({why:?}); ribbridge_drift_total then: {:?}",
+        "intent: FRR {frr}: unconfigured seen {} after the change ({why:?}); ribbridge_drift_total then: {:?}; logged: {logged:?}",
         secs(took),
         series(&m4, "ribbridge_drift_total")
     );
@@ -800,8 +811,13 @@ async fn intent_ceiling_paces_a_mass_drift_frr_10_7() {
     let t0 = Instant::now();
     ip_batch("rb-node1", &node1_batch);
     let mut at_two = None;
+    let (mut polls, mut binding_seen) = (0, 0);
     loop {
         d.drain();
+        polls += 1;
+        if metric_sum(&d.metrics().await, "ribbridge_heal_ceiling_binding") == 1.0 {
+            binding_seen += 1;
+        }
         let last = router_count(&vips, 2);
         if last == MASS && at_two.is_none() {
             at_two = Some(t0.elapsed());
@@ -857,19 +873,52 @@ async fn intent_ceiling_paces_a_mass_drift_frr_10_7() {
             m
         });
     let heals = c1.heals - c0.heals;
+    let mut per_vip: BTreeMap<String, usize> = BTreeMap::new();
+    for p in log
+        .iter()
+        .filter(|l| l.contains("healing"))
+        .filter_map(|l| field(l, "prefix"))
+    {
+        *per_vip.entry(p).or_default() += 1;
+    }
+    let twice: Vec<(&String, &usize)> = per_vip.iter().filter(|(_, n)| **n > 1).collect();
+    let not_lost: Vec<&String> = per_vip.keys().filter(|p| !lost.contains(*p)).collect();
+    let healed_not_lost = not_lost.len();
+    // The daemon's whole log, for a look at the episode.
+    let kept = std::env::temp_dir().join("ribbridge-intent-mass.log");
+    std::fs::write(&kept, log.join("\n") + "\n").expect("keep the log");
+    if let Some(p) = not_lost.first() {
+        let needle = format!("prefix={p} ");
+        eprintln!(
+            "intent: FRR 10.7 mass drift: the log of {p}, healed by the fast path (whole log in {}):\n{}",
+            kept.display(),
+            log.iter()
+                .filter(|l| l.contains(&needle))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
     let deferred = metric_sum(&m1, "ribbridge_heal_deferred_total");
     let ceiling = doc.heal_ceiling.clone();
     eprintln!(
-        "intent: FRR 10.7 mass drift: {MASS} VIPs route-then-address in one batch; VIPs lost by zebra (drifted): {} ({drift_states:?}); drift_total {}; heal actions {heals} ({:?}); deferred {deferred}; /status ceiling {ceiling:?}",
+        "intent: FRR 10.7 mass drift: {MASS} VIPs route-then-address in one batch; VIPs drifted: {} ({drift_states:?}); drift_total {}; heal actions {heals} ({:?}); deferred {deferred}; /status ceiling at the end {ceiling:?}",
         lost.len(),
         c1.drift - c0.drift,
         series(&m1, "ribbridge_heal_actions_total"),
     );
     eprintln!(
-        "intent: FRR 10.7 mass drift: router at 2 paths for all {MASS} {} after the batch, every VIP advertised in /status at {}; {:.1} actions/s over the episode",
+        "intent: FRR 10.7 mass drift: router at 2 paths for all {MASS} {} after the batch, every VIP advertised in /status at {}; {:.1} actions/s over the episode; the ceiling binding in {binding_seen} of {polls} polls",
         secs(at_two),
         secs(all_advertised),
         heals / at_two.as_secs_f64()
+    );
+    eprintln!(
+        "intent: FRR 10.7 mass drift: VIPs lost by zebra: {} ({} drifted (kernel_only) and healed behind the ceiling, {healed_not_lost} healed at once by the fast path, no drift reported); VIPs healed more than once: {} (first: {:?})",
+        lost.len() + healed_not_lost,
+        lost.len(),
+        twice.len(),
+        twice.iter().take(5).collect::<Vec<_>>()
     );
     eprintln!(
         "intent: FRR 10.7 mass drift: CPU over the episode: zebra {:.2} s, bgpd {:.2} s",
