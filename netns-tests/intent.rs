@@ -756,6 +756,197 @@ fn ip_batch(ns: &str, lines: &str) {
     );
 }
 
+/// What one mass batch on node1 did.
+struct Episode {
+    /// VIPs declared in drift (their `VIP drift` lines).
+    lost: BTreeSet<String>,
+    drift_states: BTreeMap<String, usize>,
+    drift: f64,
+    heals: f64,
+    heal_series: Vec<String>,
+    /// VIPs healed by the fast path (a `healing` line, no drift line).
+    fast: usize,
+    twice: usize,
+    deferred: f64,
+    ceiling: Option<ribbridge::status::CeilingStatus>,
+    at_two: Duration,
+    all_advertised: Duration,
+    binding_seen: usize,
+    polls: usize,
+    zebra_cpu: f64,
+    bgpd_cpu: f64,
+    /// The daemon's log of the episode.
+    log: Vec<String>,
+}
+
+impl Episode {
+    fn print(&self, tries: u32) {
+        eprintln!(
+            "intent: FRR 10.7 mass drift, try {tries}: {MASS} VIPs route-then-address in one batch; VIPs lost by zebra: {} ({} drifted {:?} and healed behind the ceiling, {} healed at once by the fast path, no drift reported); drift_total +{}; heal actions {} ({:?}); healed more than once: {}; deferred {}; /status ceiling at the end {:?}",
+            self.lost.len() + self.fast,
+            self.lost.len(),
+            self.drift_states,
+            self.fast,
+            self.drift,
+            self.heals,
+            self.heal_series,
+            self.twice,
+            self.deferred,
+            self.ceiling
+        );
+        eprintln!(
+            "intent: FRR 10.7 mass drift, try {tries}: router at 2 paths for all {MASS} {} after the batch, every VIP advertised in /status at {}; {:.1} heal actions/s over the episode; the ceiling binding in {} of {} polls; CPU over the episode: zebra {:.2} s, bgpd {:.2} s",
+            secs(self.at_two),
+            secs(self.all_advertised),
+            self.heals / self.at_two.as_secs_f64(),
+            self.binding_seen,
+            self.polls,
+            self.zebra_cpu,
+            self.bgpd_cpu
+        );
+    }
+}
+
+fn log_field(l: &str, key: &str) -> Option<String> {
+    l.split(&format!(" {key}="))
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .map(str::to_string)
+}
+
+/// node1 adds every VIP, route then address, in one netlink batch
+/// (FRRouting/frr#22654: zebra loses some); waits until the router holds
+/// 2 paths for each and `/status` says each is advertised.
+async fn mass_episode(d: &mut Daemon, vips: &[String], node1: &Path) -> Episode {
+    let from = d.drain().len();
+    let (c0, m0) = counters(d).await;
+    let deferred0 = metric_sum(&m0, "ribbridge_heal_deferred_total");
+    let (zebra, bgpd) = (pid_of(node1, "zebra"), pid_of(node1, "bgpd"));
+    let cpu0 = (cpu_secs(zebra), cpu_secs(bgpd));
+    let batch: String = vips
+        .iter()
+        .map(|v| {
+            format!(
+                "route add {v} dev lo table 198 proto 248 scope global\n\
+                 address add {v} dev lo valid_lft forever preferred_lft 0\n"
+            )
+        })
+        .collect();
+    let t0 = Instant::now();
+    ip_batch("rb-node1", &batch);
+    let mut at_two = None;
+    let (mut polls, mut binding_seen) = (0, 0);
+    loop {
+        d.drain();
+        polls += 1;
+        if metric_sum(&d.metrics().await, "ribbridge_heal_ceiling_binding") == 1.0 {
+            binding_seen += 1;
+        }
+        let last = router_count(vips, 2);
+        if last == MASS && at_two.is_none() {
+            at_two = Some(t0.elapsed());
+        }
+        if at_two.is_some() {
+            let (doc, _) = d.status().await;
+            let advertised = vips
+                .iter()
+                .filter(|v| class(&doc, v) == Some(Class::Advertised))
+                .count();
+            if advertised == MASS {
+                break;
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(180),
+            "after 180 s the router holds {last} of {MASS} VIPs at 2 paths; status: {:?}\nribbridge's log (tail):\n{}",
+            d.status().await.0.heal_ceiling,
+            d.drain()
+                .iter()
+                .rev()
+                .take(40)
+                .rev()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let all_advertised = t0.elapsed();
+    let at_two = at_two.expect("set before the loop ends");
+    let cpu1 = (cpu_secs(zebra), cpu_secs(bgpd));
+    let (c1, m1) = counters(d).await;
+    let (doc, _) = d.status().await;
+    let log = d.drain()[from..].to_vec();
+    let lost: BTreeSet<String> = log
+        .iter()
+        .filter(|l| l.contains("VIP drift"))
+        .filter_map(|l| log_field(l, "prefix"))
+        .collect();
+    let drift_states: BTreeMap<String, usize> = log
+        .iter()
+        .filter(|l| l.contains("VIP drift"))
+        .filter_map(|l| log_field(l, "to"))
+        .fold(BTreeMap::new(), |mut m, s| {
+            *m.entry(s).or_default() += 1;
+            m
+        });
+    let mut per_vip: BTreeMap<String, usize> = BTreeMap::new();
+    for p in log
+        .iter()
+        .filter(|l| l.contains("healing"))
+        .filter_map(|l| log_field(l, "prefix"))
+    {
+        *per_vip.entry(p).or_default() += 1;
+    }
+    Episode {
+        fast: per_vip.keys().filter(|p| !lost.contains(*p)).count(),
+        twice: per_vip.values().filter(|n| **n > 1).count(),
+        lost,
+        drift_states,
+        drift: c1.drift - c0.drift,
+        heals: c1.heals - c0.heals,
+        heal_series: series(&m1, "ribbridge_heal_actions_total"),
+        deferred: metric_sum(&m1, "ribbridge_heal_deferred_total") - deferred0,
+        ceiling: doc.heal_ceiling.clone(),
+        at_two,
+        all_advertised,
+        binding_seen,
+        polls,
+        zebra_cpu: cpu1.0 - cpu0.0,
+        bgpd_cpu: cpu1.1 - cpu0.1,
+        log,
+    }
+}
+
+/// node1 deletes every VIP (route, then address, one batch); waits until
+/// the router holds node2's path only and `/status` says each is withdrawn.
+async fn undo_mass(d: &mut Daemon, vips: &[String]) {
+    let batch: String = vips
+        .iter()
+        .map(|v| format!("route del {v} dev lo table 198\naddress del {v} dev lo\n"))
+        .collect();
+    ip_batch("rb-node1", &batch);
+    let t = Instant::now();
+    loop {
+        d.drain();
+        let (one, two) = (router_count(vips, 1), router_count(vips, 2));
+        if one == MASS && two == 0 {
+            let (doc, _) = d.status().await;
+            if vips
+                .iter()
+                .all(|v| class(&doc, v) == Some(Class::Withdrawn))
+            {
+                return;
+            }
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "undoing the batch: after 60 s the router holds {two} VIPs at 2 paths, {one} at 1 or more"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn intent_ceiling_paces_a_mass_drift_frr_10_7() {
     let start = Instant::now();
@@ -795,159 +986,37 @@ async fn intent_ceiling_paces_a_mass_drift_frr_10_7() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let (c0, _) = counters(&d).await;
-    let (zebra, bgpd) = (pid_of(&node1, "zebra"), pid_of(&node1, "bgpd"));
-    let cpu0 = (cpu_secs(zebra), cpu_secs(bgpd));
-    // node1: route then address, per VIP, in one batch (frr#22654).
-    let node1_batch: String = vips
-        .iter()
-        .map(|v| {
-            format!(
-                "route add {v} dev lo table 198 proto 248 scope global\n\
-                 address add {v} dev lo valid_lft forever preferred_lft 0\n"
-            )
-        })
-        .collect();
-    let t0 = Instant::now();
-    ip_batch("rb-node1", &node1_batch);
-    let mut at_two = None;
-    let (mut polls, mut binding_seen) = (0, 0);
-    loop {
-        d.drain();
-        polls += 1;
-        if metric_sum(&d.metrics().await, "ribbridge_heal_ceiling_binding") == 1.0 {
-            binding_seen += 1;
-        }
-        let last = router_count(&vips, 2);
-        if last == MASS && at_two.is_none() {
-            at_two = Some(t0.elapsed());
-        }
-        if at_two.is_some() {
-            let (doc, _) = d.status().await;
-            let advertised = vips
-                .iter()
-                .filter(|v| class(&doc, v) == Some(Class::Advertised))
-                .count();
-            if advertised == MASS {
-                break;
-            }
+    // The loss is a race inside zebra: a batch that zebra mostly kept
+    // (the ceiling's burst absorbed every heal) is undone and tried again.
+    let mut tries = 0;
+    let e = loop {
+        tries += 1;
+        let e = mass_episode(&mut d, &vips, &node1).await;
+        e.print(tries);
+        if e.deferred > 0.0 {
+            break e;
         }
         assert!(
-            t0.elapsed() < Duration::from_secs(180),
-            "after 180 s the router holds {last} of {MASS} VIPs at 2 paths; status: {:?}\nribbridge's log (tail):\n{}",
-            d.status().await.0.heal_ceiling,
-            d.drain()
-                .iter()
-                .rev()
-                .take(40)
-                .rev()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("\n")
+            tries < 3,
+            "the ceiling never bound in {tries} tries (each lost fewer VIPs than the burst): {} drifted, {} heal actions, ceiling {:?}",
+            e.lost.len(),
+            e.heals,
+            e.ceiling
         );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let all_advertised = t0.elapsed();
-    let at_two = at_two.expect("set before the loop ends");
-    let cpu1 = (cpu_secs(zebra), cpu_secs(bgpd));
-    let (c1, m1) = counters(&d).await;
-    let (doc, _) = d.status().await;
-    let log = d.drain().to_vec();
-    let field = |l: &str, key: &str| {
-        l.split(&format!(" {key}="))
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .map(str::to_string)
+        undo_mass(&mut d, &vips).await;
     };
-    let lost: BTreeSet<String> = log
-        .iter()
-        .filter(|l| l.contains("VIP drift"))
-        .filter_map(|l| field(l, "prefix"))
-        .collect();
-    let drift_states: BTreeMap<String, usize> = log
-        .iter()
-        .filter(|l| l.contains("VIP drift"))
-        .filter_map(|l| field(l, "to"))
-        .fold(BTreeMap::new(), |mut m, s| {
-            *m.entry(s).or_default() += 1;
-            m
-        });
-    let heals = c1.heals - c0.heals;
-    let mut per_vip: BTreeMap<String, usize> = BTreeMap::new();
-    for p in log
-        .iter()
-        .filter(|l| l.contains("healing"))
-        .filter_map(|l| field(l, "prefix"))
-    {
-        *per_vip.entry(p).or_default() += 1;
-    }
-    let twice: Vec<(&String, &usize)> = per_vip.iter().filter(|(_, n)| **n > 1).collect();
-    let not_lost: Vec<&String> = per_vip.keys().filter(|p| !lost.contains(*p)).collect();
-    let healed_not_lost = not_lost.len();
-    // The daemon's whole log, for a look at the episode.
-    let kept = std::env::temp_dir().join("ribbridge-intent-mass.log");
-    std::fs::write(&kept, log.join("\n") + "\n").expect("keep the log");
-    if let Some(p) = not_lost.first() {
-        let needle = format!("prefix={p} ");
-        eprintln!(
-            "intent: FRR 10.7 mass drift: the log of {p}, healed by the fast path (whole log in {}):\n{}",
-            kept.display(),
-            log.iter()
-                .filter(|l| l.contains(&needle))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join("\n")
-        );
-    }
-    let deferred = metric_sum(&m1, "ribbridge_heal_deferred_total");
-    let ceiling = doc.heal_ceiling.clone();
-    eprintln!(
-        "intent: FRR 10.7 mass drift: {MASS} VIPs route-then-address in one batch; VIPs drifted: {} ({drift_states:?}); drift_total {}; heal actions {heals} ({:?}); deferred {deferred}; /status ceiling at the end {ceiling:?}",
-        lost.len(),
-        c1.drift - c0.drift,
-        series(&m1, "ribbridge_heal_actions_total"),
-    );
-    eprintln!(
-        "intent: FRR 10.7 mass drift: router at 2 paths for all {MASS} {} after the batch, every VIP advertised in /status at {}; {:.1} actions/s over the episode; the ceiling binding in {binding_seen} of {polls} polls",
-        secs(at_two),
-        secs(all_advertised),
-        heals / at_two.as_secs_f64()
-    );
-    eprintln!(
-        "intent: FRR 10.7 mass drift: VIPs lost by zebra: {} ({} drifted (kernel_only) and healed behind the ceiling, {healed_not_lost} healed at once by the fast path, no drift reported); VIPs healed more than once: {} (first: {:?})",
-        lost.len() + healed_not_lost,
-        lost.len(),
-        twice.len(),
-        twice.iter().take(5).collect::<Vec<_>>()
-    );
-    eprintln!(
-        "intent: FRR 10.7 mass drift: CPU over the episode: zebra {:.2} s, bgpd {:.2} s",
-        cpu1.0 - cpu0.0,
-        cpu1.1 - cpu0.1
-    );
     assert!(
-        !lost.is_empty(),
+        !e.lost.is_empty(),
         "zebra lost no VIP of the batch: frr#22654 not reproduced, the ceiling cannot be tested"
     );
     assert!(
-        deferred > 0.0,
-        "the ceiling never bound: {} VIPs lost, {heals} heal actions, ceiling {ceiling:?}",
-        lost.len()
+        e.heals >= e.lost.len() as f64,
+        "every lost VIP healed: {} actions for {} lost",
+        e.heals,
+        e.lost.len()
     );
-    assert!(
-        heals >= lost.len() as f64,
-        "every lost VIP healed: {heals} actions for {} lost",
-        lost.len()
-    );
-    assert!(
-        !log.iter().any(|l| l.contains("given up")),
-        "healing given up:\n{}",
-        log.iter()
-            .filter(|l| l.contains("given up"))
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    let given_up: Vec<&String> = e.log.iter().filter(|l| l.contains("given up")).collect();
+    assert!(given_up.is_empty(), "healing given up: {given_up:?}");
     d.stop().await;
     drop(lab_guard);
     eprintln!(
