@@ -782,7 +782,7 @@ struct Episode {
 impl Episode {
     fn print(&self, tries: u32) {
         eprintln!(
-            "intent: FRR 10.7 mass drift, try {tries}: {MASS} VIPs route-then-address in one batch; VIPs lost by zebra: {} ({} drifted {:?} and healed behind the ceiling, {} healed at once by the fast path, no drift reported); drift_total +{}; heal actions {} ({:?}); healed more than once: {}; deferred {}; /status ceiling at the end {:?}",
+            "intent: FRR 10.7 mass drift, try {tries}: {MASS} VIPs route-then-address in one batch; VIPs lost by zebra: {} ({} drifted {:?} and healed behind the ceiling, {} healed at once by the fast path, no drift reported); drift_total +{}; heal actions {} (the daemon's series since it started: {:?}); healed more than once: {}; deferred {}; /status ceiling at the end (since it started) {:?}",
             self.lost.len() + self.fast,
             self.lost.len(),
             self.drift_states,
