@@ -518,10 +518,13 @@ cmd_node_config() { # NODE FILE
 # --stdout FILE` first (a failure there aborts), then `--reload --overwrite
 # --stdout FILE`; plus the options that point its vtysh at NODE's daemons,
 # the ones `lab.sh vtysh` uses: pathspace NODE (`vtysh -N NODE`), the vty
-# sockets in /run/frr/NODE (--vty_socket /run/frr: vtysh appends NODE), vtysh in /usr/bin, vtysh.conf in /etc/frr/NODE
-# (--confdir /etc/frr; --overwrite's `write` goes to /etc/frr/NODE/frr.conf),
-# its scratch files in /run/frr/NODE. On 10.x all of it runs inside the FRR
-# root, FILE copied to where the root sees it.
+# sockets in /run/frr/NODE (--vty_socket /run/frr: vtysh appends NODE),
+# vtysh in /usr/bin, vtysh.conf in /etc/frr/NODE (--confdir /etc/frr;
+# --overwrite's `write` goes to /etc/frr/NODE/frr.conf), its scratch files
+# in /run/frr/NODE. On 10.x all of it runs inside the FRR root, FILE copied
+# to where the root sees it. On the default profile frr-reload.py also acts
+# on the lab's artefacts (the machine's hostname, datacenter defaults:
+# docs/FRR-BEHAVIOUR.md, "Reloads"); the frr-k8s profile has none.
 redact() { sed 's/password.*/password <retracted>/g'; }
 
 cmd_reload() { # NODE [FILE]
