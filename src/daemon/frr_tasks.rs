@@ -118,6 +118,41 @@ struct Poller {
     reapply: bool,
     /// Why a recorded drain is lost, as last reported (None: not lost).
     lost: Option<String>,
+    /// When the configuration was last read whole, and how long it took.
+    last_full: Option<(std::time::Instant, Duration)>,
+    /// The redistributions' route-maps at the last probe (None: no
+    /// baseline since the last full read).
+    probe: Option<Vec<String>>,
+}
+
+/// The full read may cost at most 1/READ_BUDGET of the time (0.05 %): its
+/// period is its own duration this many times over.
+const READ_BUDGET: u32 = 2_000;
+
+/// The longest period between two full reads, whatever they cost.
+const MAX_FULL_READ_PERIOD: Duration = Duration::from_secs(30);
+
+/// A route-map's JSON with its counters (`invoked`, bgpd's per-entry and
+/// per-map invocation counts) taken out: what is left changes only with
+/// the configuration. Text that is not JSON is kept as it is.
+fn without_counters(text: &str) -> String {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.retain(|k, _| !k.to_ascii_lowercase().contains("invoked"));
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(mut v) => {
+            strip(&mut v);
+            v.to_string()
+        }
+        Err(_) => text.to_string(),
+    }
 }
 
 impl Poller {
@@ -133,6 +168,8 @@ impl Poller {
             drain_state: s.drain_state.clone(),
             reapply: true,
             lost: None,
+            last_full: None,
+            probe: None,
         }
     }
 
@@ -171,7 +208,15 @@ impl Poller {
     /// through its import): the drain and the intent, as events for what
     /// changed since they were last reported. Unreadable: nothing changes.
     async fn read_config(&mut self) -> Vec<Event> {
-        let config = match self.bgpd.running_config().await {
+        if !self.full_read_due().await {
+            return Vec::new();
+        }
+        let started = std::time::Instant::now();
+        let read = self.bgpd.running_config().await;
+        self.last_full = Some((started, started.elapsed()));
+        // The probe's baseline is taken anew after every full read.
+        self.probe = None;
+        let config = match read {
             Ok(c) => c,
             Err(e) => {
                 telemetry::frr_query_error("bgpd");
@@ -233,6 +278,53 @@ impl Poller {
             out.push(Event::Intent { intent });
         }
         out
+    }
+
+    /// Whether to read the whole configuration now: when it was never read,
+    /// when the budget allows (its last read's time, [`READ_BUDGET`] times
+    /// over, has passed: a small configuration is read every second, one of
+    /// 64 neighbours every few), or when the probe saw a change.
+    async fn full_read_due(&mut self) -> bool {
+        let Some((at, took)) = self.last_full else {
+            return true;
+        };
+        let period = took
+            .saturating_mul(READ_BUDGET)
+            .clamp(CONFIG_POLL, MAX_FULL_READ_PERIOD);
+        if at.elapsed() + CONFIG_POLL / 10 >= period {
+            return true;
+        }
+        self.probe_changed().await
+    }
+
+    /// The redistributions' route-maps as bgpd reports them (`show
+    /// route-map NAME json`, a few hundred bytes each), their counters left
+    /// out: true when they differ from the last probe (a drain's entry
+    /// gone, an entry added ahead of the VIPs' permit). A failed probe is a
+    /// change: the full read says what happened.
+    async fn probe_changed(&mut self) -> bool {
+        let names: std::collections::BTreeSet<&str> = self
+            .intent
+            .iter()
+            .flat_map(|i| i.redistributions.iter())
+            .filter(|r| self.tables.contains(&r.table))
+            .filter_map(|r| r.route_map.as_deref())
+            .collect();
+        let mut now = Vec::with_capacity(names.len());
+        for name in names {
+            match self.bgpd.route_map_json(name).await {
+                Ok(text) => now.push(without_counters(&text)),
+                Err(_) => return true,
+            }
+        }
+        match &self.probe {
+            Some(before) if *before == now => false,
+            Some(_) => true,
+            None => {
+                self.probe = Some(now);
+                false
+            }
+        }
     }
 
     /// When the drain's intent file records a drain that bgpd's
@@ -374,3 +466,20 @@ pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), sup
 
 /// Capacity of the one-shot ZAPI channel (a dump of every VIP fits).
 const FRR_SNAPSHOT_CHANNEL: usize = 4096;
+
+#[cfg(test)]
+mod tests {
+    use super::without_counters;
+
+    #[test]
+    fn a_route_map_probe_ignores_bgpd_counters_only() {
+        let at = |invoked: u32, seq: u32| {
+            format!(
+                r#"{{"BGP-VIP-ROUTES-V4":{{"invoked":{invoked},"disabledOptimization":false,"rules":[{{"sequenceNumber":{seq},"type":"permit","invoked":{invoked},"matchClauses":["ip address prefix-list P"],"setClauses":[],"action":"Exits"}}]}}}}"#
+            )
+        };
+        assert_eq!(without_counters(&at(1, 10)), without_counters(&at(977, 10)));
+        assert_ne!(without_counters(&at(1, 10)), without_counters(&at(1, 5)));
+        assert_eq!(without_counters("% not json"), "% not json");
+    }
+}

@@ -272,6 +272,16 @@ impl VtyClient {
         })
     }
 
+    /// One route-map as bgpd reports it (`show route-map NAME json`): a
+    /// few hundred bytes, for noticing a change without reading the whole
+    /// configuration.
+    pub async fn route_map_json(&self, name: &str) -> Result<String, VtyError> {
+        if !is_name(name) {
+            return Err(VtyError::BadCommand(format!("route-map '{name}'")));
+        }
+        self.show_ok(&format!("show route-map {name} json")).await
+    }
+
     /// The daemon's running configuration.
     pub async fn running_config(&self) -> Result<String, VtyError> {
         self.show_ok("show running-config").await
