@@ -5,6 +5,11 @@
 #   10.3  a Debian trixie root (debootstrap), FRR installed with apt inside it.
 #   10.7  a Debian sid root, likewise.
 #
+# Each release also gets Debian's frr-pythontools of the same version: its
+# /usr/lib/frr/frr-reload.py is how frr-k8s applies a configuration
+# (`lab.sh reload`). An existing install or root only gains that package;
+# it is pinned to the installed frr's version, so apt never upgrades frr.
+#
 # Roots live under the cache directory ($RIBBRIDGE_CACHE, default
 # /var/cache/ribbridge): $CACHE/frr-10.3 and $CACHE/frr-10.7. A root is built
 # in a temporary directory and renamed into place only when `zebra --version`
@@ -26,9 +31,35 @@ apt_host() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
+# The installed version of Debian package P ("" when it is not installed),
+# in ROOT ("" for the host).
+# shellcheck disable=SC2016 # ${Status} is dpkg-query's format, not ours
+pkg_version() { # ROOT P
+    local root=$1 out
+    if [[ -n $root ]]; then
+        out=$(chroot "$root" dpkg-query -W -f='${Status} ${Version}' "$2" 2>/dev/null) || true
+    else
+        out=$(dpkg-query -W -f='${Status} ${Version}' "$2" 2>/dev/null) || true
+    fi
+    [[ $out == "install ok installed "* ]] && echo "${out#install ok installed }"
+    return 0
+}
+
+install_84_pythontools() {
+    local ver; ver=$(pkg_version "" frr)
+    if [[ $(pkg_version "" frr-pythontools) == "$ver" ]]; then
+        log "8.4 frr-pythontools $ver present"
+        return
+    fi
+    apt_host "frr-pythontools=$ver" || die "installing frr-pythontools $ver on the host failed"
+    [[ -f /usr/lib/frr/frr-reload.py ]] || die "frr-pythontools $ver did not install /usr/lib/frr/frr-reload.py"
+    log "8.4 frr-pythontools $ver installed"
+}
+
 install_84() {
     if /usr/lib/frr/zebra --version 2>/dev/null | grep -q 'version 8\.4'; then
         log "8.4 present: $(/usr/lib/frr/zebra --version | head -1)"
+        install_84_pythontools
         return
     fi
     local t0=$SECONDS
@@ -40,6 +71,29 @@ install_84() {
     [[ $had_prc -eq 0 ]] && rm -f "$prc"
     /usr/lib/frr/zebra --version | grep -q 'version 8\.4' || die "FRR 8.4 install did not give zebra 8.4"
     log "8.4 installed in $((SECONDS - t0)) s: $(/usr/lib/frr/zebra --version | head -1)"
+    install_84_pythontools
+}
+
+# frr-pythontools of the root's frr version in the root of VERSION, with
+# the root's apt options (its package lists first; updated only when they
+# do not know that version).
+root_pythontools() { # VERSION ROOT [apt options...]
+    local ver=$1 root=$2; shift 2
+    local frr; frr=$(pkg_version "$root" frr)
+    [[ -n $frr ]] || die "the $ver root $root has no frr package installed"
+    if [[ $(pkg_version "$root" frr-pythontools) == "$frr" ]]; then
+        log "$ver frr-pythontools $frr present"
+        return
+    fi
+    local apt=(chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get "$@")
+    if ! chroot "$root" apt-cache show "frr-pythontools=$frr" >/dev/null 2>&1; then
+        "${apt[@]}" update -qq || die "apt-get update in the $ver root failed"
+    fi
+    "${apt[@]}" install -y -qq --no-install-recommends "frr-pythontools=$frr" >/dev/null \
+        || die "installing frr-pythontools $frr in the $ver root failed (its suite may no longer carry frr $frr: rebuild the root with rm -rf $root; scripts/install-frr.sh $ver)"
+    chroot "$root" apt-get clean
+    [[ -f $root/usr/lib/frr/frr-reload.py ]] || die "frr-pythontools $frr did not install frr-reload.py in the $ver root"
+    log "$ver frr-pythontools $frr installed"
 }
 
 install_root() { # VERSION SUITE [apt options...]
@@ -47,6 +101,7 @@ install_root() { # VERSION SUITE [apt options...]
     local root=$CACHE/frr-$ver
     if [[ -x $root/usr/lib/frr/zebra ]] && chroot "$root" /usr/lib/frr/zebra --version 2>/dev/null | grep -q "version ${ver//./\\.}"; then
         log "$ver present: $(chroot "$root" /usr/lib/frr/zebra --version | head -1)"
+        root_pythontools "$ver" "$root" "$@"
         return
     fi
     command -v debootstrap >/dev/null || apt_host debootstrap
@@ -62,11 +117,12 @@ install_root() { # VERSION SUITE [apt options...]
     local t1=$SECONDS
     chroot "$tmp" env DEBIAN_FRONTEND=noninteractive apt-get "$@" update -qq \
         || die "apt-get update in the $suite root failed"
-    chroot "$tmp" env DEBIAN_FRONTEND=noninteractive apt-get "$@" install -y -qq --no-install-recommends frr iproute2 >/dev/null \
-        || die "installing frr in the $suite root failed"
+    chroot "$tmp" env DEBIAN_FRONTEND=noninteractive apt-get "$@" install -y -qq --no-install-recommends frr frr-pythontools iproute2 >/dev/null \
+        || die "installing frr and frr-pythontools in the $suite root failed"
     chroot "$tmp" apt-get clean
     chroot "$tmp" /usr/lib/frr/zebra --version | grep -q "version ${ver//./\\.}" \
         || die "the $suite root does not hold FRR $ver: $(chroot "$tmp" /usr/lib/frr/zebra --version | head -1)"
+    [[ -f $tmp/usr/lib/frr/frr-reload.py ]] || die "frr-pythontools did not install frr-reload.py in the $suite root"
     mv "$tmp" "$root"
     log "$ver installed in $((SECONDS - t0)) s (apt $((SECONDS - t1)) s): $(chroot "$root" /usr/lib/frr/zebra --version | head -1)"
 }

@@ -11,7 +11,9 @@
 #
 # The nodes' frr.conf are rendered by `ribbridge render` (one source of FRR
 # configuration) from the lab's peer mapping ($LAB_DIR/frr-peers.json) with
-# scripts/lab-node.conf.j2; the binary is $RIBBRIDGE_BIN, else the newer of
+# the profile's template: scripts/lab-node.conf.j2 (default) or
+# scripts/lab-node-frrk8s.conf.j2 (`--profile frr-k8s`: the shape of
+# frr-k8s's rendering); the binary is $RIBBRIDGE_BIN, else the newer of
 # target/release/ribbridge and target/debug/ribbridge.
 #
 # Every file the lab makes is under $LAB_DIR (default /run/ribbridge-lab) or,
@@ -21,7 +23,7 @@ set -Eeuo pipefail
 
 LAB_DIR=/run/ribbridge-lab  # fixed: the daemons' configs name it
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-NODE_TEMPLATE=$REPO/scripts/lab-node.conf.j2
+PROFILES="default frr-k8s"
 CACHE=${RIBBRIDGE_CACHE:-/var/cache/ribbridge}
 ROUTER=rb-router
 NODE_AS=64512
@@ -39,11 +41,16 @@ usage() {
     cat <<'EOF'
 usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
 
-  lab.sh up --frr 8.4|10.3|10.7 [--nodes N] [--vip PREFIX]... [--bmp ADDR:PORT] [--no-wait]
+  lab.sh up --frr 8.4|10.3|10.7 [--nodes N] [--vip PREFIX]... [--bmp ADDR:PORT] [--profile default|frr-k8s] [--no-wait]
         router + N nodes (default 2; VIP default 192.0.2.10/32); waits for
         every BGP session to be Established unless --no-wait; --bmp: the
         router's bgpd (-M bmp) exports post-policy Adj-RIB-In (IPv4 and
-        IPv6) to the BMP station at ADDR:PORT (as seen from rb-router)
+        IPv6) to the BMP station at ADDR:PORT (as seen from rb-router);
+        --profile: the nodes' frr.conf template, default
+        scripts/lab-node.conf.j2, frr-k8s scripts/lab-node-frrk8s.conf.j2
+        (frr-k8s's shape: per-peer <peer>-in/-out route-maps and
+        prefix-lists, graceful-restart preserve-fw-state, the VIPs through
+        BGP-VIP-ROUTES-V4/-V6 permit 10, deny 20)
   lab.sh down
         removes every namespace, daemon and file the lab made
   lab.sh status
@@ -63,6 +70,14 @@ usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
         kube-vip's heartbeat: a replace of the route, realm 1 <-> 2
   lab.sh node-config NODE FILE
         restart NODE's FRR daemons with FILE as their frr.conf
+  lab.sh reload NODE [FILE]
+        apply FILE (default: NODE's frr.conf as the lab wrote it) to NODE's
+        running daemons the way frr-k8s's reloader does: frr-reload.py
+        --test, then --reload --overwrite (FRR's own, inside the FRR root on
+        10.x); prints both outputs (also kept in NODE's frr-reload.log);
+        fails when either fails. --overwrite writes the running config to
+        /etc/frr/NODE/frr.conf (in the root on 10.x), not to the file the
+        lab's daemons start from
   lab.sh kill NAMESPACE zebra|bgpd|mgmtd [SIGNAL]
         signal one daemon (default KILL, a crash); waits until it is gone
   lab.sh start NAMESPACE zebra|bgpd|mgmtd
@@ -97,6 +112,16 @@ load_state() {
     [[ -f $LAB_DIR/state ]] || die "no lab is up (no $LAB_DIR/state); run: lab.sh up --frr VERSION --nodes N"
     # shellcheck disable=SC1091
     source "$LAB_DIR/state"
+    PROFILE=${PROFILE:-default}
+}
+
+# The nodes' frr.conf template of a profile.
+template_for() { # PROFILE
+    case $1 in
+        default) echo "$REPO/scripts/lab-node.conf.j2" ;;
+        frr-k8s) echo "$REPO/scripts/lab-node-frrk8s.conf.j2" ;;
+        *) die "unknown profile '$1' (profiles: $PROFILES)" ;;
+    esac
 }
 
 # FRR root for a release: "" (the host) for 8.4, a debootstrap root for 10.x.
@@ -121,14 +146,19 @@ check_frr() { # VERSION
 
 namespaces() { echo "$ROUTER"; for ((i = 1; i <= NODES; i++)); do echo "rb-node$i"; done; }
 
-# Run a command in NS, inside the FRR root when there is one.
+# Run a command in NS, inside the FRR root when there is one. In the
+# frr-k8s profile also in a UTS namespace whose hostname is NS: frr-k8s runs
+# FRR on the host's network and UTS, so the system hostname its daemons and
+# vtysh start with is the node's `hostname`, while the lab's namespaces share
+# this machine's; mgmtd (which reads no file) and vtysh would print
+# `hostname <machine>` and frr-reload.py would delete it on every reload.
 in_ns() { # NS CMD...
     local ns=$1; shift
-    if [[ -n ${FRR_ROOT:-} ]]; then
-        ip netns exec "$ns" chroot "$FRR_ROOT" "$@"
-    else
-        ip netns exec "$ns" "$@"
-    fi
+    local cmd=("$@")
+    [[ -n ${FRR_ROOT:-} ]] && cmd=(chroot "$FRR_ROOT" "${cmd[@]}")
+    # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+    [[ ${PROFILE:-default} == frr-k8s ]] && cmd=(unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$ns" "${cmd[@]}")
+    ip netns exec "$ns" "${cmd[@]}"
 }
 
 sockdir() { echo "${FRR_ROOT:-}/run/frr/$1"; }
@@ -174,12 +204,13 @@ lab_mapping() {
     printf '}}\n'
 }
 
-# Node I's frr.conf, rendered from the lab's mapping with the lab's template
-# (scripts/lab-node.conf.j2): one source of FRR configuration.
+# Node I's frr.conf, rendered from the lab's mapping with the profile's
+# template (template_for): one source of FRR configuration.
 node_conf() { # I FILE
-    local i=$1 out=$2 release=10 rc=0 err
+    local i=$1 out=$2 release=10 rc=0 err template
     [[ $FRR == 8.4 ]] && release=8.4
-    err=$("$RIBBRIDGE" render --peers "$LAB_DIR/frr-peers.json" --template "$NODE_TEMPLATE" \
+    template=$(template_for "$PROFILE")
+    err=$("$RIBBRIDGE" render --peers "$LAB_DIR/frr-peers.json" --template "$template" \
         --hostname "rb-node$i" --router-id "198.18.$i.2" --frr-release "$release" --out "$out" 2>&1) || rc=$?
     # 0: written; 3: the file already held this text.
     [[ $rc -eq 0 || $rc -eq 3 ]] || die "$RIBBRIDGE render failed for rb-node$i (exit $rc): $err"
@@ -246,7 +277,13 @@ start_frr() { # NS
     local ns=$1 conf=/run/ribbridge-lab/$1 run=/run/frr/$1 d
     mkdir -p "${FRR_ROOT:-}$conf" "${FRR_ROOT:-}$run" "${FRR_ROOT:-}/etc/frr/$ns"
     # vtysh -N NS reads /etc/frr/NS/vtysh.conf and complains when it is missing.
-    : >"${FRR_ROOT:-}/etc/frr/$ns/vtysh.conf"
+    # frr-k8s's vtysh.conf says `service integrated-vtysh-config` (see
+    # cmd_reload for why it matters).
+    if [[ ${PROFILE:-default} == frr-k8s ]]; then
+        echo "service integrated-vtysh-config" >"${FRR_ROOT:-}/etc/frr/$ns/vtysh.conf"
+    else
+        : >"${FRR_ROOT:-}/etc/frr/$ns/vtysh.conf"
+    fi
     in_ns "$ns" chown frr:frr "$run" "$conf"
     # FRR 10 moved part of the configuration into mgmtd, which must start first.
     local daemons=(zebra bgpd)
@@ -268,10 +305,11 @@ wait_established() {
 }
 
 cmd_up() {
-    local frr="" nodes=2 wait=1 vips=() bmp=""
+    local frr="" nodes=2 wait=1 vips=() bmp="" profile=default
     while [[ $# -gt 0 ]]; do
         case $1 in
             --frr) frr=${2:?--frr needs a version}; shift 2 ;;
+            --profile) profile=${2:?--profile needs a name}; shift 2 ;;
             --bmp) bmp=${2:?--bmp needs ADDR:PORT}; shift 2 ;;
             --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
             --vip) vips+=("${2:?--vip needs a prefix}"); shift 2 ;;
@@ -284,6 +322,7 @@ cmd_up() {
         usage_error up "up: --nodes must be 1..200, got '$nodes'"
     fi
     [[ ${#vips[@]} -gt 0 ]] || vips=(192.0.2.10/32)
+    [[ " $PROFILES " == *" $profile "* ]] || usage_error up "up: --profile must be one of: $PROFILES (got '$profile')"
     if [[ -n $bmp ]] && ! [[ $bmp =~ ^[0-9.]+:[0-9]+$ || $bmp =~ ^[0-9a-fA-F:]+:[0-9]+$ ]]; then
         usage_error up "up: --bmp must be ADDR:PORT (like 127.0.0.1:11019), got '$bmp'"
     fi
@@ -306,7 +345,7 @@ cmd_up() {
     fi
     check_frr "$frr"
     RIBBRIDGE=$(ribbridge_bin)
-    FRR=$frr NODES=$nodes VIPS=("${vips[@]}") FRR_ROOT=$(frr_root_for "$frr") BMP=$bmp
+    FRR=$frr NODES=$nodes VIPS=("${vips[@]}") FRR_ROOT=$(frr_root_for "$frr") BMP=$bmp PROFILE=$profile
     mkdir -p "$LAB_DIR"
     # From here on a failure must not leave a half lab.
     trap 'rc=$?; if [[ $rc -ne 0 ]]; then log "up failed; tearing down"; cmd_down >/dev/null 2>&1 || true; fi' EXIT
@@ -316,6 +355,7 @@ cmd_up() {
         echo "FRR_ROOT=$FRR_ROOT"
         printf 'VIPS=(%s)\n' "${VIPS[*]}"
         echo "BMP=$BMP"
+        echo "PROFILE=$PROFILE"
     } >"$LAB_DIR/state.tmp"
     mv "$LAB_DIR/state.tmp" "$LAB_DIR/state"
 
@@ -348,7 +388,7 @@ cmd_up() {
     for ns in $(namespaces); do start_frr "$ns"; done
     [[ $wait -eq 1 ]] && wait_established
     trap - EXIT
-    log "lab up: FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}${BMP:+, BMP to $BMP}"
+    log "lab up: FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}${BMP:+, BMP to $BMP}, profile $PROFILE"
 }
 
 kill_ns_procs() { # NS
@@ -390,7 +430,7 @@ cmd_down() {
 
 cmd_status() {
     load_state
-    echo "FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}${BMP:+, BMP to $BMP}"
+    echo "FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}${BMP:+, BMP to $BMP}, profile $PROFILE"
     local ns
     for ns in $(namespaces); do
         printf '%-10s sockets %s  pids %s\n' "$ns" "$(sockdir "$ns")" "$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
@@ -464,10 +504,66 @@ cmd_node_config() { # NODE FILE
             sleep 0.05
         done
     done
-    # Overwrite in place: the file keeps the mode the daemons can read.
-    cat "$file" >"$LAB_DIR/$node/frr.conf"
+    # Overwrite in place: the file keeps the mode the daemons can read (and
+    # FILE may be that file itself: then it stays as it is).
+    [[ $file -ef $LAB_DIR/$node/frr.conf ]] || cat "$file" >"$LAB_DIR/$node/frr.conf"
     start_frr "$node"
     log "$node restarted with $file"
+}
+
+# --- a node's FRR reloaded, the way frr-k8s does it ------------------------------
+
+# Apply FILE to NODE's running daemons with FRR's frr-reload.py exactly as
+# frr-k8s's reloader (cmd/reloader/frr-reloader.sh) runs it: `--test
+# --stdout FILE` first (a failure there aborts), then `--reload --overwrite
+# --stdout FILE`; plus the options that point its vtysh at NODE's daemons,
+# the ones `lab.sh vtysh` uses: pathspace NODE (`vtysh -N NODE`), the vty
+# sockets in /run/frr/NODE (--vty_socket /run/frr: vtysh appends NODE),
+# vtysh in /usr/bin, vtysh.conf in /etc/frr/NODE (--confdir /etc/frr;
+# --overwrite's `write` goes to /etc/frr/NODE/frr.conf), its scratch files
+# in /run/frr/NODE. On 10.x all of it runs inside the FRR root, FILE copied
+# to where the root sees it. On the default profile frr-reload.py also acts
+# on the lab's artefacts (the machine's hostname, datacenter defaults:
+# docs/FRR-BEHAVIOUR.md, "Reloads"); the frr-k8s profile has none.
+redact() { sed 's/password.*/password <retracted>/g'; }
+
+cmd_reload() { # NODE [FILE]
+    [[ $# -ge 1 && $# -le 2 ]] || usage_error reload "reload: NODE is required, then at most a FILE"
+    load_state
+    local node=$1 file=${2:-} inner out rc
+    [[ $node =~ ^rb-node[0-9]+$ ]] || node=rb-node${node#node}
+    ip netns list | grep -qE "^$node\b" || die "reload: no namespace $node (lab nodes are rb-node1..rb-node$NODES)"
+    [[ -n $file ]] || file=$LAB_DIR/$node/frr.conf
+    [[ -r $file && -s $file ]] || die "reload: cannot read $file (or it is empty)"
+    local py=/usr/lib/frr/frr-reload.py
+    [[ -f ${FRR_ROOT:-}$py ]] \
+        || die "reload: FRR $FRR has no frr-reload.py (${FRR_ROOT:-}$py); run: scripts/install-frr.sh $FRR (it installs frr-pythontools)"
+    inner=/run/ribbridge-lab/$node/reload.conf
+    [[ $file -ef $LAB_DIR/$node/reload.conf ]] || cat "$file" >"$LAB_DIR/$node/reload.conf"
+    # vtysh appends the pathspace to --vty_socket and --confdir.
+    local opts=(--pathspace "$node" --vty_socket /run/frr --bindir /usr/bin
+        --confdir /etc/frr --rundir "/run/frr/$node")
+    # --overwrite ends in vtysh's `write`. Without an integrated config
+    # (`service integrated-vtysh-config` in vtysh.conf, or an existing
+    # /etc/frr/NODE/frr.conf) vtysh asks every daemon to write its own -f
+    # file, and the lab's daemons share one: each would overwrite the lab's
+    # frr.conf with its own part. frr-k8s's vtysh.conf names the integrated
+    # config; so does this node's from here on (the frr-k8s profile starts
+    # with it).
+    local vc=${FRR_ROOT:-}/etc/frr/$node/vtysh.conf
+    grep -qx 'service integrated-vtysh-config' "$vc" 2>/dev/null \
+        || echo "service integrated-vtysh-config" >>"$vc"
+    local logf=$LAB_DIR/$node/frr-reload.log
+    echo "=== $(date -u +%FT%T.%3NZ) lab.sh reload $node $file" >>"$logf"
+    rc=0
+    out=$(in_ns "$node" /usr/bin/python3 "$py" "${opts[@]}" --test --stdout "$inner" 2>&1 | redact) || rc=$?
+    printf '%s\n' "--- frr-reload.py --test (exit $rc)" "$out" | tee -a "$logf"
+    [[ $rc -eq 0 ]] || die "reload: frr-reload.py --test rejected $file for $node (exit $rc; output above, also in $logf); nothing was applied"
+    rc=0
+    out=$(in_ns "$node" /usr/bin/python3 "$py" "${opts[@]}" --reload --overwrite --stdout "$inner" 2>&1 | redact) || rc=$?
+    printf '%s\n' "--- frr-reload.py --reload --overwrite (exit $rc)" "$out" | tee -a "$logf"
+    [[ $rc -eq 0 ]] || die "reload: frr-reload.py --reload --overwrite failed for $node with $file (exit $rc; output above, also in $logf): part of it may be applied"
+    log "$node reloaded with $file"
 }
 
 # --- faults: kill and start one FRR daemon -----------------------------------------
@@ -550,6 +646,7 @@ case $sub in
     vip-del) need_root; cmd_vip del "$@" ;;
     vip-reassert) need_root; cmd_vip reassert "$@" ;;
     node-config) need_root; cmd_node_config "$@" ;;
+    reload) need_root; cmd_reload "$@" ;;
     kill) need_root; cmd_kill "$@" ;;
     start) need_root; cmd_start "$@" ;;
     *) usage_error "" "unknown command '$sub'" ;;
