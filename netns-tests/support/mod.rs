@@ -170,7 +170,7 @@ impl Lab {
     }
 
     /// `lab.sh up` with `extra` arguments after the fixture's own.
-    fn up_with(frr: &'static str, nodes: usize, vips: &[&str], extra: &[&str]) -> Lab {
+    pub fn up_with(frr: &'static str, nodes: usize, vips: &[&str], extra: &[&str]) -> Lab {
         require_root();
         let lock = lab_lock();
         lab(&["down"]);
