@@ -217,3 +217,94 @@ async fn drain_frr_10_3() {
 async fn drain_frr_10_7() {
     drain_cycle("10.7").await;
 }
+
+/// bgpd applies a route-map change when its route-map delay timer fires
+/// (5 s, `bgp route-map delay-timer`'s default, docs/FRR-BEHAVIOUR.md):
+/// nothing but its effect at the router marks that moment, so the router
+/// is watched this long after a reload to see that the effect never came.
+const ROUTE_MAP_DELAY_AND_MARGIN: Duration = Duration::from_secs(7);
+
+/// frr-k8s's reload (`frr-reload.py --reload --overwrite` with the node's
+/// own file, which has no drain entry) removes the drain; the daemon
+/// re-applies the recorded drain before bgpd's delay timer applies the
+/// removal: the router never has node1's path again.
+async fn drain_through_a_reload(frr: &'static str) {
+    let lab_guard = Lab::up_with(frr, 2, &[VIP], &["--profile", "frr-k8s"]);
+    let node1 = lab_guard.sockdir("rb-node1");
+    let intent = crate::support::drain_state(&node1);
+    let _ = std::fs::remove_file(&intent);
+    let mut router = RouteWatch::open("rb-router");
+    let mut d = Daemon::start(&lab_guard, "rb-node1", &[]).await;
+    crate::support::advertise_on_both(&mut d, &mut router, VIP).await;
+    let out = cli("drain", &node1, &["--endpoint", "127.0.0.1:7585"]).await;
+    assert_ok(&out, "drain");
+    router
+        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(15))
+        .await
+        .expect("router has node2's path only once drained");
+    let timeline = router.timeline(vip_addr(), 32).await;
+    let start = std::time::Instant::now();
+    lab(&["reload", "node1"]);
+    let reloaded = std::time::Instant::now();
+    // The reload removed the entry; the daemon put it back.
+    let line = d
+        .wait_log("lost the drain && re-applied", Duration::from_secs(10))
+        .await;
+    let reapplied = std::time::Instant::now();
+    eprintln!(
+        "drain {frr}: re-applied {:?} after the reload returned: {line}",
+        reapplied - reloaded
+    );
+    assert!(
+        d.metrics()
+            .await
+            .contains("ribbridge_drain_reapplied_total 1")
+    );
+    let until = reloaded + ROUTE_MAP_DELAY_AND_MARGIN;
+    tokio::time::sleep_until(until.into()).await;
+    let samples = timeline.samples();
+    let most = samples.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    eprintln!(
+        "drain {frr}: router's paths for {VIP} over {:?} from the reload: {} samples, at most {most}",
+        until - start,
+        samples.len()
+    );
+    assert_eq!(
+        most, 1,
+        "the router saw node1's path come back: {samples:?}"
+    );
+    let (doc, code) = d.status().await;
+    assert_eq!((state_of(&doc), code), (Class::Drained, 0), "{doc:?}");
+    assert!(d.metrics().await.contains("ribbridge_drain_lost 0"));
+    let log: Vec<String> = d.drain().to_vec();
+    assert!(
+        heals_or_drifts(&log).is_empty(),
+        "no heal or drift through the reload:\n{}",
+        log.join("\n")
+    );
+    // Undrain ends it for good: the intent goes first, no re-apply after.
+    let out = cli("undrain", &node1, &["--endpoint", "127.0.0.1:7585"]).await;
+    assert_ok(&out, "undrain");
+    assert!(!intent.exists(), "{} left after undrain", intent.display());
+    assert!(
+        d.metrics()
+            .await
+            .contains("ribbridge_drain_reapplied_total 1")
+    );
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn drain_through_a_reload_frr_8_4() {
+    drain_through_a_reload("8.4").await;
+}
+
+#[tokio::test]
+async fn drain_through_a_reload_frr_10_3() {
+    drain_through_a_reload("10.3").await;
+}
+
+#[tokio::test]
+async fn drain_through_a_reload_frr_10_7() {
+    drain_through_a_reload("10.7").await;
+}

@@ -20,6 +20,7 @@ use crate::frr::zapi::client::{self as zapi, ZapiConfig};
 use crate::frr::{Afi, VtyClient, ZapiEvent};
 use crate::model::PeerView;
 use crate::model::PrefixSet;
+use crate::model::intent::Family;
 use crate::reconcile::Event;
 use crate::telemetry;
 
@@ -118,6 +119,106 @@ struct Poller {
     reapply: bool,
     /// Why a recorded drain is lost, as last reported (None: not lost).
     lost: Option<String>,
+    /// When the configuration was last read whole, and how long it took.
+    last_full: Option<(std::time::Instant, Duration)>,
+    /// The probed route-maps and prefix-lists at the last probe (None: no
+    /// baseline since the last full read).
+    probe: Option<Vec<String>>,
+    /// The established peers of the last bgpd view (whose outbound policy
+    /// the probe reads).
+    established: Vec<String>,
+}
+
+/// One object the probe reads.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Probe {
+    Map(String),
+    List(Family, String),
+}
+
+/// What the probe reads: the route-maps of the redistributions of
+/// `tables` and the outbound route-maps of the `established` peers (their
+/// own or their peer-group's), and every prefix-list those match: what
+/// decides whether a VIP is sent. Sorted, once each.
+fn probe_targets(
+    intent: &crate::model::intent::Intent,
+    tables: &[u32],
+    established: &[String],
+) -> Vec<Probe> {
+    use crate::model::intent::{Match, OutFilter};
+    let mut maps = std::collections::BTreeSet::new();
+    for r in intent
+        .redistributions
+        .iter()
+        .filter(|r| tables.contains(&r.table))
+    {
+        if let Some(m) = &r.route_map {
+            maps.insert(m.clone());
+        }
+    }
+    for peer in established {
+        let Some(p) = intent.peers.get(peer) else {
+            continue;
+        };
+        let group = p.group.as_ref().and_then(|g| intent.peers.get(g));
+        for f in p
+            .out
+            .values()
+            .chain(group.into_iter().flat_map(|g| g.out.values()))
+        {
+            if let OutFilter::RouteMap(m) = f {
+                maps.insert(m.clone());
+            }
+        }
+    }
+    let mut out: std::collections::BTreeSet<Probe> = std::collections::BTreeSet::new();
+    for m in &maps {
+        for e in intent.route_maps.get(m).into_iter().flatten() {
+            for c in &e.matches {
+                if let Match::PrefixList { family, name } = c {
+                    out.insert(Probe::List(*family, name.clone()));
+                }
+            }
+        }
+        out.insert(Probe::Map(m.clone()));
+    }
+    out.into_iter().collect()
+}
+
+/// The full read may cost at most 1/READ_BUDGET of the time (0.02 %): its
+/// period is its own duration this many times over (bgpd spends about
+/// that long producing it: docs/PERFORMANCE.md, "Reading bgpd's
+/// configuration").
+const READ_BUDGET: u32 = 5_000;
+
+/// The longest period between two full reads, whatever they cost.
+const MAX_FULL_READ_PERIOD: Duration = Duration::from_secs(30);
+
+/// A route-map's or prefix-list's JSON with its counters (`invoked`,
+/// `hitCount`, ...: every key naming a count or an invocation) taken out:
+/// what is left changes only with the configuration. Text that is not
+/// JSON is kept as it is.
+fn without_counters(text: &str) -> String {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.retain(|k, _| {
+                    let k = k.to_ascii_lowercase();
+                    !k.contains("invoked") && !k.contains("count")
+                });
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(mut v) => {
+            strip(&mut v);
+            v.to_string()
+        }
+        Err(_) => text.to_string(),
+    }
 }
 
 impl Poller {
@@ -133,6 +234,9 @@ impl Poller {
             drain_state: s.drain_state.clone(),
             reapply: true,
             lost: None,
+            last_full: None,
+            probe: None,
+            established: Vec::new(),
         }
     }
 
@@ -171,7 +275,15 @@ impl Poller {
     /// through its import): the drain and the intent, as events for what
     /// changed since they were last reported. Unreadable: nothing changes.
     async fn read_config(&mut self) -> Vec<Event> {
-        let config = match self.bgpd.running_config().await {
+        if !self.full_read_due().await {
+            return Vec::new();
+        }
+        let started = std::time::Instant::now();
+        let read = self.bgpd.running_config().await;
+        self.last_full = Some((started, started.elapsed()));
+        // The probe's baseline is taken anew after every full read.
+        self.probe = None;
+        let config = match read {
             Ok(c) => c,
             Err(e) => {
                 telemetry::frr_query_error("bgpd");
@@ -233,6 +345,60 @@ impl Poller {
             out.push(Event::Intent { intent });
         }
         out
+    }
+
+    /// Whether to read the whole configuration now: when it was never read,
+    /// when the budget allows (its last read's time, [`READ_BUDGET`] times
+    /// over, has passed: a small configuration is read every second, one of
+    /// 64 neighbours about every 25 s), or when the probe saw a change.
+    async fn full_read_due(&mut self) -> bool {
+        let Some((at, took)) = self.last_full else {
+            return true;
+        };
+        let period = took
+            .saturating_mul(READ_BUDGET)
+            .clamp(CONFIG_POLL, MAX_FULL_READ_PERIOD);
+        if at.elapsed() + CONFIG_POLL / 10 >= period {
+            return true;
+        }
+        self.probe_changed().await
+    }
+
+    /// The redistributions' route-maps as bgpd reports them (`show
+    /// route-map NAME json`, a few hundred bytes each), their counters left
+    /// out: true when they differ from the last probe (a drain's entry
+    /// gone, an entry added ahead of the VIPs' permit). A failed probe is a
+    /// change: the full read says what happened.
+    async fn probe_changed(&mut self) -> bool {
+        let Some(intent) = &self.intent else {
+            return true;
+        };
+        let targets = probe_targets(intent, &self.tables, &self.established);
+        let mut now = Vec::with_capacity(targets.len());
+        for t in &targets {
+            let read = match t {
+                Probe::Map(name) => self.bgpd.route_map_json(name).await,
+                Probe::List(family, name) => {
+                    let afi = match family {
+                        Family::Ipv4 => Afi::Ipv4,
+                        Family::Ipv6 => Afi::Ipv6,
+                    };
+                    self.bgpd.prefix_list_json(afi, name).await
+                }
+            };
+            match read {
+                Ok(text) => now.push(without_counters(&text)),
+                Err(_) => return true,
+            }
+        }
+        match &self.probe {
+            Some(before) if *before == now => false,
+            Some(_) => true,
+            None => {
+                self.probe = Some(now);
+                false
+            }
+        }
     }
 
     /// When the drain's intent file records a drain that bgpd's
@@ -322,6 +488,11 @@ impl Poller {
                 e.advertised = std::mem::take(&mut e.advertised).union(advertised);
             }
         }
+        self.established = peers
+            .values()
+            .filter(|p| p.established)
+            .map(|p| p.peer.clone())
+            .collect();
         peers.into_values().collect()
     }
 }
@@ -374,3 +545,50 @@ pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), sup
 
 /// Capacity of the one-shot ZAPI channel (a dump of every VIP fits).
 const FRR_SNAPSHOT_CHANNEL: usize = 4096;
+
+#[cfg(test)]
+mod tests {
+    use super::without_counters;
+
+    #[test]
+    fn a_route_map_probe_ignores_bgpd_counters_only() {
+        let at = |invoked: u32, seq: u32| {
+            format!(
+                r#"{{"BGP-VIP-ROUTES-V4":{{"invoked":{invoked},"disabledOptimization":false,"rules":[{{"sequenceNumber":{seq},"type":"permit","invoked":{invoked},"matchClauses":["ip address prefix-list P"],"setClauses":[],"action":"Exits"}}]}}}}"#
+            )
+        };
+        assert_eq!(without_counters(&at(1, 10)), without_counters(&at(977, 10)));
+        assert_ne!(without_counters(&at(1, 10)), without_counters(&at(1, 5)));
+        assert_eq!(without_counters("% not json"), "% not json");
+        let list = |hits: u32| {
+            format!(
+                r#"{{"ipv4":{{"P":{{"count":1,"rangeNumberReceived":0,"entries":[{{"sequenceNumber":1,"type":"permit","prefix":"192.0.2.10/32","hitCount":{hits}}}]}}}}}}"#
+            )
+        };
+        assert_eq!(without_counters(&list(0)), without_counters(&list(42)));
+    }
+
+    #[test]
+    fn the_probe_reads_what_decides_whether_a_vip_is_sent() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/frr/frr-10.7.1/bgpd-running-config-frrk8s.txt"
+        ))
+        .expect("capture");
+        let intent = crate::model::intent::parse(&text, None);
+        let t = super::probe_targets(&intent, &[198], &["198.18.1.1".to_string()]);
+        let names: Vec<String> = t.iter().map(|p| format!("{p:?}")).collect();
+        assert_eq!(
+            names,
+            [
+                "Map(\"198.18.1.1-out\")",
+                "Map(\"BGP-VIP-ROUTES-V4\")",
+                "Map(\"BGP-VIP-ROUTES-V6\")",
+                "List(Ipv4, \"198.18.1.1-allowed-ipv4\")",
+                "List(Ipv4, \"BGP-VIP-PREFIXES-V4\")",
+                "List(Ipv6, \"198.18.1.1-allowed-ipv6\")",
+                "List(Ipv6, \"BGP-VIP-PREFIXES-V6\")",
+            ]
+        );
+    }
+}

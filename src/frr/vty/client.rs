@@ -272,6 +272,30 @@ impl VtyClient {
         })
     }
 
+    /// One route-map as bgpd reports it (`show route-map NAME json`): a
+    /// few hundred bytes, for noticing a change without reading the whole
+    /// configuration.
+    pub async fn route_map_json(&self, name: &str) -> Result<String, VtyError> {
+        if !is_name(name) {
+            return Err(VtyError::BadCommand(format!("route-map '{name}'")));
+        }
+        self.show_ok(&format!("show route-map {name} json")).await
+    }
+
+    /// One prefix-list as bgpd reports it (`show ip|ipv6 prefix-list NAME
+    /// json`), for noticing a change.
+    pub async fn prefix_list_json(&self, afi: Afi, name: &str) -> Result<String, VtyError> {
+        if !is_name(name) {
+            return Err(VtyError::BadCommand(format!("prefix-list '{name}'")));
+        }
+        let family = match afi {
+            Afi::Ipv4 => "ip",
+            Afi::Ipv6 => "ipv6",
+        };
+        self.show_ok(&format!("show {family} prefix-list {name} json"))
+            .await
+    }
+
     /// The daemon's running configuration.
     pub async fn running_config(&self) -> Result<String, VtyError> {
         self.show_ok("show running-config").await
