@@ -54,6 +54,9 @@ pub struct DrainInput {
     pub tables: Vec<TableId>,
     /// The drain's intent file ([`state`]; `crate::config::DEFAULT_DRAIN_STATE`).
     pub state: PathBuf,
+    /// Drain: record the intent (false: a stop's drain, which a replaced
+    /// pod or a restarted FRR must not inherit). Undrain removes it always.
+    pub record: bool,
     /// How long to wait for the views to agree.
     pub timeout: Duration,
     /// This node's running ribbridge: also wait until its `/status` reports
@@ -88,6 +91,8 @@ pub enum Intent {
     Removed,
     /// Undrain: there was none.
     Absent,
+    /// Drain: not recorded, as asked (`--no-intent`).
+    NotRecorded,
 }
 
 /// Which way.
@@ -229,10 +234,11 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
     // intent were removed after its commands would be drained again by
     // it in between.
     let intent = match dir {
-        Direction::Drain => {
+        Direction::Drain if input.record => {
             record(input)?;
             Intent::Recorded
         }
+        Direction::Drain => Intent::NotRecorded,
         Direction::Undrain if DrainState::remove(&input.state)? => Intent::Removed,
         Direction::Undrain => Intent::Absent,
     };
@@ -510,6 +516,7 @@ route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n";
             frr_dir: dir.to_path_buf(),
             tables: vec![198],
             state,
+            record: true,
             // No zebra.vty: the wait never agrees and ends at once.
             timeout: Duration::from_millis(50),
             endpoint: None,
@@ -559,6 +566,26 @@ route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n";
             .expect("readable")
             .expect("recorded");
         assert_eq!(s.tables, vec![198]);
+    }
+
+    #[tokio::test]
+    async fn a_stop_hooks_drain_configures_bgpd_and_records_no_intent() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let seen = fake_bgpd(tmp.path(), CONFIG.to_string());
+        let state = tmp.path().join("drain");
+        let e = drain(&DrainInput {
+            record: false,
+            ..input(tmp.path(), state.clone())
+        })
+        .await
+        .expect_err("the wait cannot agree without zebra");
+        assert!(matches!(e, DrainError::Timeout { .. }), "{e:?}");
+        assert!(configured(&seen).contains(&"route-map KUBE-VIP-ROUTES-V4 deny 1".to_string()));
+        assert!(
+            !state.exists(),
+            "{} written by --no-intent",
+            state.display()
+        );
     }
 
     #[tokio::test]

@@ -310,3 +310,11 @@ fn a_bmp_station_in_use_names_its_address() {
         "{e}"
     );
 }
+
+#[test]
+fn no_intent_is_for_drain_only() {
+    let out = ribbridge(&["undrain", "--no-intent", "--frr-dir", "/nonexistent"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--no-intent is for drain only"), "{err}");
+}

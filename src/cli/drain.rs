@@ -45,6 +45,11 @@ pub struct Args {
     /// directory must exist and be writable.
     #[arg(long, value_name = "PATH", default_value = crate::config::DEFAULT_DRAIN_STATE)]
     drain_state: PathBuf,
+    /// Drain only: record no intent (a stop hook's drain: the node is going
+    /// away, and a replaced pod or a restarted FRR must not stay drained;
+    /// a running daemon then does not re-apply it after a reload).
+    #[arg(long)]
+    no_intent: bool,
 }
 
 /// A `--timeout` that is not a positive duration.
@@ -96,6 +101,12 @@ fn run(args: Args, dir: Direction) -> ExitCode {
         Direction::Drain => "ribbridge drain",
         Direction::Undrain => "ribbridge undrain",
     };
+    if args.no_intent && dir == Direction::Undrain {
+        return super::fail(
+            cmd,
+            &"--no-intent is for drain only: undrain always removes the intent; drop the flag",
+        );
+    }
     let rt = match super::runtime(cmd) {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -110,6 +121,7 @@ fn run(args: Args, dir: Direction) -> ExitCode {
             args.tables
         },
         state: args.drain_state,
+        record: !args.no_intent,
         timeout: args.timeout,
         endpoint: args.endpoint,
         confirm: args.confirm,
@@ -152,6 +164,7 @@ fn run(args: Args, dir: Direction) -> ExitCode {
                     Intent::Recorded => format!("intent recorded in {state}"),
                     Intent::Removed => format!("intent {state} removed"),
                     Intent::Absent => format!("no intent was recorded ({state} was absent)"),
+                    Intent::NotRecorded => "no intent recorded (--no-intent)".to_string(),
                 }
             );
             ExitCode::SUCCESS
