@@ -509,18 +509,26 @@ impl Owner {
                 if self.state.ready() && exported {
                     telemetry::vip_state(&prefix, table, to);
                 }
-                if to.is_consistent() {
-                    // Per VIP only for those with series: a first dump of
-                    // 100 000 VIPs would log 100 000 lines; a drift is
-                    // always logged.
-                    if exported || drift_ms.is_some() {
-                        tracing::info!(%prefix, table, %from, %to, drift_ms, "VIP consistent");
-                    }
-                } else {
+                if to.is_drift() {
                     if exported {
                         telemetry::drift(&prefix, to);
                     }
                     tracing::warn!(%prefix, table, %from, %to, "VIP drift");
+                } else if to == reconcile::Class::Unconfigured {
+                    // The configuration's own state: no drift, but a person
+                    // must act; said for every VIP with series.
+                    if exported {
+                        tracing::warn!(
+                            %prefix, table, %from, %to,
+                            "VIP unconfigured: bgpd's configuration does not redistribute its table in its \
+                             family; restore the redistribution where FRR's configuration comes from"
+                        );
+                    }
+                } else if exported || drift_ms.is_some() {
+                    // Per VIP only for those with series: a first dump of
+                    // 100 000 VIPs would log 100 000 lines; a drift's end is
+                    // always logged.
+                    tracing::info!(%prefix, table, %from, %to, drift_ms, "VIP consistent");
                 }
                 if let Some(ms) = drift_ms {
                     telemetry::drift_ended(ms);
