@@ -295,12 +295,13 @@ impl Poller {
         // parsed again. zebra's configuration matters only where a
         // redistribution goes through its import (8.4's `ip import-table`).
         let same = self.texts.as_ref().is_some_and(|(b, _)| *b == config);
-        let drained = if same {
-            self.drained.unwrap_or(false)
-        } else {
-            self.tables
+        let parsed = (!same).then(|| crate::model::intent::parse(&config, None));
+        let drained = match &parsed {
+            Some(i) => self
+                .tables
                 .iter()
-                .any(|&t| crate::frr::drain::is_drained(&config, t))
+                .any(|&t| crate::frr::drain::intent_is_drained(i, t)),
+            None => self.drained.unwrap_or(false),
         };
         // A drain recorded as ribbridge's intent that bgpd's configuration
         // lost (a reload rewrote it) is re-applied before anything is
@@ -310,7 +311,6 @@ impl Poller {
             self.texts = None;
             return Vec::new();
         }
-        let parsed = (!same).then(|| crate::model::intent::parse(&config, None));
         let needs_zebra = match (&parsed, &self.intent) {
             (Some(i), _) | (None, Some(i)) => crate::model::intent::needs_zebra(i),
             (None, None) => false,

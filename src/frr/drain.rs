@@ -31,6 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::vty::client::DRAIN_MARK;
 use super::zapi::codec::Afi;
 use crate::model::TableId;
+use crate::model::intent::{Family, Intent, parse};
 
 /// One `redistribute` line of bgpd's configuration for the VIP table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,47 +59,27 @@ impl Redistribution {
 }
 
 /// Every redistribution of `table` in bgpd's running configuration (the
-/// default instance; a VRF instance is not read).
+/// default instance; a VRF instance is not read), as the intent reads it.
 pub fn redistributions(config: &str, table: u32) -> Vec<Redistribution> {
-    let mut out = Vec::new();
-    let mut asn: Option<u32> = None;
-    let mut afi: Option<Afi> = None;
-    for line in config.lines() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        match w.as_slice() {
-            ["router", "bgp", n] => {
-                asn = n.parse().ok();
-                afi = None;
-            }
-            ["router", "bgp", ..] => asn = None,
-            ["address-family", "ipv4", "unicast"] => afi = Some(Afi::Ipv4),
-            ["address-family", "ipv6", "unicast"] => afi = Some(Afi::Ipv6),
-            ["exit-address-family"] => afi = None,
-            [
-                "redistribute",
-                kw @ ("table" | "table-direct"),
-                n,
-                rest @ ..,
-            ] if n.parse() == Ok(table) => {
-                let (Some(asn), Some(afi)) = (asn, afi) else {
-                    continue;
-                };
-                let route_map = match rest {
-                    ["route-map", m, ..] => Some((*m).to_string()),
-                    _ => None,
-                };
-                out.push(Redistribution {
-                    asn,
-                    afi,
-                    keyword: (*kw).to_string(),
-                    table,
-                    route_map,
-                });
-            }
-            _ => {}
-        }
-    }
-    out
+    of_table(&parse(config, None), table)
+}
+
+fn of_table(intent: &Intent, table: u32) -> Vec<Redistribution> {
+    intent
+        .redistributions
+        .iter()
+        .filter(|r| r.table == table)
+        .map(|r| Redistribution {
+            asn: r.asn,
+            afi: match r.family {
+                Family::Ipv4 => Afi::Ipv4,
+                Family::Ipv6 => Afi::Ipv6,
+            },
+            keyword: if r.direct { "table-direct" } else { "table" }.to_string(),
+            table,
+            route_map: r.route_map.clone(),
+        })
+        .collect()
 }
 
 /// One entry of a route-map, as bgpd's running configuration prints it.
@@ -115,41 +96,25 @@ pub struct RouteMapEntry {
 /// Every route-map of bgpd's running configuration, its entries sorted by
 /// sequence.
 pub fn route_maps(config: &str) -> BTreeMap<String, Vec<RouteMapEntry>> {
-    let mut out: BTreeMap<String, Vec<RouteMapEntry>> = BTreeMap::new();
-    // The entry whose block the current line is in: (map, index).
-    let mut current: Option<(String, usize)> = None;
-    for line in config.lines() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        match w.as_slice() {
-            ["route-map", m, action @ ("permit" | "deny"), seq] => {
-                current = None;
-                let Ok(seq) = seq.parse::<u32>() else {
-                    continue;
-                };
-                let entries = out.entry((*m).to_string()).or_default();
-                entries.push(RouteMapEntry {
-                    seq,
-                    permit: *action == "permit",
-                    marked: false,
-                });
-                current = Some(((*m).to_string(), entries.len() - 1));
-            }
-            ["route-map", ..] | ["exit"] | ["!"] | ["end"] => current = None,
-            ["description", d] if *d == DRAIN_MARK => {
-                let entry = current
-                    .take()
-                    .and_then(|(m, i)| out.get_mut(&m).and_then(|v| v.get_mut(i)));
-                if let Some(e) = entry {
-                    e.marked = !e.permit;
-                }
-            }
-            _ => {}
-        }
-    }
-    for entries in out.values_mut() {
-        entries.sort_by_key(|e| e.seq);
-    }
-    out
+    entries_of(&parse(config, None))
+}
+
+fn entries_of(intent: &Intent) -> BTreeMap<String, Vec<RouteMapEntry>> {
+    intent
+        .route_maps
+        .iter()
+        .map(|(name, entries)| {
+            let entries = entries
+                .iter()
+                .map(|e| RouteMapEntry {
+                    seq: e.seq,
+                    permit: e.permit,
+                    marked: !e.permit && e.description.as_deref() == Some(DRAIN_MARK),
+                })
+                .collect();
+            (name.clone(), entries)
+        })
+        .collect()
 }
 
 /// A route-map's drain, read from its entries.
@@ -184,7 +149,7 @@ impl MapDrain {
 /// marked entry behind another entry does not drain (the earlier entry
 /// decides first) and is not counted.
 pub fn drained_route_maps(config: &str) -> BTreeSet<String> {
-    route_maps(config)
+    entries_of(&parse(config, None))
         .into_iter()
         .filter(|(_, entries)| MapDrain::of(entries).drains())
         .map(|(m, _)| m)
@@ -194,10 +159,18 @@ pub fn drained_route_maps(config: &str) -> BTreeSet<String> {
 /// Whether bgpd's configuration holds a drain of `table`: some route-map
 /// of a redistribution of it is headed by the drain's entry.
 pub fn is_drained(config: &str, table: u32) -> bool {
-    let marked = drained_route_maps(config);
-    redistributions(config, table)
-        .iter()
-        .any(|r| r.route_map.as_ref().is_some_and(|m| marked.contains(m)))
+    intent_is_drained(&parse(config, None), table)
+}
+
+/// [`is_drained`] on the configuration already read as an intent.
+pub fn intent_is_drained(intent: &Intent, table: u32) -> bool {
+    let maps = entries_of(intent);
+    of_table(intent, table).iter().any(|r| {
+        r.route_map
+            .as_ref()
+            .and_then(|m| maps.get(m))
+            .is_some_and(|e| MapDrain::of(e).drains())
+    })
 }
 
 /// The sequence for a new drain entry in a route-map whose entries are

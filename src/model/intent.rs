@@ -55,6 +55,9 @@ impl Family {
 /// default BGP instance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Redistribute {
+    /// `router bgp ASN` of the instance it sits in.
+    #[serde(default)]
+    pub asn: u32,
     /// The address family it sits in.
     pub family: Family,
     /// The kernel table.
@@ -95,6 +98,9 @@ pub struct MapEntry {
     /// `on-match`, `call`), as written: a permit that reaches it is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<String>,
+    /// Its `description` (the drain's entry is marked by one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// One prefix-list entry.
@@ -430,12 +436,14 @@ mod tests {
                         name: list.to_string(),
                     }],
                     flow: None,
+                    description: None,
                 },
                 MapEntry {
                     seq: 20,
                     permit: false,
                     matches: vec![],
                     flow: None,
+                    description: None,
                 },
             ],
         );
@@ -510,6 +518,7 @@ mod tests {
             permit: false,
             matches: vec![Match::Other("match tag 7".to_string())],
             flow: None,
+            description: None,
         };
         i.route_maps.get_mut("VIPS").unwrap().insert(0, tag.clone());
         assert!(matches!(
@@ -542,6 +551,7 @@ mod tests {
     fn redistribution_per_family_and_through_the_import() {
         let mut i = Intent::default();
         i.redistributions.push(Redistribute {
+            asn: 64512,
             family: Family::Ipv4,
             table: 198,
             direct: false,

@@ -17,9 +17,9 @@ use crate::model::{Prefix, TableId};
 #[derive(Clone, Copy, PartialEq)]
 enum Block {
     Top,
-    /// `router bgp N` (default instance), in this family (None: the
+    /// `router bgp ASN` (default instance), in this family (None: the
     /// instance's own lines, or a family not read).
-    Bgp(Option<Family>),
+    Bgp(u32, Option<Family>),
     /// A VRF instance or another block whose lines are not read.
     Skipped,
     /// A route-map entry (the one being read).
@@ -54,9 +54,9 @@ pub fn parse(bgpd: &str, zebra: Option<&str>) -> Intent {
                     map_line(e, &w);
                 }
             }
-            Block::Bgp(family) => {
-                if let Some(b) = bgp_line(&mut intent, &w, family) {
-                    block = b;
+            Block::Bgp(asn, family) => {
+                if let Some(f) = bgp_line(&mut intent, &w, asn, family) {
+                    block = Block::Bgp(asn, f);
                 }
             }
         }
@@ -90,7 +90,12 @@ fn top_line(
     entry: &mut Option<(String, MapEntry)>,
 ) {
     match w {
-        ["router", "bgp", _] => *block = Block::Bgp(None),
+        ["router", "bgp", asn] => {
+            *block = match asn.parse() {
+                Ok(asn) => Block::Bgp(asn, None),
+                Err(_) => Block::Skipped,
+            }
+        }
         ["router", ..] => *block = Block::Skipped,
         ["route-map", name, action @ ("permit" | "deny"), seq] => {
             if let Ok(seq) = seq.parse() {
@@ -101,6 +106,7 @@ fn top_line(
                         permit: *action == "permit",
                         matches: Vec::new(),
                         flow: None,
+                        description: None,
                     },
                 ));
                 *block = Block::MapEntry;
@@ -159,13 +165,18 @@ fn list_entry(family: Family, w: &[&str]) -> Option<ListEntry> {
     })
 }
 
-/// A line inside `router bgp N`; returns the block it opens, if any.
-fn bgp_line(intent: &mut Intent, w: &[&str], family: Option<Family>) -> Option<Block> {
+/// A line inside `router bgp ASN`; returns the family block it opens or
+/// closes, if it does.
+fn bgp_line(
+    intent: &mut Intent,
+    w: &[&str],
+    asn: u32,
+    family: Option<Family>,
+) -> Option<Option<Family>> {
     match w {
-        ["address-family", "ipv4", "unicast"] => return Some(Block::Bgp(Some(Family::Ipv4))),
-        ["address-family", "ipv6", "unicast"] => return Some(Block::Bgp(Some(Family::Ipv6))),
-        ["address-family", ..] => return Some(Block::Bgp(None)),
-        ["exit-address-family"] => return Some(Block::Bgp(None)),
+        ["address-family", "ipv4", "unicast"] => return Some(Some(Family::Ipv4)),
+        ["address-family", "ipv6", "unicast"] => return Some(Some(Family::Ipv6)),
+        ["address-family", ..] | ["exit-address-family"] => return Some(None),
         [
             "redistribute",
             kind @ ("table" | "table-direct"),
@@ -180,6 +191,7 @@ fn bgp_line(intent: &mut Intent, w: &[&str], family: Option<Family>) -> Option<B
                 _ => None,
             };
             intent.redistributions.push(Redistribute {
+                asn,
                 family,
                 table,
                 direct: *kind == "table-direct",
@@ -246,7 +258,8 @@ fn map_line(e: &mut MapEntry, w: &[&str]) {
         }
         ["match", ..] => e.matches.push(Match::Other(w.join(" "))),
         ["on-match" | "continue" | "call", ..] => e.flow = Some(w.join(" ")),
-        ["set", ..] | ["description", ..] | ["exit"] => {}
+        ["description", rest @ ..] => e.description = Some(rest.join(" ")),
+        ["set", ..] | ["exit"] => {}
         // A clause this reader does not know: treated as a match it
         // cannot evaluate, so the entry is unknown when reached.
         _ => e.matches.push(Match::Other(w.join(" "))),
