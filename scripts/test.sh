@@ -81,6 +81,9 @@ step "systemd unit: verify, exposure, started beside FRR 10.7 in systemd-nspawn"
 scripts/check-systemd-unit.sh
 
 # image.rs adds ~11 s to this step (a 10.7 lab, three containers).
+# intent.rs adds ~100 s (one frr-k8s lab per release for its reloads,
+# filtered and unconfigured checks, ~27 s each; the 1 000-VIP mass heal on
+# 10.7, 16-29 s); drain.rs's reload tests ~30 s per release.
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
 # every second; 23 dashboard expressions evaluated in the same lab).
 step "netns tests (real kernel, real FRR; one at a time; the image beside FRR 10.7)"
