@@ -367,8 +367,8 @@ impl Poller {
     /// The redistributions' route-maps as bgpd reports them (`show
     /// route-map NAME json`, a few hundred bytes each), their counters left
     /// out: true when they differ from the last probe (a drain's entry
-    /// gone, an entry added ahead of the VIPs' permit). A failed probe is a
-    /// change: the full read says what happened.
+    /// gone, an entry added ahead of the VIPs' permit). A failed probe is
+    /// counted and no change.
     async fn probe_changed(&mut self) -> bool {
         let Some(intent) = &self.intent else {
             return true;
@@ -388,7 +388,14 @@ impl Poller {
             };
             match read {
                 Ok(text) => now.push(without_counters(&text)),
-                Err(_) => return true,
+                // Unreadable: the budgeted full read alone keeps the intent
+                // current (a failure taken for a change would read the whole
+                // configuration every second).
+                Err(e) => {
+                    telemetry::frr_query_error("bgpd");
+                    tracing::debug!(error = %e, probe = ?t, "bgpd: probe unavailable");
+                    return false;
+                }
             }
         }
         match &self.probe {

@@ -276,7 +276,7 @@ impl VtyClient {
     /// few hundred bytes, for noticing a change without reading the whole
     /// configuration.
     pub async fn route_map_json(&self, name: &str) -> Result<String, VtyError> {
-        if !is_name(name) {
+        if !is_policy_name(name) {
             return Err(VtyError::BadCommand(format!("route-map '{name}'")));
         }
         self.show_ok(&format!("show route-map {name} json")).await
@@ -285,7 +285,7 @@ impl VtyClient {
     /// One prefix-list as bgpd reports it (`show ip|ipv6 prefix-list NAME
     /// json`), for noticing a change.
     pub async fn prefix_list_json(&self, afi: Afi, name: &str) -> Result<String, VtyError> {
-        if !is_name(name) {
+        if !is_policy_name(name) {
             return Err(VtyError::BadCommand(format!("prefix-list '{name}'")));
         }
         let family = match afi {
@@ -391,6 +391,16 @@ fn is_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// A route-map's or prefix-list's name as bgpd's configuration has it:
+/// frr-k8s names them after the peer (`fdbb:0:0:1::1-out`), so `:` is
+/// allowed beside [`is_name`]'s characters; never a space.
+fn is_policy_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+}
+
 fn is_afi(s: &str) -> bool {
     matches!(s, "ipv4" | "ipv6")
 }
@@ -458,6 +468,14 @@ pub fn allowed_exec(cmd: &str) -> Result<(), VtyError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn policy_names_as_frr_k8s_writes_them_pass_and_spaces_do_not() {
+        assert!(super::is_policy_name("fdbb:0:0:1::1-out"));
+        assert!(super::is_policy_name("BGP-VIP-ROUTES-V4"));
+        assert!(!super::is_policy_name("A B"));
+        assert!(!super::is_policy_name(""));
+    }
+
     use super::*;
 
     #[test]
