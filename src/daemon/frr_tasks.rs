@@ -119,6 +119,8 @@ struct Poller {
     reapply: bool,
     /// Why a recorded drain is lost, as last reported (None: not lost).
     lost: Option<String>,
+    /// The next read serves a poll: whole if the last is a second old.
+    fresh: bool,
     /// When the configuration was last read whole, and how long it took.
     last_full: Option<(std::time::Instant, Duration)>,
     /// The probed route-maps and prefix-lists at the last probe (None: no
@@ -234,6 +236,7 @@ impl Poller {
             drain_state: s.drain_state.clone(),
             reapply: true,
             lost: None,
+            fresh: false,
             last_full: None,
             probe: None,
             established: Vec::new(),
@@ -264,6 +267,11 @@ impl Poller {
         // The drain and the intent live in bgpd's configuration: read back
         // every poll (a restarted ribbridge finds them there), reported
         // when they change; first, so the bgpd view below is newer.
+        // A poll confirms what the core is about to report: the
+        // configuration it rests on is at most a second old (a removed
+        // `redistribute` line, which no probe sees, is then `unconfigured`,
+        // not a `not_redistributed` drift).
+        self.fresh = true;
         out.extend(self.read_config().await);
         out.push(Event::BgpView {
             peers: self.bgp_view().await,
@@ -350,14 +358,18 @@ impl Poller {
     /// Whether to read the whole configuration now: when it was never read,
     /// when the budget allows (its last read's time, [`READ_BUDGET`] times
     /// over, has passed: a small configuration is read every second, one of
-    /// 64 neighbours about every 25 s), or when the probe saw a change.
+    /// 64 neighbours about every 25 s), for a poll when the last read is a
+    /// second old, or when the probe saw a change.
     async fn full_read_due(&mut self) -> bool {
         let Some((at, took)) = self.last_full else {
             return true;
         };
-        let period = took
-            .saturating_mul(READ_BUDGET)
-            .clamp(CONFIG_POLL, MAX_FULL_READ_PERIOD);
+        let period = if std::mem::take(&mut self.fresh) {
+            CONFIG_POLL
+        } else {
+            took.saturating_mul(READ_BUDGET)
+                .clamp(CONFIG_POLL, MAX_FULL_READ_PERIOD)
+        };
         if at.elapsed() + CONFIG_POLL / 10 >= period {
             return true;
         }
