@@ -16,6 +16,25 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 pub mod intent;
 
+/// Where an atomic write of `path` puts its temporary file: the same
+/// directory (a rename within one filesystem), a hidden name owned by this
+/// process. Returns (directory, temporary file); None when `path` names no
+/// file. Shared by every file ribbridge replaces atomically (the rendered
+/// frr.conf, the drain's intent).
+pub fn temp_beside(path: &std::path::Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let name = path.file_name()?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let tmp = dir.join(format!(
+        ".{}.ribbridge-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    Some((dir, tmp))
+}
+
 /// A kernel routing table id (`RTA_TABLE`, 32 bits).
 pub type TableId = u32;
 

@@ -26,7 +26,7 @@
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{ErrorKind, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -117,21 +117,12 @@ impl DrainState {
             path: path.to_path_buf(),
             source,
         };
-        let Some(name) = path.file_name() else {
+        let Some((dir, tmp)) = crate::model::temp_beside(path) else {
             return Err(err(std::io::Error::new(
                 ErrorKind::InvalidInput,
                 "the path names no file",
             )));
         };
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let tmp = dir.join(format!(
-            ".{}.ribbridge-{}.tmp",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
         let result = write_new(&tmp, &self.to_json()).and_then(|()| std::fs::rename(&tmp, path));
         if let Err(e) = result {
             let _ = std::fs::remove_file(&tmp);

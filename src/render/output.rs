@@ -107,20 +107,11 @@ pub fn write_if_changed(path: &Path, text: &str) -> Result<Written, OutputError>
             });
         }
     };
-    let Some(name) = path.file_name() else {
+    let Some((dir, tmp)) = crate::model::temp_beside(path) else {
         return Err(OutputError::NotAFile {
             path: path.to_path_buf(),
         });
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let tmp = dir.join(format!(
-        ".{}.ribbridge-{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
     let result = write_new(&tmp, text, owner).and_then(|()| {
         std::fs::rename(&tmp, path).map_err(|source| OutputError::Write {
             path: tmp.clone(),
