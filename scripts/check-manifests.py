@@ -16,33 +16,52 @@ Usage: check-manifests.py [--self-test] [--kubernetes-version X.Y.Z]
    not in those schemas: its fields are checked against the Service it
    selects.
 2. Posture of every ribbridge container: not privileged, no privilege
-   escalation, capabilities drop [ALL], add nothing in observe mode and only
-   NET_ADMIN in repair mode (`--mode` in its args; the file name says
-   `repair` exactly when it is), read-only root filesystem, a non-root uid
-   and gid, requests and limits, startup/readiness/liveness httpGet probes
+   escalation, read-only root filesystem, capabilities drop [ALL], and the
+   user and capabilities of its mode (`--mode` in its args; the file name
+   says `repair` exactly when it is):
+   - observe: runAsNonRoot true, runAsUser and runAsGroup FRR's non-root
+     ids, add nothing, no `--user` flag in args or preStop;
+   - repair: runAsNonRoot false (explicitly), runAsUser 0, runAsGroup 0,
+     add exactly {NET_ADMIN, SETUID, SETGID, SETPCAP} (any order), and
+     `--user UID:GID` (both non-zero integers: FRR's ids) in its args and
+     the same `--user` in its preStop drain. ribbridge starts as root,
+     becomes UID:GID keeping NET_ADMIN alone and drops the rest, bounding
+     set included. The old shape (runAsUser FRR's uid with NET_ADMIN added)
+     is refused by name: CRI-O and containerd put capabilities.add in the
+     bounding, permitted and effective sets only (no inheritable, no
+     ambient), and runc's exec of a non-root uid clears permitted and
+     effective, so such a container has no capability (podman, which sets
+     ambient capabilities, hides it; scripts/oci-spec.py builds the spec a
+     node would run).
+   Also: requests and limits, startup/readiness/liveness httpGet probes
    on 127.0.0.1:7585 whose paths the daemon serves (read from src/http/server.rs),
    `--listen 127.0.0.1:7585`, FRR's socket directory at /var/run/frr
    mounted read-only in observe mode; the drain's intent directory, the
    host's /run/ribbridge (hostPath, DirectoryOrCreate), mounted writable at
    /run/ribbridge, and `--drain-state /run/ribbridge/drain` in its args and
-   in its preStop drain; the pods hostNetwork; a static pod
-   system-node-critical, tolerating everything, with a termination grace,
+   in its preStop drain; the pods hostNetwork, with no pod-wide runAsUser
+   0; a static pod system-node-critical, tolerating everything, with a
+   termination grace,
    named to start after FRR (0000-frr-k8s.yaml) and before kube-vip
    (0010-...). Other containers: not privileged, drop ALL, add nothing,
    read-only root. The same container is written in several files: they
    must be equal. A tmpfiles.d file entry (/etc/tmpfiles.d/ribbridge.conf)
-   makes /run/ribbridge for the ribbridge container's uid and gid.
+   makes /run/ribbridge for the ids the container's ribbridge ends up
+   running as: `--user` in repair mode, runAsUser:runAsGroup in observe.
 3. A BMP station (`--vantage bmp` in the ribbridge container's args) reads
    nothing of the node: its pod must not be hostNetwork nor mount a
-   hostPath, the container mounts no FRR sockets and adds no capability,
-   and its probes (the endpoint is on the pod's loopback, out of the
+   hostPath, the container mounts no FRR sockets, adds no capability and
+   runs as observe does (non-root, no `--user`), and its probes (the endpoint is on the pod's loopback, out of the
    kubelet's reach) go through the pod's kube-rbac-proxy port over HTTPS,
    on the paths the daemon serves.
 
 --self-test breaks good manifests in known ways (privileged, a capability
-added or not dropped, a writable root or socket mount, uid 0, a probe on a
-path or port the daemon does not serve, a field of the wrong type, ...) and
-fails unless every broken one is refused.
+added or not dropped, a writable root or socket mount, uid 0 in observe,
+repair in the old non-root shape, a repair capability missing or one too
+many, `--user` missing, 0:0 or different in the preStop, `--user` in
+observe, a probe on a path or port the daemon does not serve, a field of the
+wrong type, ...) and fails unless every broken one is refused with the words
+of the rule that should refuse it.
 
 Exit status: 0 all good, 1 a manifest is wrong (each problem printed).
 Run it with the venv's python that scripts/install-deps.sh makes
@@ -78,6 +97,9 @@ TMPFILES = "/etc/tmpfiles.d/ribbridge.conf"
 # Static pods start in file-name order: after FRR, before kube-vip.
 FRR_MANIFEST = "0000-frr-k8s.yaml"
 KUBE_VIP_FIRST = "0010-kube-vip-api.yaml"
+# Repair mode's capabilities: NET_ADMIN kept; SETUID and SETGID to become
+# FRR's user (--user), SETPCAP to cut the bounding set, all three dropped.
+REPAIR_CAPS = {"NET_ADMIN", "SETUID", "SETGID", "SETPCAP"}
 
 
 SERVER = "src/http/server.rs"
@@ -210,19 +232,26 @@ class Checker:
             self.fail(where, "allowPrivilegeEscalation must be false")
         if sc.get("readOnlyRootFilesystem") is not True:
             self.fail(where, "readOnlyRootFilesystem must be true")
-        if sc.get("runAsNonRoot") is not True:
-            self.fail(where, "runAsNonRoot must be true")
         uid, gid = sc.get("runAsUser"), sc.get("runAsGroup")
-        if not isinstance(uid, int) or uid == 0:
-            self.fail(where, f"runAsUser {uid!r}: must be FRR's (non-root) uid")
-        if not isinstance(gid, int) or gid == 0:
-            self.fail(where, f"runAsGroup {gid!r}: must be FRR's (non-root) gid")
         caps = sc.get("capabilities") or {}
+        add = caps.get("add")
         if caps.get("drop") != ["ALL"]:
             self.fail(where, f"capabilities.drop {caps.get('drop')!r}: must be [ALL]")
-        want_add = ["NET_ADMIN"] if mode == "repair" else None
-        if caps.get("add") != want_add:
-            self.fail(where, f"capabilities.add {caps.get('add')!r} in {mode} mode: expected {want_add!r}")
+        hook = [str(a) for a in ((((c.get("lifecycle") or {}).get("preStop") or {}).get("exec") or {}).get("command")) or []]
+        users, hook_users = user_flags(args), user_flags(hook)
+        if mode == "repair":
+            self.repair_user(where, sc, uid, gid, add, users, hook_users, hook)
+        else:
+            if sc.get("runAsNonRoot") is not True:
+                self.fail(where, "runAsNonRoot must be true")
+            if not is_id(uid) or uid == 0:
+                self.fail(where, f"runAsUser {uid!r}: must be FRR's (non-root) uid")
+            if not is_id(gid) or gid == 0:
+                self.fail(where, f"runAsGroup {gid!r}: must be FRR's (non-root) gid")
+            if add is not None:
+                self.fail(where, f"capabilities.add {add!r} in {mode} mode: expected None (a non-root user gets no capability anyway)")
+            if users or hook_users:
+                self.fail(where, f"--user in {mode} mode (args {users}, preStop {hook_users}): only repair starts as root and switches; observe runs as runAsUser:runAsGroup")
         res = c.get("resources") or {}
         for kind in ("requests", "limits"):
             for r in ("cpu", "memory"):
@@ -267,6 +296,34 @@ class Checker:
             if m.get("mountPath") == SOCKETS and not ("hostPath" in vol or "emptyDir" in vol):
                 self.fail(where, f"{SOCKETS} is volume {vol}: expected FRR's hostPath or shared emptyDir")
         return mode
+
+    def repair_user(self, where, sc, uid, gid, add, users, hook_users, hook):
+        """Repair mode: the container starts as root with exactly the four
+        capabilities ribbridge needs to become FRR's user keeping
+        NET_ADMIN (`--user UID:GID` in its args and in its preStop drain):
+        CRI-O and containerd put capabilities.add in the bounding,
+        permitted and effective sets only, so a container started as a
+        non-root uid has none left after runc's execve (scripts/oci-spec.py
+        shows the sets)."""
+        if is_id(uid) and uid != 0 and add:
+            self.fail(where, f"runAsUser {uid} with capabilities.add {add!r}: a runtime gives a non-root user no capability (CRI-O and containerd set no ambient capability, so the effective set is empty after exec); start as root (runAsUser 0, runAsGroup 0, runAsNonRoot false) and pass --user UID:GID")
+        if sc.get("runAsNonRoot") is not False:
+            self.fail(where, f"runAsNonRoot {sc.get('runAsNonRoot')!r}: must be false, explicitly, in repair mode (it starts as root and becomes --user itself)")
+        if uid != 0 or not is_id(uid):
+            self.fail(where, f"runAsUser {uid!r}: must be 0 in repair mode (it starts as root, then switches to --user)")
+        if gid != 0 or not is_id(gid):
+            self.fail(where, f"runAsGroup {gid!r}: must be 0 in repair mode (it starts as root, then switches to --user)")
+        if not isinstance(add, list) or len(add) != len(REPAIR_CAPS) or set(add) != REPAIR_CAPS:
+            self.fail(where, f"capabilities.add {add!r} in repair mode: expected exactly {sorted(REPAIR_CAPS)} (NET_ADMIN kept; SETUID, SETGID, SETPCAP to become --user and cut the bounding set)")
+        if len(users) != 1:
+            self.fail(where, f"args: {len(users)} --user flags: expected one --user UID:GID (FRR's ids, both non-zero), which ribbridge switches to")
+        elif not good_user(users[0]):
+            self.fail(where, f"args: --user {users[0]}: expected UID:GID, both non-zero integers (FRR's user and group)")
+        if "drain" in hook:
+            if len(hook_users) != 1:
+                self.fail(where, f"preStop {hook}: {len(hook_users)} --user flags: expected the args' --user")
+            elif len(users) == 1 and hook_users[0] != users[0]:
+                self.fail(where, f"preStop --user {hook_users[0]} differs from the args' --user {users[0]}")
 
     def drain_state(self, where, c, args, volumes):
         """The drain's intent: one writable mount of the host's
@@ -465,9 +522,9 @@ class Checker:
             rel, uid, gid = self.tmpfiles_owner
             for _, cs in containers.items():
                 for crel, c in cs:
-                    sc = c.get("securityContext") or {}
-                    if [uid, gid] != [str(sc.get("runAsUser")), str(sc.get("runAsGroup"))]:
-                        self.fail(rel, f"makes {STATE_DIR} for {uid}:{gid}, but {crel}'s ribbridge runs as {sc.get('runAsUser')}:{sc.get('runAsGroup')}")
+                    ruid, rgid = runs_as(c)
+                    if [uid, gid] != [ruid, rgid]:
+                        self.fail(rel, f"makes {STATE_DIR} for {uid}:{gid}, but {crel}'s ribbridge runs as {ruid}:{rgid}")
         for variant, cs in containers.items():
             first_rel, first = cs[0]
             for rel, c in cs[1:]:
@@ -493,6 +550,36 @@ def manifests():
 def has_flag(args, flag, value):
     """`flag value` or `flag=value` in args."""
     return f"{flag}={value}" in args or any(a == flag and b == value for a, b in zip(args, args[1:]))
+
+
+def user_flags(args):
+    """The values of every `--user X` / `--user=X` in args."""
+    out = [a.split("=", 1)[1] for a in args if a.startswith("--user=")]
+    out += [b for a, b in zip(args, args[1:]) if a == "--user"]
+    if args and args[-1] == "--user":
+        out.append("")
+    return out
+
+
+def good_user(value):
+    """UID:GID, both non-zero integers."""
+    m = re.fullmatch(r"([0-9]+):([0-9]+)", value)
+    return bool(m) and int(m.group(1)) != 0 and int(m.group(2)) != 0
+
+
+def is_id(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def runs_as(c):
+    """The uid and gid the container's ribbridge ends up running as:
+    repair's --user, else runAsUser:runAsGroup."""
+    args = [str(a) for a in c.get("args") or []]
+    users = user_flags(args)
+    if has_flag(args, "--mode", "repair") and len(users) == 1 and ":" in users[0]:
+        return users[0].split(":", 1)
+    sc = c.get("securityContext") or {}
+    return [str(sc.get("runAsUser")), str(sc.get("runAsGroup"))]
 
 
 def is_station(c):
@@ -535,7 +622,26 @@ def self_test(checker, files):
         (base, "privilege escalation", lambda c: sc(c).pop("allowPrivilegeEscalation"), "allowPrivilegeEscalation"),
         (base, "drop not ALL", lambda c: sc(c)["capabilities"].update(drop=["NET_RAW"]), "capabilities.drop"),
         (base, "NET_ADMIN in observe", lambda c: sc(c)["capabilities"].update(add=["NET_ADMIN"]), "in observe mode"),
-        (repair, "SYS_ADMIN beside NET_ADMIN", lambda c: sc(c)["capabilities"].update(add=["NET_ADMIN", "SYS_ADMIN"]), "in repair mode"),
+        (repair, "SYS_ADMIN added", lambda c: sc(c)["capabilities"]["add"].append("SYS_ADMIN"), "in repair mode"),
+        (repair, "SETPCAP missing", lambda c: sc(c)["capabilities"]["add"].remove("SETPCAP"), "in repair mode"),
+        (repair, "NET_ADMIN alone", lambda c: sc(c)["capabilities"].update(add=["NET_ADMIN"]), "in repair mode"),
+        (repair, "the old non-root shape", lambda c: sc(c).update(runAsUser=100, runAsGroup=101, runAsNonRoot=True, capabilities={"drop": ["ALL"], "add": ["NET_ADMIN"]}), "gives a non-root user no capability"),
+        (repair, "runAsUser 100 with the four capabilities", lambda c: sc(c).update(runAsUser=100), "gives a non-root user no capability"),
+        (repair, "runAsGroup 101", lambda c: sc(c).update(runAsGroup=101), "runAsGroup 101: must be 0"),
+        (repair, "runAsNonRoot left out", lambda c: sc(c).pop("runAsNonRoot"), "runAsNonRoot None: must be false"),
+        (repair, "allowPrivilegeEscalation true", lambda c: sc(c).update(allowPrivilegeEscalation=True), "allowPrivilegeEscalation must be false"),
+        (repair, "privileged in repair", lambda c: sc(c).update(privileged=True), "privileged is True"),
+        (repair, "writable root in repair", lambda c: sc(c).update(readOnlyRootFilesystem=False), "readOnlyRootFilesystem"),
+        (repair, "--user missing from args", lambda c: c.update(args=c["args"][:-2]), "0 --user flags"),
+        (repair, "--user 0:0", lambda c: c["args"].__setitem__(-1, "0:0"), "--user 0:0: expected UID:GID, both non-zero"),
+        (repair, "--user 100:0", lambda c: c["args"].__setitem__(-1, "100:0"), "--user 100:0: expected UID:GID, both non-zero"),
+        (repair, "--user a name", lambda c: c["args"].__setitem__(-1, "frr:frr"), "--user frr:frr: expected UID:GID"),
+        (repair, "preStop without --user", lambda c: c["lifecycle"]["preStop"]["exec"].update(command=c["lifecycle"]["preStop"]["exec"]["command"][:-2]), "expected the args' --user"),
+        (repair, "preStop with another --user", lambda c: c["lifecycle"]["preStop"]["exec"]["command"].__setitem__(-1, "100:102"), "preStop --user 100:102 differs from the args' --user 100:101"),
+        (base, "--user in observe", lambda c: c["args"].extend(["--user", "100:101"]), "--user in observe mode"),
+        (base, "--user in observe's preStop", lambda c: c["lifecycle"]["preStop"]["exec"]["command"].extend(["--user=100:101"]), "--user in observe mode"),
+        (station, "--user in the station", lambda c: c["args"].extend(["--user", "100:101"]), "--user in observe mode"),
+        (base, "runAsNonRoot false in observe", lambda c: sc(c).update(runAsNonRoot=False), "runAsNonRoot must be true"),
         (repair, "repair without --mode", lambda c: c.update(args=["run", "--listen", LISTEN]), "no --mode"),
         (repair, "repair file in observe mode", lambda c: c.update(args=["run", "--mode", "observe", "--listen", LISTEN]), "the file name says repair"),
         (base, "writable root", lambda c: sc(c).update(readOnlyRootFilesystem=False), "readOnlyRootFilesystem"),
@@ -600,8 +706,30 @@ def self_test(checker, files):
     doc_breakage(tmpfiles, "tmpfiles for root", lambda b: b[tmpfiles][0]["contents"].update(inline="d /run/ribbridge 0755 0 0 -\n"), "makes /run/ribbridge for 0:0")
     doc_breakage(tmpfiles, "tmpfiles elsewhere", lambda b: b[tmpfiles][0]["contents"].update(inline="d /run/other 0755 100 101 -\n"), "expected one line")
     doc_breakage(tmpfiles, "no tmpfiles entry", lambda b: b.pop(tmpfiles), "no tmpfiles.d file entry")
+
+    def switch_user(b, value):
+        """Every repair container's --user (args and preStop) set to value."""
+        for rel, docs in b.items():
+            if "repair" not in os.path.basename(rel):
+                continue
+            for doc in docs:
+                if set(doc) == {"mode", "path", "contents"}:
+                    pod = yaml.safe_load(doc["contents"]["inline"])
+                    for c in pod["spec"]["containers"]:
+                        set_user(c, value)
+                    doc["contents"]["inline"] = yaml.safe_dump(pod)
+                elif ribbridge_of(doc) is not None:
+                    set_user(ribbridge_of(doc), value)
+
+    def set_user(c, value):
+        for argv in (c["args"], c["lifecycle"]["preStop"]["exec"]["command"]):
+            argv[argv.index("--user") + 1] = value
+
+    # The tmpfiles owner is compared with what ribbridge runs as: --user in
+    # repair (not its runAsUser 0), runAsUser:runAsGroup in observe.
+    doc_breakage(tmpfiles, "repair switches to other ids", lambda b: switch_user(b, "100:102"), "runs as 100:102")
     # the entry_breakage lines, the station's hostNetwork, the doc_breakage lines
-    total = len(breakages) + 11 + 4
+    total = len(breakages) + 11 + 5
     if failed:
         print(f"check-manifests --self-test: {len(failed)} of {total} breakages were NOT refused:", file=sys.stderr)
         for f in failed:
