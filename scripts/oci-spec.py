@@ -219,6 +219,10 @@ def find_container(path, docs, name):
             found = containers_of(doc.get("spec"), doc.get("metadata"), where, name)
         else:
             spec = ((doc.get("spec") or {}).get("template") or {}).get("spec")
+            if isinstance(spec, dict) and doc.get("kind") == "DaemonSet" and "selector" not in (doc.get("spec") or {}):
+                # A strategic-merge patch of frr-k8s' or MetalLB's speaker
+                # DaemonSet: the pod it lands in is hostNetwork.
+                spec = dict(spec, hostNetwork=spec.get("hostNetwork", True))
             found = containers_of(spec, ((doc.get("spec") or {}).get("template") or {}).get("metadata") or doc.get("metadata"), where, name) if spec else None
         if found:
             return found
@@ -534,9 +538,15 @@ def build(a):
     docs = load_yaml_docs(a.manifest)
     c, pod, meta, where = find_container(a.manifest, docs, a.container)
     where = f"{where}: container {a.container}"
-    for key in ("securityContext",):
+    for key in ("securityContext", "resources", "lifecycle"):
         if c.get(key) is not None and not isinstance(c.get(key), dict):
             raise Bad(f"{where}: {key} is not a mapping")
+    for key in ("command", "args", "env", "volumeMounts"):
+        if c.get(key) is not None and not isinstance(c.get(key), list):
+            raise Bad(f"{where}: {key} is not a list")
+    exe = prestop_exec(c)
+    if exe is not None and exe.get("command") is not None and not isinstance(exe.get("command"), list):
+        raise Bad(f"{where}: lifecycle.preStop.exec.command is not a list")
     if a.frr_ids:
         apply_frr_ids(c, pod, a.frr_ids, where)
     sc = c.get("securityContext") or {}
