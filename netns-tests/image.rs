@@ -29,7 +29,7 @@ use tokio::process::Command;
 
 use crate::privilege::frr_id;
 use crate::support::daemon::Daemon;
-use crate::support::{Lab, ROUTE_THEN_ADDRESS, RouteWatch, UNDO, lab, repo};
+use crate::support::{Lab, RouteWatch, lab, repo};
 
 const FRR: &str = "10.7";
 const VIP: &str = "192.0.2.10/32";
@@ -48,7 +48,7 @@ fn podman() -> StdCommand {
 
 /// The image to run: `RIBBRIDGE_IMAGE`, else what scripts/build-image.sh
 /// builds (the release binary is rebuilt only if the sources changed).
-fn image() -> String {
+pub(crate) fn image() -> String {
     if let Ok(tag) = std::env::var("RIBBRIDGE_IMAGE") {
         return tag;
     }
@@ -224,27 +224,7 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
     let (mut d, container) = start(&lab_guard, &image, &[], &["--mode", "repair"]);
     d.wait_log("zebra: subscribed", Duration::from_secs(30))
         .await;
-    // zebra's bug is a race: a batch zebra happens to handle in time is
-    // undone and tried again (at most 5 times, as netns-tests/bridge.rs).
-    let mut tries = 0;
-    let line = loop {
-        tries += 1;
-        lab(&["exec", NODE, "sh", "-c", ROUTE_THEN_ADDRESS]);
-        let (hit, line) = d
-            .wait_either(
-                "heal action failed",
-                "VIP consistent && to=advertised",
-                Duration::from_secs(15),
-            )
-            .await;
-        if hit {
-            break line;
-        }
-        assert!(tries < 5, "kernel_only not reproduced in 5 tries");
-        lab(&["exec", NODE, "sh", "-c", UNDO]);
-        d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
-            .await;
-    };
+    let line = crate::support::kernel_only_unhealed(&mut d).await;
     // The refused heal may be the fast one, before the drift is reported.
     d.seen_or_wait("VIP drift && to=kernel_only", Duration::from_secs(10))
         .await;

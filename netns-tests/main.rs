@@ -7,6 +7,7 @@ mod support;
 mod alerts;
 mod bmp;
 mod bridge;
+mod cri;
 mod drain;
 mod faults;
 mod frr_clients;

@@ -210,3 +210,99 @@ async fn privilege_kernel_heal_needs_cap_net_admin_and_nothing_else() {
     eprintln!("as user frr with CAP_NET_ADMIN only: kernel_only healed");
     drop(lab_guard);
 }
+
+/// The wrong user says whose socket refused it and what to set: started
+/// as root with `--user 65534:65534` (nobody, not FRR's user), the daemon
+/// becomes nobody, FRR's sockets refuse it, and the reason (socket, owner,
+/// mode, the process's ids, the manifest field) is in the log and in
+/// `ribbridge status`, which exits 2.
+#[tokio::test]
+async fn privilege_wrong_user_names_the_socket_owner_mode_and_the_field_to_set() {
+    let frr = "10.7";
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    // zebra.vty refuses first (the release is read before zserv.api is
+    // dialled): FRR's user, the frrvty group.
+    let (uid, gid) = (frr_id(frr, "passwd", "frr"), frr_id(frr, "group", "frrvty"));
+    let mut d = Daemon::spawn(
+        NODE,
+        &lab_guard.sockdir(NODE),
+        &["--mode", "observe", "--user", "65534:65534"],
+    );
+    let line = d
+        .wait_log(
+            "zebra not connected && owned by uid",
+            Duration::from_secs(15),
+        )
+        .await;
+    let c = crate::support::creds_full(&d.pid().to_string());
+    assert_eq!(
+        (c.uid.as_str(), c.gid.as_str(), c.eff.as_str()),
+        ("65534", "65534", "0000000000000000"),
+        "{c}"
+    );
+    let out = std::process::Command::new("ip")
+        .args(["netns", "exec", NODE])
+        .arg(env!("CARGO_BIN_EXE_ribbridge"))
+        .args(["status", "--endpoint", &format!("127.0.0.1:{}", d.port)])
+        .output()
+        .expect("ribbridge status");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "status: {stderr}");
+    for want in [
+        format!("{}/zebra.vty", lab_guard.sockdir(NODE).display()),
+        format!("owned by uid {uid} gid {gid}"),
+        "with mode 07".to_string(),
+        "ribbridge runs as uid 65534 gid 65534 groups [65534]".to_string(),
+        "runAsUser and runAsGroup".to_string(),
+        format!("--user {uid}:{gid}"),
+        "User= and Group=".to_string(),
+    ] {
+        assert!(
+            stderr.contains(&want),
+            "{want:?} not in status' reason: {stderr}"
+        );
+    }
+    eprintln!("wrong user: log: {line}\nstatus (exit 2): {stderr}");
+    d.stop().await;
+    drop(lab_guard);
+}
+
+/// `--user` under a runtime's rules (uid 0, the bounding set the
+/// manifest's capabilities.add, no_new_privs; as `runc` starts a CRI-O
+/// container): without SETPCAP the start fails, naming it and the
+/// manifest field; with it, the process ends as the user with
+/// CAP_NET_ADMIN alone in every set. No lab: nothing is read.
+#[tokio::test]
+async fn privilege_user_switch_needs_its_capabilities_and_keeps_net_admin_alone() {
+    let run = |bounding: &str| {
+        std::process::Command::new("setpriv")
+            .args(["--no-new-privs", "--inh-caps=-all"])
+            .arg(format!("--bounding-set=-all,{bounding}"))
+            .arg(env!("CARGO_BIN_EXE_ribbridge"))
+            .args(["run", "--user", "4242:4242", "--mode", "repair"])
+            .args(["--frr-dir", "/nonexistent", "--listen", "127.0.0.1:1"])
+            .output()
+            .expect("setpriv ribbridge")
+    };
+    let out = run("+net_admin,+setuid,+setgid");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--user 4242:4242: the process lacks SETPCAP")
+            && stderr.contains("securityContext.capabilities.add"),
+        "{stderr}"
+    );
+    eprintln!("without SETPCAP: {stderr}");
+    // Port 1 is refused to a process without CAP_NET_BIND_SERVICE: the
+    // daemon gets that far as the user, and says so.
+    let out = run("+net_admin,+setuid,+setgid,+setpcap");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "privileges set privileges=uid 4242 gid 4242 groups [4242] effective NET_ADMIN permitted NET_ADMIN \
+             bounding NET_ADMIN inheritable none ambient none no_new_privs 1"
+        ) && stderr.contains("cannot listen on 127.0.0.1:1: permission denied"),
+        "{stderr}"
+    );
+}

@@ -12,6 +12,7 @@ pub mod frr;
 pub mod http;
 pub mod kernel;
 pub mod model;
+pub mod privilege;
 pub mod reconcile;
 pub mod render;
 pub mod status;

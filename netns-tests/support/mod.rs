@@ -253,18 +253,71 @@ pub fn class_of(doc: &ribbridge::status::StatusDoc, vip: &str) -> ribbridge::rec
         .unwrap_or_else(|| panic!("{vip} is unknown (the daemon is not ready): {doc:?}"))
 }
 
-/// (real uid, effective capabilities in hex) of process `pid`, from
-/// `/proc/PID/status`.
-pub fn creds_of(pid: &str) -> (String, String) {
+/// A process's credentials as /proc/PID/status prints them (the
+/// capability sets in hex, as the kernel writes them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Creds {
+    pub uid: String,
+    pub gid: String,
+    pub groups: String,
+    pub inh: String,
+    pub prm: String,
+    pub eff: String,
+    pub bnd: String,
+    pub amb: String,
+    pub no_new_privs: String,
+}
+
+impl std::fmt::Display for Creds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "uid {} gid {} groups [{}] CapInh {} CapPrm {} CapEff {} CapBnd {} CapAmb {} NoNewPrivs {}",
+            self.uid,
+            self.gid,
+            self.groups,
+            self.inh,
+            self.prm,
+            self.eff,
+            self.bnd,
+            self.amb,
+            self.no_new_privs
+        )
+    }
+}
+
+/// The credentials of process `pid`.
+pub fn creds_full(pid: &str) -> Creds {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
-    let field = |k: &str| {
+    let line = |k: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(k))
-            .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
             .unwrap_or_default()
+            .trim()
+            .to_string()
     };
-    (field("Uid:"), field("CapEff:"))
+    let first = |k: &str| line(k).split_whitespace().next().unwrap_or("").to_string();
+    Creds {
+        uid: first("Uid:"),
+        gid: first("Gid:"),
+        groups: line("Groups:")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+        inh: line("CapInh:"),
+        prm: line("CapPrm:"),
+        eff: line("CapEff:"),
+        bnd: line("CapBnd:"),
+        amb: line("CapAmb:"),
+        no_new_privs: line("NoNewPrivs:"),
+    }
+}
+
+/// (uid, effective capabilities) of process `pid`.
+pub fn creds_of(pid: &str) -> (String, String) {
+    let c = creds_full(pid);
+    (c.uid, c.eff)
 }
 
 /// Run `f` on a thread that has entered network namespace `ns`. Sockets
@@ -467,5 +520,32 @@ impl Timeline {
 impl Drop for Timeline {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// FRR 10.7's `kernel_only` drift (route then address in one batch,
+/// FRRouting/frr#22654) made on rb-node1 under a daemon that cannot heal
+/// it: returns the daemon's "heal action failed" line. zebra's bug is a
+/// race: a batch zebra happens to handle in time is undone and tried
+/// again, at most 5 times.
+pub async fn kernel_only_unhealed(d: &mut daemon::Daemon) -> String {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        lab(&["exec", "rb-node1", "sh", "-c", ROUTE_THEN_ADDRESS]);
+        let (hit, line) = d
+            .wait_either(
+                "heal action failed",
+                "VIP consistent && to=advertised",
+                Duration::from_secs(15),
+            )
+            .await;
+        if hit {
+            return line;
+        }
+        assert!(tries < 5, "kernel_only not reproduced in 5 tries");
+        lab(&["exec", "rb-node1", "sh", "-c", UNDO]);
+        d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
+            .await;
     }
 }

@@ -50,6 +50,10 @@ pub struct Args {
     /// a running daemon then does not re-apply it after a reload).
     #[arg(long)]
     no_intent: bool,
+    /// Started as root: become UID:GID (FRR's user) first, holding no
+    /// capability (a repair container's preStop runs as its root).
+    #[arg(long, value_name = "UID:GID")]
+    user: Option<crate::privilege::Ids>,
 }
 
 /// A `--timeout` that is not a positive duration.
@@ -106,6 +110,13 @@ fn run(args: Args, dir: Direction) -> ExitCode {
             cmd,
             &"--no-intent is for drain only: undrain always removes the intent; drop the flag",
         );
+    }
+    match crate::privilege::enter(args.user)
+        .and_then(|h| crate::privilege::narrow(&h, crate::privilege::Need::Nothing))
+    {
+        Ok(held) if held.untouched_root => {}
+        Ok(held) => tracing::debug!(privileges = %held, "privileges set"),
+        Err(e) => return super::fail_err(cmd, &e),
     }
     let rt = match super::runtime(cmd) {
         Ok(rt) => rt,

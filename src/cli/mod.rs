@@ -196,6 +196,27 @@ fn fail_err(cmd: &str, e: &(dyn std::error::Error + 'static)) -> ExitCode {
     fail(cmd, &msg)
 }
 
+/// What the process holds once started, said once; root left as it is
+/// and repair without CAP_NET_ADMIN are warnings with what to change.
+fn log_privileges(held: &crate::privilege::Held) {
+    if held.untouched_root {
+        tracing::warn!(
+            privileges = %held,
+            "running as root with what the launcher gave: pass --user UID:GID (FRR's user) to \
+             run as that user with CAP_NET_ADMIN alone (docs/DEPLOY.md, \"Privileges\")"
+        );
+    } else if let Some(cap) = held.missing {
+        tracing::warn!(
+            privileges = %held,
+            "repair mode without {cap}: the kernel will refuse every heal (reported in /status); \
+             add NET_ADMIN to securityContext.capabilities.add (Kubernetes, with --user), \
+             --cap-add=NET_ADMIN (podman) or AmbientCapabilities=CAP_NET_ADMIN (systemd)"
+        );
+    } else {
+        tracing::info!(privileges = %held, "privileges set");
+    }
+}
+
 /// A runtime for one subcommand (current-thread: nothing here needs more).
 fn runtime(cmd: &str) -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Builder::new_current_thread()

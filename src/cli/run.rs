@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use crate::config::{self, Layer, Settings};
 use crate::model::{Mode, Vantage};
 use crate::model::{Prefix, TableId};
+use crate::privilege::{self, Ids, Need};
 
 /// `ribbridge run` flags. Each overrides the configuration file's key of
 /// the same name (`--table` is `tables`, `--vip` is `vips`).
@@ -68,6 +69,12 @@ pub struct Args {
     /// `ribbridge undrain` removes [default: /run/ribbridge/drain].
     #[arg(long, value_name = "PATH")]
     drain_state: Option<PathBuf>,
+    /// Started as root: become UID:GID (FRR's user, the owner of
+    /// zserv.api) before reading any input, keeping CAP_NET_ADMIN alone
+    /// in repair mode and nothing otherwise (the container manifests'
+    /// way: docs/DEPLOY.md, "Privileges").
+    #[arg(long, value_name = "UID:GID")]
+    user: Option<Ids>,
 }
 
 impl Args {
@@ -125,10 +132,25 @@ where
 /// `ribbridge run`.
 pub fn run(args: Args) -> ExitCode {
     const CMD: &str = "ribbridge run";
+    // Before any input and before the runtime's threads: capabilities
+    // are per thread, and the threads inherit what this one holds.
+    let entered = match privilege::enter(args.user) {
+        Ok(h) => h,
+        Err(e) => return super::fail_err(CMD, &e),
+    };
     let settings = match settings(&args) {
         Ok(s) => s,
         Err(e) => return super::fail_err(CMD, &e),
     };
+    let need = if settings.mode == Mode::Repair && settings.vantage == Vantage::Node {
+        Need::NetAdmin
+    } else {
+        Need::Nothing
+    };
+    match privilege::narrow(&entered, need) {
+        Ok(held) => super::log_privileges(&held),
+        Err(e) => return super::fail_err(CMD, &e),
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

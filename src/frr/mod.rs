@@ -17,6 +17,7 @@
 //! [`VtyClient::route_table`] on its own schedule; [`VtyClient::configure`] /
 //! [`VtyClient::exec`] for healing.
 
+pub mod access;
 pub mod drain;
 pub mod release;
 pub mod vty;

@@ -174,8 +174,14 @@ impl fmt::Display for KernelError {
             ),
             KernelError::Refused { what, errno } => write!(
                 f,
-                "the kernel refused {what}: {} (errno {errno})",
-                io::Error::from_raw_os_error(*errno)
+                "the kernel refused {what}: {} (errno {errno}){}",
+                io::Error::from_raw_os_error(*errno),
+                if *errno == libc_eperm() {
+                    "; route and address writes need CAP_NET_ADMIN, which this process lacks \
+                     (the start-up log says what it holds)"
+                } else {
+                    ""
+                }
             ),
             KernelError::NotWatched { table } => write!(
                 f,
@@ -189,6 +195,11 @@ impl fmt::Display for KernelError {
             ),
         }
     }
+}
+
+/// EPERM, the kernel's answer to a write without CAP_NET_ADMIN.
+fn libc_eperm() -> i32 {
+    nix::errno::Errno::EPERM as i32
 }
 
 impl std::error::Error for KernelError {

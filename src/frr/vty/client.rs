@@ -82,7 +82,13 @@ impl VtyClient {
         let s = tokio::time::timeout(self.timeout, UnixStream::connect(&self.path))
             .await
             .map_err(|_| self.timeout_err("connect"))?
-            .map_err(|e| VtyError::Io(format!("connect {}: {e}", self.path.display())))?;
+            .map_err(|e| {
+                VtyError::Io(format!(
+                    "connect {}: {e}{}",
+                    self.path.display(),
+                    crate::frr::access::refusal(&self.path, &e)
+                ))
+            })?;
         let mut f = Framed::new(s, VtyCodec::default());
         // Like vtysh: enable at once, so that exec-level show commands
         // (`show running-config`) and `configure terminal` work.

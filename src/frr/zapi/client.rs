@@ -304,12 +304,15 @@ enum SessionError {
     },
     /// zserv.api could not be reached.
     #[error(
-        "connect {}: {source}; zebra must be running, and it creates this socket for its own user only (mode 0700): run ribbridge as root or as that user",
-        path.display()
+        "connect {}: {source}{}",
+        path.display(),
+        if hint.is_empty() { "; zebra must be running (it makes this socket when it starts)" } else { hint }
     )]
     Connect {
         /// zserv.api.
         path: PathBuf,
+        /// [`crate::frr::access::refusal`]'s explanation, or "".
+        hint: String,
         /// The socket's error.
         #[source]
         source: io::Error,
@@ -400,6 +403,7 @@ async fn session(
         Ok(s) => s,
         Err(source) => {
             return End::Retry(SessionError::Connect {
+                hint: crate::frr::access::refusal(&cfg.zserv, &source),
                 path: cfg.zserv.clone(),
                 source,
             });
