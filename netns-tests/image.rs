@@ -135,14 +135,37 @@ fn start(lab_guard: &Lab, image: &str, caps: &[&str], args: &[&str]) -> (Daemon,
     (d, Container)
 }
 
-/// (uid, effective capabilities) of the daemon inside the container.
-fn creds() -> (String, String) {
+/// The credentials of the daemon inside the container.
+fn creds() -> crate::support::Creds {
     let out = podman()
         .args(["inspect", "--format", "{{.State.Pid}}", NAME])
         .output()
         .expect("podman inspect");
     let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    super::support::creds_of(&pid)
+    super::support::creds_full(&pid)
+}
+
+/// FRR's user holding `caps` (hex) in the permitted, effective and
+/// bounding sets, nothing inheritable or ambient (podman fills both with
+/// an added capability; ribbridge empties them), `no_new_privs` set.
+fn expect_creds(caps: &str) {
+    let c = creds();
+    eprintln!("podman: {c}");
+    let frr_uid = frr_id(FRR, "passwd", "frr").to_string();
+    let zero = "0000000000000000";
+    assert_eq!(
+        (
+            c.uid.as_str(),
+            c.prm.as_str(),
+            c.eff.as_str(),
+            c.bnd.as_str(),
+            c.inh.as_str(),
+            c.amb.as_str(),
+            c.no_new_privs.as_str()
+        ),
+        (frr_uid.as_str(), caps, caps, caps, zero, zero, "1"),
+        "{c}"
+    );
 }
 
 /// `ribbridge status` run inside the container: (exit code, output).
@@ -177,7 +200,6 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
         "image {image}: {size} bytes ({:.1} MiB)",
         size as f64 / 1_048_576.0
     );
-    let frr_uid = frr_id(FRR, "passwd", "frr").to_string();
     let lab_guard = Lab::up(FRR, 2, &[VIP]);
     let mut router = RouteWatch::open("rb-router");
 
@@ -196,12 +218,7 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
         "container (observe) saw the VIP advertised {:?} after podman run",
         t.elapsed()
     );
-    let (uid, cap) = creds();
-    assert_eq!(
-        (uid.as_str(), cap.as_str()),
-        (frr_uid.as_str(), "0000000000000000"),
-        "FRR's user, no capability"
-    );
+    expect_creds("0000000000000000");
     let (code, text) = status_inside();
     assert!(
         code == 0
@@ -278,12 +295,7 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
         "with NET_ADMIN only: healed from inside the container, router back to 2 paths {:?} after podman run",
         t.elapsed()
     );
-    let (uid, cap) = creds();
-    assert_eq!(
-        (uid.as_str(), cap.as_str()),
-        (frr_uid.as_str(), "0000000000001000"),
-        "FRR's user with CAP_NET_ADMIN (bit 12) only"
-    );
+    expect_creds("0000000000001000");
     d.wait_log("VIP consistent && to=advertised", Duration::from_secs(10))
         .await;
     let m = d.metrics().await;

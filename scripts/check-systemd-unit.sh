@@ -168,10 +168,20 @@ check_run() {
     frrvty=$(awk -F: '$1 == "frrvty" { print $3 }' "$ROOT/etc/group")
     grep -Eq "^Uid:\s+$frr\s" "/proc/$pid/status" || die "$mode: not running as frr ($frr)"
     grep -Eq "^Groups:.*\b$frrvty\b" "/proc/$pid/status" || die "$mode: not in frrvty ($frrvty)"
-    grep -Eq "^CapEff:\s+$cap$" "/proc/$pid/status" || die "$mode: CapEff is not $cap: $(grep CapEff "/proc/$pid/status")"
+    # What ribbridge holds once started: its own narrowing empties the
+    # ambient set systemd filled; the inheritable one stays as systemd set
+    # it (the unit's seccomp filter refuses capset, and without an ambient
+    # set it passes nothing on).
+    local set want
+    for set in CapPrm:$cap CapEff:$cap CapBnd:$cap CapInh:$cap CapAmb:0000000000000000; do
+        want=${set#*:}
+        grep -Eq "^${set%%:*}:\s+$want$" "/proc/$pid/status" \
+            || die "$mode: ${set%%:*} is not $want: $(grep -E '^Cap' "/proc/$pid/status" | tr '\n' ' ')"
+    done
     grep -Eq '^NoNewPrivs:\s+1$' "/proc/$pid/status" || die "$mode: NoNewPrivs is not set"
     grep -Eq '^Seccomp:\s+2$' "/proc/$pid/status" || die "$mode: no seccomp filter"
-    log "booted $(basename "$ROOT") with nspawn: ribbridge.service ($mode) beside frr.service: uid $frr, frrvty, CapEff $cap, seccomp on; status:"
+    log "booted $(basename "$ROOT") with nspawn: ribbridge.service ($mode) beside frr.service: uid $frr, frrvty, CapPrm=CapEff=CapBnd=CapInh $cap, CapAmb 0, NoNewPrivs 1, seccomp on; status:"
+    log "  $(grep -E '^(Uid|Gid|Groups|Cap[A-Za-z]+|NoNewPrivs):' "/proc/$pid/status" | tr -s '\t\n' '  ')"
     while IFS= read -r l; do echo "    $l"; done <<<"$status" >&2
 }
 check_run repair 0000000000001000

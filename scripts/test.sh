@@ -80,7 +80,9 @@ export RIBBRIDGE_IMAGE=$image
 step "systemd unit: verify, exposure, started beside FRR 10.7 in systemd-nspawn"
 scripts/check-systemd-unit.sh
 
-# image.rs adds ~11 s to this step (a 10.7 lab, three containers).
+# image.rs adds ~11 s to this step (a 10.7 lab, three containers); cri.rs
+# ~8 s (the same image unpacked, a 10.7 lab, the manifests' OCI specs from
+# scripts/oci-spec.py run by runc three times, one preStop exec).
 # intent.rs adds ~100 s (one frr-k8s lab per release for its reloads,
 # filtered and unconfigured checks, ~27 s each; the 1 000-VIP mass heal on
 # 10.7, 16-29 s); drain.rs's reload tests ~30 s per release.

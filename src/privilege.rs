@@ -292,10 +292,12 @@ fn switch(ids: Ids, now: &Held, ceiling: &CapsHashSet) -> Result<Held, Privilege
             held: names(&now.permitted),
         });
     }
-    call(
-        "capset effective",
-        caps::set(None, CapSet::Effective, &now.permitted),
-    )?;
+    if !now.permitted.is_subset(&now.effective) {
+        call(
+            "capset effective",
+            caps::set(None, CapSet::Effective, &now.permitted),
+        )?;
+    }
     call("PR_SET_KEEPCAPS 1", nix::sys::prctl::set_keepcaps(true))?;
     let (uid, gid) = (Uid::from_raw(ids.uid), Gid::from_raw(ids.gid));
     call(
@@ -325,43 +327,65 @@ fn switch(ids: Ids, now: &Held, ceiling: &CapsHashSet) -> Result<Held, Privilege
 }
 
 /// Keeps `keep ∩ permitted` in the permitted and effective sets, empties
-/// the inheritable and ambient sets, and cuts the bounding set to `keep`
-/// where CAP_SETPCAP allows; reads the result back.
+/// the ambient set and the inheritable one, and cuts the bounding set to
+/// `keep` where CAP_SETPCAP allows; reads the result back. A capset that a
+/// seccomp filter refuses (systemd's `SystemCallFilter=~@privileged`) is
+/// accepted when only the inheritable set is left at a subset of `keep`:
+/// with the ambient set empty it passes nothing on.
 fn keep_at_most(permitted: &CapsHashSet, keep: &CapsHashSet) -> Result<Held, PrivilegeError> {
     let kept: CapsHashSet = keep.intersection(permitted).copied().collect();
-    call(
-        "capset effective",
-        caps::set(None, CapSet::Effective, permitted),
-    )?;
     if permitted.contains(&Capability::CAP_SETPCAP) {
         let bounding = call("capget bounding", caps::read(None, CapSet::Bounding))?;
-        for c in bounding.iter().filter(|c| !keep.contains(c)) {
+        let cut: Vec<Capability> = bounding.difference(keep).copied().collect();
+        if !cut.is_empty() {
+            let effective = call("capget effective", caps::read(None, CapSet::Effective))?;
+            if !effective.contains(&Capability::CAP_SETPCAP) {
+                call(
+                    "capset effective",
+                    caps::raise(None, CapSet::Effective, Capability::CAP_SETPCAP),
+                )?;
+            }
+        }
+        for c in cut {
             call(
                 format!("PR_CAPBSET_DROP {c}"),
-                caps::drop(None, CapSet::Bounding, *c),
+                caps::drop(None, CapSet::Bounding, c),
             )?;
         }
     }
     call("clear ambient", caps::clear(None, CapSet::Ambient))?;
-    call("capset inheritable", caps::clear(None, CapSet::Inheritable))?;
-    call(
-        "capset effective",
-        caps::set(None, CapSet::Effective, &kept),
-    )?;
-    call(
-        "capset permitted",
-        caps::set(None, CapSet::Permitted, &kept),
-    )?;
+    let now = Held::read()?;
+    if now.effective != kept || now.permitted != kept || !now.inheritable.is_empty() {
+        let set = call("capset inheritable", caps::clear(None, CapSet::Inheritable))
+            .and_then(|()| {
+                call(
+                    "capset effective",
+                    caps::set(None, CapSet::Effective, &kept),
+                )
+            })
+            .and_then(|()| {
+                call(
+                    "capset permitted",
+                    caps::set(None, CapSet::Permitted, &kept),
+                )
+            });
+        let only_inheritable =
+            now.effective == kept && now.permitted == kept && now.inheritable.is_subset(&kept);
+        match set {
+            Err(e) if !only_inheritable => return Err(e),
+            _ => {}
+        }
+    }
     let held = Held::read()?;
     let mut extra: CapsHashSet = held
         .permitted
         .iter()
         .chain(&held.effective)
-        .chain(&held.inheritable)
         .chain(&held.ambient)
         .filter(|c| !kept.contains(c))
         .copied()
         .collect();
+    extra.extend(held.inheritable.difference(&kept));
     if permitted.contains(&Capability::CAP_SETPCAP) {
         extra.extend(held.bounding.difference(keep));
     }
