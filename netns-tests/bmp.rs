@@ -16,8 +16,10 @@ use ribbridge::status::StatusDoc;
 
 const VIP: &str = "192.0.2.10/32";
 const STATION: &str = "127.0.0.1:11019";
-/// The station's name for the lab router: its BMP sysName (the hostname).
-const ROUTER: &str = "rb-router";
+/// The station's name for the lab router: the address its BMP session
+/// comes from (bgpd connects to the station in its own namespace, over
+/// loopback); its sysName (the hostname) is a label.
+const ROUTER: &str = "127.0.0.1";
 /// A forgotten router is checked at the end: a short stale time keeps the
 /// test short, long enough for the restart step's reconnect (bgpd connects
 /// at its start, retrying every 100 ms to 1 s).
@@ -35,6 +37,11 @@ fn paths_of(doc: &StatusDoc) -> Option<u32> {
         .iter()
         .find(|r| r.router == ROUTER)
         .unwrap_or_else(|| panic!("no router {ROUTER} in {doc:?}"));
+    assert_eq!(
+        r.sys_name.as_deref(),
+        Some("rb-router"),
+        "the sysName label"
+    );
     r.vips
         .iter()
         .find(|v| v.prefix.to_string() == VIP)
@@ -107,6 +114,8 @@ async fn station_follows_the_router(frr: &'static str) {
             "bmp",
             "--bmp-listen",
             STATION,
+            "--bmp-allow",
+            "127.0.0.0/8",
             "--bmp-stale-secs",
             STALE_SECS,
             "--vip",

@@ -407,6 +407,13 @@ class Checker:
             w = f"{where}: container {c.get('name')}"
             if c.get("name") == "ribbridge":
                 self.ribbridge_container(w, c, volumes, False, proxy_port)
+                args = c.get("args") or []
+                allow = [b for a, b in zip(args, args[1:]) if a == "--bmp-allow"]
+                allow += [a.split("=", 1)[1] for a in args if a.startswith("--bmp-allow=")]
+                if not allow:
+                    self.fail(w, "a BMP station must name the routers' networks with --bmp-allow CIDR (it refuses to start without)")
+                elif any(a in ("0.0.0.0/0", "::/0") for a in allow):
+                    self.fail(w, f"--bmp-allow {allow}: the example must not accept every address")
             else:
                 self.other_container(w, c)
         return []
@@ -658,6 +665,8 @@ def self_test(checker, files):
         (patch, "patch mounts a volume the DaemonSet lacks", lambda c: c["volumeMounts"][0].update(name="frr-socks"), "no such volume"),
         (station, "station probed on its loopback", lambda c: c["readinessProbe"]["httpGet"].update(host="127.0.0.1", port=PORT, scheme="HTTP"), "through its kube-rbac-proxy"),
         (station, "station mounts FRR's sockets", lambda c: c.update(volumeMounts=[{"name": "metrics-certs", "mountPath": SOCKETS, "readOnly": True}]), "reads no FRR"),
+        (station, "station without --bmp-allow", lambda c: c.update(args=[a for i, a in enumerate(c["args"]) if a != "--bmp-allow" and (i == 0 or c["args"][i - 1] != "--bmp-allow")]), "--bmp-allow CIDR"),
+        (station, "station open to all", lambda c: c["args"].extend(["--bmp-allow", "0.0.0.0/0"]), "must not accept every address"),
         (station, "station adds NET_ADMIN", lambda c: sc(c)["capabilities"].update(add=["NET_ADMIN"]), "in observe mode"),
         (base, "intent directory read-only", lambda c: c["volumeMounts"][1].update(readOnly=True), "must be writable"),
         (base, "intent directory not mounted", lambda c: c["volumeMounts"].pop(1), "intent directory is not mounted"),

@@ -81,8 +81,50 @@ pub struct Layer {
     /// How long a router whose BMP session ended stays (stale, unknown)
     /// before it is forgotten, seconds (bmp vantage only).
     pub bmp_stale_secs: Option<u64>,
+    /// The addresses routers may connect from (bmp vantage only; required).
+    pub bmp_allow: Option<Vec<Prefix>>,
+    /// How long a router's peer may owe its End-of-RIB, seconds.
+    pub bmp_sync_secs: Option<u64>,
+    /// The most routers the station keeps.
+    pub bmp_max_routers: Option<usize>,
+    /// The most BGP peers per router.
+    pub bmp_max_peers: Option<usize>,
+    /// The most paths per VIP per router.
+    pub bmp_max_paths: Option<usize>,
+    /// The most BMP sessions at once from one address.
+    pub bmp_sessions_per_address: Option<usize>,
     /// The drain's intent file (`crate::drain::state`).
     pub drain_state: Option<PathBuf>,
+}
+
+/// The BMP station's allowlist and bounds (docs/BMP.md, "An open port").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BmpLimits {
+    /// Where routers may connect from; anything else is refused at accept.
+    pub allow: Vec<Prefix>,
+    /// How long a peer may owe its End-of-RIB, seconds.
+    pub sync_secs: u64,
+    /// Routers kept (synced, syncing and stale).
+    pub max_routers: usize,
+    /// BGP peers per router.
+    pub max_peers: usize,
+    /// Paths per VIP per router.
+    pub max_paths: usize,
+    /// Sessions at once from one source address.
+    pub sessions_per_address: usize,
+}
+
+impl Default for BmpLimits {
+    fn default() -> BmpLimits {
+        BmpLimits {
+            allow: Vec::new(),
+            sync_secs: 60,
+            max_routers: 256,
+            max_peers: 4_096,
+            max_paths: 4_096,
+            sessions_per_address: 2,
+        }
+    }
 }
 
 /// The resolved settings.
@@ -126,6 +168,8 @@ pub struct Settings {
     pub bmp_listen: Option<SocketAddr>,
     /// Seconds a stale router is kept before it is forgotten.
     pub bmp_stale_secs: u64,
+    /// The BMP station's bounds and allowlist.
+    pub bmp: BmpLimits,
     /// The drain's intent file: a drain recorded there is re-applied when
     /// bgpd's configuration loses it.
     pub drain_state: PathBuf,
@@ -153,6 +197,7 @@ impl Default for Settings {
             vantage: Vantage::Node,
             bmp_listen: None,
             bmp_stale_secs: DEFAULT_BMP_STALE_SECS,
+            bmp: BmpLimits::default(),
             drain_state: PathBuf::from(DEFAULT_DRAIN_STATE),
         }
     }
@@ -314,6 +359,27 @@ impl Settings {
         if let Some((n, o)) = pick!(bmp_stale_secs) {
             s.bmp_stale_secs = in_range(n, 1..=86_400, o, "bmp_stale_secs")?;
         }
+        let (bmp_allow_flag, bmp_allow_file) =
+            (flags.bmp_allow.is_some(), file.bmp_allow.is_some());
+        let bmp_allow_given = bmp_allow_flag || bmp_allow_file;
+        if let Some((v, _)) = pick!(bmp_allow) {
+            s.bmp.allow = v;
+        }
+        if let Some((n, o)) = pick!(bmp_sync_secs) {
+            s.bmp.sync_secs = in_range(n, 1..=3_600, o, "bmp_sync_secs")?;
+        }
+        if let Some((n, o)) = pick!(bmp_max_routers) {
+            s.bmp.max_routers = in_range(n, 1..=100_000, o, "bmp_max_routers")?;
+        }
+        if let Some((n, o)) = pick!(bmp_max_peers) {
+            s.bmp.max_peers = in_range(n, 1..=1_000_000, o, "bmp_max_peers")?;
+        }
+        if let Some((n, o)) = pick!(bmp_max_paths) {
+            s.bmp.max_paths = in_range(n, 1..=1_000_000, o, "bmp_max_paths")?;
+        }
+        if let Some((n, o)) = pick!(bmp_sessions_per_address) {
+            s.bmp.sessions_per_address = in_range(n, 1..=64, o, "bmp_sessions_per_address")?;
+        }
         if let Some((p, o)) = pick!(drain_state) {
             s.drain_state = check_drain_state(p, o)?;
         }
@@ -329,6 +395,32 @@ impl Settings {
                     "bmp_stale_secs",
                     flags.bmp_stale_secs.is_some(),
                     file.bmp_stale_secs.is_some(),
+                ),
+                ("bmp_allow", bmp_allow_flag, bmp_allow_file),
+                (
+                    "bmp_sync_secs",
+                    flags.bmp_sync_secs.is_some(),
+                    file.bmp_sync_secs.is_some(),
+                ),
+                (
+                    "bmp_max_routers",
+                    flags.bmp_max_routers.is_some(),
+                    file.bmp_max_routers.is_some(),
+                ),
+                (
+                    "bmp_max_peers",
+                    flags.bmp_max_peers.is_some(),
+                    file.bmp_max_peers.is_some(),
+                ),
+                (
+                    "bmp_max_paths",
+                    flags.bmp_max_paths.is_some(),
+                    file.bmp_max_paths.is_some(),
+                ),
+                (
+                    "bmp_sessions_per_address",
+                    flags.bmp_sessions_per_address.is_some(),
+                    file.bmp_sessions_per_address.is_some(),
                 ),
             ];
             if let Some((key, flag, _)) = bmp_only.iter().find(|(_, f, k)| *f || *k) {
@@ -360,6 +452,13 @@ impl Settings {
             return Err(ConfigError::Value {
                 at: "vantage bmp".to_string(),
                 reason: "the BMP station needs the address routers connect to: give --bmp-listen ADDR:PORT (e.g. 0.0.0.0:11019; or `bmp_listen` in the file)"
+                    .to_string(),
+            });
+        }
+        if s.vantage == Vantage::Bmp && (!bmp_allow_given || s.bmp.allow.is_empty()) {
+            return Err(ConfigError::Value {
+                at: "vantage bmp".to_string(),
+                reason: "the BMP station accepts routers only from the addresses it is given: name the routers' networks with --bmp-allow CIDR (repeatable, e.g. --bmp-allow 198.51.100.0/24; or `bmp_allow = [...]` in the file); --bmp-allow 0.0.0.0/0 --bmp-allow ::/0 accepts anyone"
                     .to_string(),
             });
         }
@@ -558,14 +657,19 @@ mod tests {
     #[test]
     fn bmp_station_needs_its_address_and_vips_and_its_keys_need_it() {
         let s = file(
-            "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_stale_secs = 60\n",
+            "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_stale_secs = 60\nbmp_allow = [\"198.18.0.0/16\"]\nbmp_max_routers = 8\n",
         )
         .expect("a station");
+        assert_eq!(
+            s.bmp.allow,
+            ["198.18.0.0/16".parse::<Prefix>().expect("cidr")]
+        );
+        assert_eq!(s.bmp.max_routers, 8);
         assert_eq!(s.vantage, Vantage::Bmp);
         assert_eq!(s.bmp_listen.map(|a| a.port()), Some(11019));
         assert_eq!(s.bmp_stale_secs, 60);
         let s =
-            file("vantage = \"bmp\"\nbmp_listen = \"[::]:11019\"\nvips = [\"192.0.2.10/32\"]\n")
+            file("vantage = \"bmp\"\nbmp_listen = \"[::]:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_allow = [\"198.18.0.0/16\"]\n")
                 .expect("default stale time");
         assert_eq!(s.bmp_stale_secs, DEFAULT_BMP_STALE_SECS);
         let cases = [
@@ -588,6 +692,22 @@ mod tests {
             (
                 "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_stale_secs = 0\n",
                 "key 'bmp_stale_secs': 0 is outside 1..=86400",
+            ),
+            (
+                "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\n",
+                "vantage bmp: the BMP station accepts routers only from the addresses it is given: name the routers' networks with --bmp-allow CIDR",
+            ),
+            (
+                "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_allow = []\n",
+                "--bmp-allow CIDR",
+            ),
+            (
+                "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_allow = [\"198.18.0.0/16\"]\nbmp_sessions_per_address = 0\n",
+                "key 'bmp_sessions_per_address': 0 is outside 1..=64",
+            ),
+            (
+                "vantage = \"node\"\nbmp_allow = [\"198.18.0.0/16\"]\n",
+                "key 'bmp_allow': only the BMP station reads it",
             ),
         ];
         for (text, want) in cases {

@@ -104,6 +104,20 @@ impl Prefix {
         Ok(Prefix { addr, len })
     }
 
+    /// Whether `ip` is inside this prefix (same family, same leading bits).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = match (self.addr, ip) {
+            // An IPv4 peer on a dual-stack socket arrives as ::ffff:a.b.c.d.
+            (IpAddr::V4(_), IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+                Some(v4) => IpAddr::V4(v4),
+                None => return false,
+            },
+            (IpAddr::V6(_), IpAddr::V4(_)) => return false,
+            (_, ip) => ip,
+        };
+        mask(ip, self.len) == self.addr
+    }
+
     /// A host prefix (`/32` or `/128`) for one address.
     pub fn host(addr: IpAddr) -> Prefix {
         Prefix {

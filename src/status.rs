@@ -60,8 +60,13 @@ pub struct CeilingStatus {
 /// One router exporting BMP to the station.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouterStatus {
-    /// The router's name: its BMP sysName, else the address it connected from.
+    /// The router: the address its BMP sessions come from (what identifies
+    /// it; a session cannot speak for another address).
     pub router: String,
+    /// The sysName its Initiation claimed: a label only, control
+    /// characters escaped, at most 255 bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sys_name: Option<String>,
     /// The address its (last) BMP session came from.
     pub address: String,
     /// `syncing` (session up, initial dump not complete), `synced`, or
@@ -427,7 +432,10 @@ fn render_station(doc: &StatusDoc) -> String {
             r.vips.iter().map(|v| {
                 [
                     v.prefix.to_string(),
-                    r.router.clone(),
+                    match &r.sys_name {
+                        Some(n) => format!("{} ({n})", r.router),
+                        None => r.router.clone(),
+                    },
                     r.state.clone(),
                     count(v.paths),
                     if v.peers.is_empty() {
@@ -716,6 +724,7 @@ mod tests {
         let routers = vec![
             RouterStatus {
                 router: "tor-a".to_string(),
+                sys_name: None,
                 address: "10.0.0.1".to_string(),
                 state: "synced".to_string(),
                 forget_at: None,
@@ -727,6 +736,7 @@ mod tests {
             },
             RouterStatus {
                 router: "tor-b".to_string(),
+                sys_name: None,
                 address: "10.0.0.2".to_string(),
                 state: "stale".to_string(),
                 forget_at: Some("2026-11-30T00:05:00.000Z".to_string()),

@@ -92,6 +92,13 @@ pub const BMP_MESSAGES_TOTAL: &str = "ribbridge_bmp_messages_total";
 pub const BMP_SESSION_ENDS_TOTAL: &str = "ribbridge_bmp_session_ends_total";
 /// `ribbridge_bmp_sessions`: BMP sessions open now.
 pub const BMP_SESSIONS: &str = "ribbridge_bmp_sessions";
+/// `ribbridge_bmp_refused_total{reason}`: what the station refused to take
+/// (`not_allowed`, `sessions_per_address`, `sessions`, `routers`, `peers`,
+/// `paths`).
+pub const BMP_REFUSED_TOTAL: &str = "ribbridge_bmp_refused_total";
+/// `ribbridge_bmp_sync_fallbacks_total`: router peers taken as dumped
+/// without their End-of-RIB.
+pub const BMP_SYNC_FALLBACKS_TOTAL: &str = "ribbridge_bmp_sync_fallbacks_total";
 
 /// Buckets of the drift duration, seconds: from zebra's 10 ms to minutes.
 pub const DRIFT_BUCKETS: &[f64] = &[
@@ -184,6 +191,14 @@ pub fn describe() {
         "BMP sessions that ended, by reason (closed, termination, malformed, io)"
     );
     describe_gauge!(BMP_SESSIONS, "BMP sessions from routers open now");
+    describe_counter!(
+        BMP_REFUSED_TOTAL,
+        "What the BMP station refused: connections (not_allowed, sessions_per_address, sessions) and state (routers, peers, paths), by reason"
+    );
+    describe_counter!(
+        BMP_SYNC_FALLBACKS_TOTAL,
+        "Router peers the BMP station took as dumped after --bmp-sync-secs without their End-of-RIB"
+    );
     describe_gauge!(
         VIPS_WITHOUT_SERIES,
         "VIPs tracked but past the per-VIP series limit (1024 discovered VIPs): only /status has them"
@@ -369,6 +384,16 @@ pub fn bmp_message(kind: &'static str) {
 /// A BMP session ended (`closed`, `termination`, `malformed`, `io`).
 pub fn bmp_session_end(reason: &'static str) {
     counter!(BMP_SESSION_ENDS_TOTAL, "reason" => reason).increment(1);
+}
+
+/// The station refused `n` of something (see [`BMP_REFUSED_TOTAL`]).
+pub fn bmp_refused(reason: &'static str, n: u64) {
+    counter!(BMP_REFUSED_TOTAL, "reason" => reason).increment(n);
+}
+
+/// `n` router peers were taken as dumped without their End-of-RIB.
+pub fn bmp_sync_fallbacks(n: u64) {
+    counter!(BMP_SYNC_FALLBACKS_TOTAL).increment(n);
 }
 
 /// BMP sessions open now.

@@ -300,6 +300,8 @@ fn a_bmp_station_in_use_names_its_address() {
         "192.0.2.10/32",
         "--bmp-listen",
         &addr,
+        "--bmp-allow",
+        "127.0.0.0/8",
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let e = stderr(&out);

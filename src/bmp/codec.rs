@@ -91,6 +91,9 @@ pub enum FrameError {
     },
 }
 
+/// The most a partial message grows the read buffer by at a time.
+const RESERVE_STEP: usize = 64 * 1024;
+
 impl Decoder for BmpCodec {
     type Item = Bytes;
     type Error = FrameError;
@@ -120,7 +123,10 @@ impl Decoder for BmpCodec {
             });
         }
         if src.len() < size {
-            src.reserve(size - src.len());
+            // Grow with the bytes that arrive, never by what a length field
+            // claims: a header announcing 1 MiB and nothing after it costs
+            // one step, not the megabyte.
+            src.reserve((size - src.len()).min(RESERVE_STEP));
             return Ok(None);
         }
         Ok(Some(src.split_to(size).freeze()))
@@ -148,6 +154,22 @@ impl Decoder for BmpCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_length_field_is_not_an_allocation() {
+        // A header announcing the largest message, and 10 bytes of it.
+        let mut src = BytesMut::new();
+        src.extend_from_slice(&[VERSION]);
+        src.extend_from_slice(&u32::try_from(MAX_MESSAGE).expect("fits").to_be_bytes());
+        src.extend_from_slice(&[4; 11]);
+        let mut c = BmpCodec::default();
+        assert!(matches!(c.decode(&mut src), Ok(None)));
+        assert!(
+            src.capacity() <= 2 * RESERVE_STEP,
+            "reserved {} bytes for 16 received",
+            src.capacity()
+        );
+    }
 
     /// A message of `body` bytes after the header, of type 4 (Initiation).
     fn message(body: &[u8]) -> Vec<u8> {

@@ -131,6 +131,10 @@ pub enum Message {
         bgp_id: Ipv4Addr,
         /// The "peer" is the router's own Loc-RIB (RFC 9069), not a BGP session.
         loc_rib: bool,
+        /// The unicast families the session negotiated (both OPENs'
+        /// multiprotocol capabilities; IPv4 when an OPEN has none, RFC
+        /// 4760): the families whose End-of-RIB the peer owes the station.
+        families: Vec<Family>,
     },
     /// A BGP session of the router went down: its routes are gone.
     PeerDown {
@@ -283,6 +287,7 @@ impl Decoder {
                     asn: h.peer_asn.to_u32(),
                     bgp_id: h.peer_bgp_id,
                     loc_rib: h.peer_type == BmpPeerType::LocalRib,
+                    families: negotiated_families(&m.sent_open, &m.received_open),
                 }
             }
             (BmpMessageBody::PeerDownNotification(m), Some(h)) => {
@@ -481,6 +486,45 @@ fn mp_unicast(attrs: &Attributes, announced: &mut Vec<Path>, withdrawn: &mut Vec
     {
         unicast(&n.prefixes, withdrawn);
     }
+}
+
+/// The unicast families both OPENs announce (RFC 4760: an OPEN without a
+/// multiprotocol capability speaks IPv4 unicast only). OPENs that are not
+/// OPENs (a router that sends none): both families, so nothing is waived.
+fn negotiated_families(sent: &BgpMessage, received: &BgpMessage) -> Vec<Family> {
+    let (BgpMessage::Open(a), BgpMessage::Open(b)) = (sent, received) else {
+        return vec![Family::Ipv4, Family::Ipv6];
+    };
+    let (a, b) = (open_families(a), open_families(b));
+    a.into_iter().filter(|f| b.contains(f)).collect()
+}
+
+fn open_families(open: &BgpOpenMessage) -> BTreeSet<Family> {
+    let mut out = BTreeSet::new();
+    let mut any_mp = false;
+    for param in &open.opt_params {
+        let ParamValue::Capacities(caps) = &param.param_value else {
+            continue;
+        };
+        for cap in caps {
+            if let CapabilityValue::MultiprotocolExtensions(mp) = &cap.value {
+                any_mp = true;
+                match (mp.afi, mp.safi) {
+                    (Afi::Ipv4, Safi::Unicast) => {
+                        out.insert(Family::Ipv4);
+                    }
+                    (Afi::Ipv6, Safi::Unicast) => {
+                        out.insert(Family::Ipv6);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    if !any_mp {
+        out.insert(Family::Ipv4);
+    }
+    out
 }
 
 /// True when the router's OPEN offers to receive add-path and the peer's

@@ -29,4 +29,4 @@ pub mod view;
 
 pub use codec::{BmpCodec, FrameError, MAX_MESSAGE};
 pub use message::{DecodeError, Decoder, Family, Message, Path, PeerKey, Rib, decode};
-pub use view::{PathDetail, RouterState, View};
+pub use view::{Counters, Limits, PathDetail, RouterState, View};

@@ -1,44 +1,61 @@
 //! The pure view of a BMP station: per router, per configured VIP, the
-//! paths the router holds. No I/O, no clock: the station task feeds it the
-//! decoded messages of each session and reads the counts back.
+//! paths the router holds. No I/O and no clock of its own: the station
+//! task feeds it the decoded messages of each session with the time it
+//! read them, and reads the counts back.
 //!
 //! Contract:
 //! - Only configured VIPs are stored; any other prefix costs one set lookup
-//!   and is dropped.
-//! - The count for a VIP ([`View::paths`]) comes from one RIB per router,
-//!   the best the router sends: the post-policy Adj-RIB-In (distinct BGP
+//!   and is dropped. Every message costs O(log) in the number of routers,
+//!   peers and paths held: counts are kept per (VIP, RIB) as they change,
+//!   never recounted.
+//! - **Which RIB counts**, per router and family: the post-policy
+//!   Adj-RIB-In if the router exports it for that family (distinct BGP
 //!   peers holding a path: what the router may use for ECMP), else the
 //!   pre-policy Adj-RIB-In, else the Loc-RIB (its selected paths, counted by
 //!   add-path id). Post-policy is preferred to Loc-RIB because FRR's Loc-RIB
 //!   carries the best path only, not the multipath set (docs/BMP.md).
-//! - Synced rule (from FRR 8.4, 10.3 and 10.7 captures, docs/BMP.md): after
+//!   Adj-RIB-Out (RFC 8671) never reaches the view (the decoder recognises
+//!   and drops it). `/metrics` and `/status` both read [`View::paths`].
+//! - **Known means known** (docs/BMP.md, "When counts are known"): after
 //!   [`View::session_up`] the router is `Syncing` and every count unknown.
-//!   The router opens with Initiation, then a Peer Up for every BGP session
-//!   established at that moment, then dumps its tables family by family,
-//!   each closed by End-of-RIB messages (per peer and RIB). So:
-//!   1. a family (IPv4, IPv6) becomes known on its first End-of-RIB;
-//!   2. when the first message after the opening Initiation and Peer Ups is
-//!      not a Peer Up and no BGP session's Peer Up came before it (the
-//!      router's own Loc-RIB Peer Up does not count), the router had no
-//!      established session, so nothing to dump and no End-of-RIB will
-//!      come (FRR sends them only for established peers): every family is
-//!      known at once and routes follow live. This is a starting router.
-//!   3. fallback, for routers that send no End-of-RIB (RFC 7854 does not
-//!      require it) or a family no peer negotiated: the station calls
-//!      [`View::assume_synced`] after its own timeout.
-//!
-//!   The router is `Synced` once every family of the configured VIPs is.
+//!   1. *Opening*: Initiation, then a Peer Up for every BGP session
+//!      established at that moment. When the first other message comes and
+//!      no BGP session's Peer Up came before it (the router's own Loc-RIB
+//!      Peer Up does not count), the router had nothing to dump (FRR, GoBGP
+//!      starting with BMP before BGP): it is `Synced` at once and routes
+//!      follow live.
+//!   2. *Initial dump*: otherwise every peer that is up during the dump
+//!      (its Peer Up in the opening or later, or its routes) owes an
+//!      End-of-RIB (RFC 4724 marker, any RIB) for each family of the
+//!      configured VIPs. A family's counts are known once no peer that is
+//!      up owes it; the router is `Synced` once no peer owes anything, and
+//!      peers that come up after that are live (counted at once). This is
+//!      how routers that dump peer by peer and interleave (IOS XR, VRP,
+//!      Junos: one End-of-RIB per peer) are read: the first End-of-RIB is
+//!      not the router's.
+//!   3. *Fallback*: a peer that owes an End-of-RIB `patience` after it
+//!      started owing it is taken as dumped ([`View::expire`], counted in
+//!      [`Counters::fallbacks`]): RFC 7854 does not require End-of-RIB, and
+//!      a peer that never negotiated a family never sends one for it.
 //! - [`View::session_down`] makes the router `Stale`: counts unknown, paths
 //!   kept for `/status` detail until [`View::forget`] or the next
 //!   `session_up`, which starts from nothing.
 //! - A Peer Down removes every path of that peer, in every RIB; so does a
 //!   Peer Up (a new BGP session sends its routes again).
+//! - Bounds ([`Limits`]): peers per router and paths per VIP per router;
+//!   what is refused is dropped and counted ([`Counters`]), never stored.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
 use super::message::{Family, Message, Path, PeerKey, Rib};
 use crate::model::Prefix;
+
+/// Milliseconds on the station's clock (the owner's, passed in).
+pub type Millis = u64;
+
+/// How long a peer may owe its End-of-RIB before it is taken as dumped.
+pub const DEFAULT_PATIENCE_MS: Millis = 60_000;
 
 /// Where a router's session stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,6 +66,38 @@ pub enum RouterState {
     Synced,
     /// Session gone: counts unknown, last paths kept for detail.
     Stale,
+}
+
+/// The view's bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// BGP peers (and the Loc-RIB) one router may report.
+    pub peers_per_router: usize,
+    /// Paths one router may hold for one VIP, over its RIBs.
+    pub paths_per_vip: usize,
+    /// How long a peer may owe an End-of-RIB.
+    pub patience_ms: Millis,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            peers_per_router: 4_096,
+            paths_per_vip: 4_096,
+            patience_ms: DEFAULT_PATIENCE_MS,
+        }
+    }
+}
+
+/// What the view refused or assumed since it was made (monotonic).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Peers not stored: the router had [`Limits::peers_per_router`].
+    pub peers_refused: u64,
+    /// Paths not stored: the VIP had [`Limits::paths_per_vip`] at the router.
+    pub paths_refused: u64,
+    /// Peers taken as dumped without their End-of-RIB.
+    pub fallbacks: u64,
 }
 
 /// One peer's paths for a VIP, for `/status`.
@@ -68,72 +117,185 @@ pub struct PathDetail {
     pub path_ids: Vec<u32>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct PeerInfo {
     asn: u32,
     bgp_id: Ipv4Addr,
     up: bool,
+    /// The families it owes an End-of-RIB for (only while up).
+    owes: BTreeSet<Family>,
+    /// When it is taken as dumped, while it owes any.
+    deadline: Option<Millis>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Initiation and the opening Peer Ups: BGP sessions' Peer Ups seen.
+    Opening(usize),
+    /// The initial dump: some peer owes an End-of-RIB.
+    Dumping,
+    /// Dumped: new peers are live.
+    Live,
+}
+
+/// One RIB's paths for one VIP at one router, counted as they change.
+#[derive(Debug, Clone, Default)]
+struct Held {
+    /// Per peer, its add-path ids (`None` without add-path).
+    per_peer: BTreeMap<PeerKey, BTreeSet<Option<u32>>>,
+    /// Every path, over the peers.
+    total: usize,
 }
 
 #[derive(Debug, Clone)]
 struct Router {
     down: bool,
-    /// While the session's opening burst lasts: the BGP sessions' Peer Ups seen.
-    opening: Option<usize>,
-    synced: BTreeSet<Family>,
-    assumed: bool,
-    ribs: BTreeSet<Rib>,
+    phase: Phase,
+    /// The RIBs the router exports, per family.
+    ribs: BTreeSet<(Family, Rib)>,
     peers: BTreeMap<PeerKey, PeerInfo>,
-    /// Per VIP: (rib, peer, add-path id) of every path held.
-    paths: BTreeMap<Prefix, BTreeSet<(Rib, PeerKey, Option<u32>)>>,
+    /// Per family: the peers that are up and owe its End-of-RIB.
+    owing: BTreeMap<Family, usize>,
+    /// (deadline, peer) of every peer that owes.
+    deadlines: BTreeSet<(Millis, PeerKey)>,
+    /// Per VIP, per RIB.
+    paths: BTreeMap<Prefix, BTreeMap<Rib, Held>>,
 }
 
 impl Router {
     fn new() -> Router {
         Router {
             down: false,
-            opening: Some(0),
-            synced: BTreeSet::new(),
-            assumed: false,
+            phase: Phase::Opening(0),
             ribs: BTreeSet::new(),
             peers: BTreeMap::new(),
+            owing: BTreeMap::new(),
+            deadlines: BTreeSet::new(),
             paths: BTreeMap::new(),
         }
     }
 
-    /// The RIB counted: post-policy, else pre-policy, else Loc-RIB.
-    fn counted_rib(&self) -> Option<Rib> {
+    fn state(&self) -> RouterState {
+        if self.down {
+            RouterState::Stale
+        } else if self.phase == Phase::Live {
+            RouterState::Synced
+        } else {
+            RouterState::Syncing
+        }
+    }
+
+    /// The RIB counted for a family: post-policy, else pre-policy, else Loc-RIB.
+    fn counted_rib(&self, family: Family) -> Option<Rib> {
         [Rib::PostPolicy, Rib::PrePolicy, Rib::LocRib]
             .into_iter()
-            .find(|r| self.ribs.contains(r))
+            .find(|r| self.ribs.contains(&(family, *r)))
     }
 
     fn known(&self, prefix: &Prefix) -> bool {
-        !self.down && (self.assumed || self.synced.contains(&Family::of(prefix)))
+        let family = Family::of(prefix);
+        !self.down
+            && match self.phase {
+                Phase::Opening(_) => false,
+                Phase::Live => true,
+                Phase::Dumping => self.owing.get(&family).copied().unwrap_or(0) == 0,
+            }
     }
 
     fn count(&self, prefix: &Prefix) -> u32 {
-        let Some(rib) = self.counted_rib() else {
+        let Some(rib) = self.counted_rib(Family::of(prefix)) else {
             return 0;
         };
-        let Some(held) = self.paths.get(prefix) else {
+        let Some(held) = self.paths.get(prefix).and_then(|r| r.get(&rib)) else {
             return 0;
         };
-        // The set is ordered by (rib, peer, path id): a peer's paths in a
-        // RIB are adjacent, so distinct peers count without allocating.
-        let mut n = 0usize;
-        let mut last: Option<&PeerKey> = None;
-        for (_, p, _) in held.iter().filter(|(r, _, _)| *r == rib) {
-            if rib == Rib::LocRib || last != Some(p) {
-                n += 1;
-            }
-            last = Some(p);
-        }
+        let n = if rib == Rib::LocRib {
+            held.total
+        } else {
+            held.per_peer.len()
+        };
         u32::try_from(n).unwrap_or(u32::MAX)
     }
 
     fn paths(&self, prefix: &Prefix) -> Option<u32> {
         self.known(prefix).then(|| self.count(prefix))
+    }
+
+    /// `peer` owes an End-of-RIB for each of `families` from `now`.
+    fn owe(&mut self, peer: PeerKey, families: &BTreeSet<Family>, now: Millis, patience: Millis) {
+        let Some(p) = self.peers.get_mut(&peer) else {
+            return;
+        };
+        if !p.up {
+            return;
+        }
+        for f in families {
+            if p.owes.insert(*f) {
+                *self.owing.entry(*f).or_default() += 1;
+            }
+        }
+        if !p.owes.is_empty() && p.deadline.is_none() {
+            let at = now.saturating_add(patience);
+            p.deadline = Some(at);
+            self.deadlines.insert((at, peer));
+        }
+    }
+
+    /// `peer` no longer owes `family` (`None`: anything).
+    fn paid(&mut self, peer: &PeerKey, family: Option<Family>) {
+        let Some(p) = self.peers.get_mut(peer) else {
+            return;
+        };
+        let paid: Vec<Family> = match family {
+            Some(f) => p.owes.take(&f).into_iter().collect(),
+            None => std::mem::take(&mut p.owes).into_iter().collect(),
+        };
+        for f in paid {
+            if let Some(n) = self.owing.get_mut(&f) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        if p.owes.is_empty()
+            && let Some(at) = p.deadline.take()
+        {
+            self.deadlines.remove(&(at, *peer));
+        }
+    }
+
+    /// The dump is over when nobody owes anything.
+    fn settle(&mut self) {
+        if self.phase == Phase::Dumping && self.owing.values().all(|n| *n == 0) {
+            self.phase = Phase::Live;
+        }
+    }
+
+    /// Every peer's debt forgiven: the router is live.
+    fn go_live(&mut self) {
+        let owing: Vec<PeerKey> = self
+            .peers
+            .iter()
+            .filter(|(_, p)| !p.owes.is_empty())
+            .map(|(k, _)| *k)
+            .collect();
+        for k in owing {
+            self.paid(&k, None);
+        }
+        self.phase = Phase::Live;
+    }
+
+    /// Removes every path of `peer`, in every RIB; returns the VIPs touched.
+    fn drop_peer(&mut self, peer: &PeerKey) -> Vec<Prefix> {
+        let mut touched = Vec::new();
+        for (vip, ribs) in &mut self.paths {
+            for held in ribs.values_mut() {
+                if let Some(ids) = held.per_peer.remove(peer) {
+                    held.total = held.total.saturating_sub(ids.len());
+                    touched.push(*vip);
+                }
+            }
+        }
+        touched.dedup();
+        touched
     }
 }
 
@@ -142,18 +304,44 @@ impl Router {
 pub struct View {
     vips: BTreeSet<Prefix>,
     families: BTreeSet<Family>,
+    limits: Limits,
     routers: BTreeMap<String, Router>,
+    /// (earliest deadline, router) of every router with a peer that owes.
+    deadlines: BTreeSet<(Millis, String)>,
+    /// Routers per state, kept as they change.
+    states: BTreeMap<RouterStateKey, usize>,
+    counters: Counters,
+}
+
+/// [`RouterState`] as a map key.
+type RouterStateKey = u8;
+
+fn key(s: RouterState) -> RouterStateKey {
+    match s {
+        RouterState::Syncing => 0,
+        RouterState::Synced => 1,
+        RouterState::Stale => 2,
+    }
 }
 
 impl View {
-    /// A view of these VIPs, with no router yet.
+    /// A view of these VIPs, with no router yet and the default [`Limits`].
     pub fn new(vips: impl IntoIterator<Item = Prefix>) -> View {
+        View::with_limits(vips, Limits::default())
+    }
+
+    /// A view of these VIPs with these bounds.
+    pub fn with_limits(vips: impl IntoIterator<Item = Prefix>, limits: Limits) -> View {
         let vips: BTreeSet<Prefix> = vips.into_iter().collect();
         let families = vips.iter().map(Family::of).collect();
         View {
             vips,
             families,
+            limits,
             routers: BTreeMap::new(),
+            deadlines: BTreeSet::new(),
+            states: BTreeMap::new(),
+            counters: Counters::default(),
         }
     }
 
@@ -162,153 +350,158 @@ impl View {
         self.vips.iter()
     }
 
+    /// What was refused or assumed so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// Runs `f` on `router` keeping the state counts and the deadline
+    /// index true.
+    fn with_router<T>(
+        &mut self,
+        router: &str,
+        f: impl FnOnce(&mut Router, &View0<'_>) -> T,
+    ) -> Option<T> {
+        let r = self.routers.get_mut(router)?;
+        let before = (r.state(), r.deadlines.first().map(|(t, _)| *t));
+        let ctx = View0 {
+            vips: &self.vips,
+            families: &self.families,
+            limits: self.limits,
+        };
+        let out = f(r, &ctx);
+        let after = (r.state(), r.deadlines.first().map(|(t, _)| *t));
+        if before.0 != after.0 {
+            self.count_state(before.0, -1);
+            self.count_state(after.0, 1);
+        }
+        if before.1 != after.1 {
+            if let Some(t) = before.1 {
+                self.deadlines.remove(&(t, router.to_string()));
+            }
+            if let Some(t) = after.1 {
+                self.deadlines.insert((t, router.to_string()));
+            }
+        }
+        Some(out)
+    }
+
+    fn count_state(&mut self, s: RouterState, d: isize) {
+        let n = self.states.entry(key(s)).or_default();
+        *n = n.saturating_add_signed(d);
+    }
+
+    /// Routers per state: (syncing, synced, stale).
+    pub fn state_counts(&self) -> (usize, usize, usize) {
+        let n = |s| self.states.get(&key(s)).copied().unwrap_or(0);
+        (
+            n(RouterState::Syncing),
+            n(RouterState::Synced),
+            n(RouterState::Stale),
+        )
+    }
+
     /// A session from `router` started: its old view, if any, is dropped;
     /// unknown until synced.
     pub fn session_up(&mut self, router: &str) {
+        self.forget(router);
         self.routers.insert(router.to_string(), Router::new());
+        self.count_state(RouterState::Syncing, 1);
     }
 
-    /// Apply one decoded message of `router`'s session; returns the VIPs
-    /// whose count or known-ness changed. A message for a router with no
-    /// session yet starts one.
+    /// [`View::apply_at`] at time 0: for replays that never call
+    /// [`View::expire`].
     pub fn apply(&mut self, router: &str, msg: &Message) -> Vec<Prefix> {
+        self.apply_at(router, msg, 0)
+    }
+
+    /// Apply one decoded message of `router`'s session, read at `now`;
+    /// returns the VIPs whose count or known-ness changed. A message for a
+    /// router with no session yet starts one.
+    pub fn apply_at(&mut self, router: &str, msg: &Message, now: Millis) -> Vec<Prefix> {
         if !self.routers.contains_key(router) {
             self.session_up(router);
         }
-        let vips = &self.vips;
-        let Some(r) = self.routers.get_mut(router) else {
-            return Vec::new();
-        };
-        let mut opened = Vec::new();
-        if let Some(ups) = r.opening {
-            match msg {
-                Message::Initiation { .. } | Message::PeerUp { loc_rib: true, .. } => {}
-                Message::PeerUp { .. } => r.opening = Some(ups + 1),
-                _ => {
-                    r.opening = None;
-                    if ups == 0 {
-                        // Rule 2 of the module doc: nothing was established,
-                        // nothing will be dumped.
-                        let touched: Vec<Prefix> = vips.iter().copied().collect();
-                        let before: Vec<_> = touched.iter().map(|v| r.paths(v)).collect();
-                        r.assumed = true;
-                        opened = changed(r, touched, before);
-                    }
-                }
-            }
-        }
-        let mut out = match msg {
-            Message::PeerUp {
-                peer, asn, bgp_id, ..
-            } => {
-                r.peers.insert(
-                    *peer,
-                    PeerInfo {
-                        asn: *asn,
-                        bgp_id: *bgp_id,
-                        up: true,
-                    },
-                );
-                // A new BGP session sends its routes again: whatever an
-                // earlier session left (a Peer Down lost) is not held.
-                drop_peer(r, peer)
-            }
-            Message::PeerDown { peer, .. } => {
-                if let Some(p) = r.peers.get_mut(peer) {
-                    p.up = false;
-                }
-                drop_peer(r, peer)
-            }
-            Message::Route {
-                peer,
-                asn,
-                bgp_id,
-                rib,
-                announced,
-                withdrawn,
-                end_of_rib,
-            } => {
-                let new_rib = r.ribs.insert(*rib);
-                r.peers.entry(*peer).or_insert(PeerInfo {
-                    asn: *asn,
-                    bgp_id: *bgp_id,
-                    up: true,
-                });
-                let mut touched: BTreeSet<Prefix> = announced
+        let mut counters = self.counters;
+        let out = self
+            .with_router(router, |r, ctx| apply(r, ctx, msg, now, &mut counters))
+            .unwrap_or_default();
+        self.counters.peers_refused = counters.peers_refused;
+        self.counters.paths_refused = counters.paths_refused;
+        out
+    }
+
+    /// The earliest time a peer is due to be taken as dumped.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.deadlines.first().map(|(t, _)| *t)
+    }
+
+    /// Takes every peer that still owes an End-of-RIB at `now` as dumped;
+    /// returns, per router, the VIPs whose count or known-ness changed and
+    /// the peers taken as dumped.
+    pub fn expire(&mut self, now: Millis) -> Vec<(String, Vec<Prefix>, Vec<PeerKey>)> {
+        let due: Vec<String> = self
+            .deadlines
+            .iter()
+            .take_while(|(t, _)| *t <= now)
+            .map(|(_, r)| r.clone())
+            .collect();
+        let mut out = Vec::new();
+        for name in due {
+            let res = self.with_router(&name, |r, ctx| {
+                let before = snapshot(r, ctx.vips);
+                let late: Vec<PeerKey> = r
+                    .deadlines
                     .iter()
-                    .chain(withdrawn)
-                    .map(|p| p.prefix)
-                    .filter(|p| vips.contains(p))
+                    .take_while(|(t, _)| *t <= now)
+                    .map(|(_, p)| *p)
                     .collect();
-                let newly_synced = end_of_rib.is_some_and(|f| !r.synced.contains(&f));
-                if new_rib || newly_synced {
-                    // The counted RIB or a family's known-ness may change:
-                    // every VIP may.
-                    touched.extend(vips.iter().copied());
+                for p in &late {
+                    r.paid(p, None);
                 }
-                let touched: Vec<Prefix> = touched.into_iter().collect();
-                let before: Vec<_> = touched.iter().map(|v| r.paths(v)).collect();
-                for Path { prefix, path_id } in withdrawn {
-                    if let Some(held) = r.paths.get_mut(prefix) {
-                        held.remove(&(*rib, *peer, *path_id));
-                    }
-                }
-                for Path { prefix, path_id } in announced {
-                    if vips.contains(prefix) {
-                        r.paths
-                            .entry(*prefix)
-                            .or_default()
-                            .insert((*rib, *peer, *path_id));
-                    }
-                }
-                if let Some(f) = end_of_rib {
-                    r.synced.insert(*f);
-                }
-                changed(r, touched, before)
-            }
-            Message::Initiation { .. }
-            | Message::Stats { .. }
-            | Message::Termination { .. }
-            | Message::Ignored { .. } => Vec::new(),
-        };
-        for v in opened {
-            if !out.contains(&v) {
-                out.push(v);
+                r.settle();
+                (changed(r, before), late)
+            });
+            if let Some((changed, late)) = res {
+                self.counters.fallbacks += late.len() as u64;
+                out.push((name, changed, late));
             }
         }
         out
     }
 
-    /// The router sent no End-of-RIB within the station's patience: treat
-    /// its dump as complete. Returns the VIPs that became known.
-    pub fn assume_synced(&mut self, router: &str) -> Vec<Prefix> {
-        let Some(r) = self.routers.get_mut(router) else {
-            return Vec::new();
-        };
-        let touched: Vec<Prefix> = self.vips.iter().copied().collect();
-        let before: Vec<_> = touched.iter().map(|v| r.paths(v)).collect();
-        r.assumed = true;
-        changed(r, touched, before)
-    }
-
     /// The session ended (TCP closed, Termination, decode error): the
     /// router's view is stale (unknown) but kept for detail until `forget`.
     pub fn session_down(&mut self, router: &str) {
-        if let Some(r) = self.routers.get_mut(router) {
+        self.with_router(router, |r, _| {
             r.down = true;
-        }
+            let owing: Vec<PeerKey> = r.deadlines.iter().map(|(_, p)| *p).collect();
+            for p in owing {
+                r.paid(&p, None);
+            }
+        });
     }
 
     /// Drops everything about `router`.
     pub fn forget(&mut self, router: &str) {
-        self.routers.remove(router);
+        if let Some(r) = self.routers.remove(router) {
+            self.count_state(r.state(), -1);
+            if let Some((t, _)) = r.deadlines.first() {
+                self.deadlines.remove(&(*t, router.to_string()));
+            }
+        }
     }
 
     /// Paths the router holds for a configured VIP (see the module doc for
     /// which RIB counts); `None` = unknown: no such router, session down, or
-    /// the VIP's family not synced yet.
+    /// the VIP's family not dumped yet.
     pub fn paths(&self, router: &str, prefix: &Prefix) -> Option<u32> {
         self.routers.get(router)?.paths(prefix)
+    }
+
+    /// A router's state, if the view knows it.
+    pub fn state(&self, router: &str) -> Option<RouterState> {
+        self.routers.get(router).map(Router::state)
     }
 
     /// Per-peer detail for `/status`: which peers hold a path for the VIP,
@@ -317,80 +510,203 @@ impl View {
         let Some(r) = self.routers.get(router) else {
             return Vec::new();
         };
-        let Some(held) = r.paths.get(prefix) else {
+        let Some(ribs) = r.paths.get(prefix) else {
             return Vec::new();
         };
-        let mut by_peer: BTreeMap<(Rib, PeerKey), Vec<u32>> = BTreeMap::new();
-        for (rib, peer, id) in held {
-            let ids = by_peer.entry((*rib, *peer)).or_default();
-            if let Some(id) = id {
-                ids.push(*id);
+        let mut out = Vec::new();
+        for (rib, held) in ribs {
+            for (peer, ids) in &held.per_peer {
+                let info = r.peers.get(peer);
+                out.push(PathDetail {
+                    peer: *peer,
+                    asn: info.map_or(0, |i| i.asn),
+                    bgp_id: info.map_or(Ipv4Addr::UNSPECIFIED, |i| i.bgp_id),
+                    up: info.is_some_and(|i| i.up) && !r.down,
+                    rib: *rib,
+                    path_ids: ids.iter().flatten().copied().collect(),
+                });
             }
         }
-        by_peer
-            .into_iter()
-            .map(|((rib, peer), path_ids)| {
-                let info = r.peers.get(&peer).copied().unwrap_or(PeerInfo {
-                    asn: 0,
-                    bgp_id: Ipv4Addr::UNSPECIFIED,
-                    up: false,
-                });
-                PathDetail {
-                    peer,
-                    asn: info.asn,
-                    bgp_id: info.bgp_id,
-                    up: info.up && !r.down,
-                    rib,
-                    path_ids,
-                }
-            })
-            .collect()
+        out
     }
 
     /// Every router the view knows, with its state.
     pub fn routers(&self) -> impl Iterator<Item = (&str, RouterState)> {
-        self.routers.iter().map(|(name, r)| {
-            let state = if r.down {
-                RouterState::Stale
-            } else if r.assumed || self.families.iter().all(|f| r.synced.contains(f)) {
-                RouterState::Synced
-            } else {
-                RouterState::Syncing
-            };
-            (name.as_str(), state)
-        })
+        self.routers
+            .iter()
+            .map(|(name, r)| (name.as_str(), r.state()))
     }
 
-    /// The RIB whose paths a router's counts come from, once it sent any.
-    pub fn counted_rib(&self, router: &str) -> Option<Rib> {
-        self.routers.get(router)?.counted_rib()
+    /// The RIB whose paths a router's counts for `family` come from, once
+    /// it sent any.
+    pub fn counted_rib(&self, router: &str, family: Family) -> Option<Rib> {
+        self.routers.get(router)?.counted_rib(family)
     }
 }
 
-/// Removes every path of `peer`, in every RIB; returns the VIPs whose count changed.
-fn drop_peer(r: &mut Router, peer: &PeerKey) -> Vec<Prefix> {
-    let touched: Vec<Prefix> = r
-        .paths
-        .iter()
-        .filter(|(_, held)| held.iter().any(|(_, p, _)| p == peer))
-        .map(|(v, _)| *v)
-        .collect();
-    let before: Vec<_> = touched.iter().map(|v| r.paths(v)).collect();
-    for v in &touched {
-        if let Some(held) = r.paths.get_mut(v) {
-            held.retain(|(_, p, _)| p != peer);
-        }
-    }
-    changed(r, touched, before)
+/// What [`apply`] reads of the view besides the router.
+#[derive(Debug)]
+struct View0<'a> {
+    vips: &'a BTreeSet<Prefix>,
+    families: &'a BTreeSet<Family>,
+    limits: Limits,
 }
 
-fn changed(r: &Router, touched: Vec<Prefix>, before: Vec<Option<u32>>) -> Vec<Prefix> {
-    touched
+fn snapshot(r: &Router, vips: &BTreeSet<Prefix>) -> Vec<(Prefix, Option<u32>)> {
+    vips.iter().map(|v| (*v, r.paths(v))).collect()
+}
+
+fn changed(r: &Router, before: Vec<(Prefix, Option<u32>)>) -> Vec<Prefix> {
+    before
         .into_iter()
-        .zip(before)
         .filter(|(v, b)| r.paths(v) != *b)
         .map(|(v, _)| v)
         .collect()
+}
+
+/// A peer's entry, made if the router has room: `None` when refused.
+fn peer_entry<'a>(
+    r: &'a mut Router,
+    ctx: &View0<'_>,
+    peer: PeerKey,
+    asn: u32,
+    bgp_id: Ipv4Addr,
+    counters: &mut Counters,
+) -> Option<&'a mut PeerInfo> {
+    if !r.peers.contains_key(&peer) && r.peers.len() >= ctx.limits.peers_per_router {
+        counters.peers_refused += 1;
+        return None;
+    }
+    Some(r.peers.entry(peer).or_insert(PeerInfo {
+        asn,
+        bgp_id,
+        up: true,
+        owes: BTreeSet::new(),
+        deadline: None,
+    }))
+}
+
+fn apply(
+    r: &mut Router,
+    ctx: &View0<'_>,
+    msg: &Message,
+    now: Millis,
+    counters: &mut Counters,
+) -> Vec<Prefix> {
+    // Every VIP's count before, when the message may change known-ness
+    // (few VIPs); the paths' own VIPs otherwise.
+    let before = snapshot(r, ctx.vips);
+    let patience = ctx.limits.patience_ms;
+    if let Phase::Opening(ups) = r.phase {
+        match msg {
+            Message::Initiation { .. } | Message::PeerUp { loc_rib: true, .. } => {}
+            Message::PeerUp { .. } => r.phase = Phase::Opening(ups + 1),
+            _ if ups == 0 => r.go_live(),
+            _ => r.phase = Phase::Dumping,
+        }
+    }
+    let dumping = r.phase != Phase::Live;
+    match msg {
+        Message::PeerUp {
+            peer,
+            asn,
+            bgp_id,
+            families,
+            ..
+        } => {
+            if let Some(p) = peer_entry(r, ctx, *peer, *asn, *bgp_id, counters) {
+                p.asn = *asn;
+                p.bgp_id = *bgp_id;
+                p.up = true;
+                // A new BGP session sends its routes again: whatever an
+                // earlier session left (a Peer Down lost) is not held.
+                r.drop_peer(peer);
+                r.paid(peer, None);
+                if dumping {
+                    // Only what the session carries: a BGP session per
+                    // family (FRR's IPv4 and IPv6 neighbours) owes one.
+                    let owed: BTreeSet<Family> = families
+                        .iter()
+                        .copied()
+                        .filter(|f| ctx.families.contains(f))
+                        .collect();
+                    r.owe(*peer, &owed, now, patience);
+                }
+            }
+        }
+        Message::PeerDown { peer, .. } => {
+            r.paid(peer, None);
+            if let Some(p) = r.peers.get_mut(peer) {
+                p.up = false;
+            }
+            r.drop_peer(peer);
+        }
+        Message::Route {
+            peer,
+            asn,
+            bgp_id,
+            rib,
+            announced,
+            withdrawn,
+            end_of_rib,
+        } => {
+            let new = !r.peers.contains_key(peer);
+            if peer_entry(r, ctx, *peer, *asn, *bgp_id, counters).is_none() {
+                return changed(r, before);
+            }
+            if new && dumping {
+                // A peer the router reports only by its routes dumps too.
+                r.owe(*peer, ctx.families, now, patience);
+            }
+            for fam in announced
+                .iter()
+                .chain(withdrawn)
+                .map(|p| Family::of(&p.prefix))
+                .chain(*end_of_rib)
+            {
+                r.ribs.insert((fam, *rib));
+            }
+            for Path { prefix, path_id } in withdrawn {
+                if let Some(held) = r.paths.get_mut(prefix).and_then(|m| m.get_mut(rib))
+                    && let Some(ids) = held.per_peer.get_mut(peer)
+                    && ids.remove(path_id)
+                {
+                    held.total = held.total.saturating_sub(1);
+                    if ids.is_empty() {
+                        held.per_peer.remove(peer);
+                    }
+                }
+            }
+            for Path { prefix, path_id } in announced {
+                if !ctx.vips.contains(prefix) {
+                    continue;
+                }
+                let ribs = r.paths.entry(*prefix).or_default();
+                let all: usize = ribs.values().map(|h| h.total).sum();
+                let held = ribs.entry(*rib).or_default();
+                let fresh = !held
+                    .per_peer
+                    .get(peer)
+                    .is_some_and(|ids| ids.contains(path_id));
+                if fresh && all >= ctx.limits.paths_per_vip {
+                    counters.paths_refused += 1;
+                    continue;
+                }
+                if held.per_peer.entry(*peer).or_default().insert(*path_id) {
+                    held.total += 1;
+                }
+            }
+            if let Some(f) = end_of_rib {
+                r.paid(peer, Some(*f));
+            }
+        }
+        Message::Initiation { .. }
+        | Message::Stats { .. }
+        | Message::Termination { .. }
+        | Message::Ignored { .. } => {}
+    }
+    r.settle();
+    changed(r, before)
 }
 
 #[cfg(test)]
@@ -447,6 +763,7 @@ mod tests {
             asn: 64512,
             bgp_id: Ipv4Addr::new(198, 18, 0, 2),
             loc_rib: false,
+            families: vec![Family::Ipv4, Family::Ipv6],
         }
     }
     /// A session opening on a router with `peers` established.
@@ -472,30 +789,104 @@ mod tests {
         v.routers().find(|(n, _)| *n == router).map(|(_, s)| s)
     }
 
-    /// Two peers with the VIP, synced by an IPv4 End-of-RIB.
+    /// Two peers with the VIP, each dumped (End-of-RIB for both families).
     fn synced_two_paths() -> View {
         let mut v = opened(&[1, 2]);
         announce(&mut v, peer(1), Rib::PostPolicy, vip());
         announce(&mut v, peer(2), Rib::PostPolicy, vip());
-        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        for p in [1, 2] {
+            for f in [Family::Ipv4, Family::Ipv6] {
+                v.apply("r1", &eor(peer(p), Rib::PostPolicy, f));
+            }
+        }
+        assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
         v
     }
 
     #[test]
-    fn unknown_until_end_of_rib_then_counts_peers() {
+    fn unknown_until_every_peer_ends_its_dump_then_counts_peers() {
         let mut v = opened(&[1, 2]);
         assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
         announce(&mut v, peer(1), Rib::PostPolicy, vip());
-        announce(&mut v, peer(2), Rib::PostPolicy, vip());
         assert_eq!(v.paths("r1", &vip()), None);
-        let changed = v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        // Peer 1's End-of-RIB is not the router's: peer 2 has not dumped
+        // (IOS XR, VRP and Junos interleave peers, one End-of-RIB each).
+        assert!(
+            v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4))
+                .is_empty()
+        );
+        assert_eq!(v.paths("r1", &vip()), None);
+        announce(&mut v, peer(2), Rib::PostPolicy, vip());
+        let changed = v.apply("r1", &eor(peer(2), Rib::PostPolicy, Family::Ipv4));
         assert_eq!(changed, vec![vip()]);
         assert_eq!(v.paths("r1", &vip()), Some(2));
         assert_eq!(v.paths("r1", &vip6()), None);
         assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
         v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv6));
-        assert_eq!(v.paths("r1", &vip6()), Some(0));
+        assert_eq!(v.paths("r1", &vip6()), None, "peer 2 owes IPv6");
+        v.apply("r1", &eor(peer(2), Rib::PrePolicy, Family::Ipv6));
+        assert_eq!(v.paths("r1", &vip6()), Some(0), "an End-of-RIB of any RIB");
         assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
+    }
+
+    #[test]
+    fn a_peer_that_goes_down_owes_nothing_and_a_late_one_is_live() {
+        let mut v = opened(&[1, 2]);
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv6));
+        assert_eq!(v.paths("r1", &vip()), None);
+        let down = Message::PeerDown {
+            peer: peer(2),
+            reason: "test".into(),
+        };
+        assert_eq!(v.apply("r1", &down), vec![vip(), vip6()]);
+        assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
+        // After the dump, a new session's routes count at once.
+        v.apply("r1", &up(peer(3)));
+        assert_eq!(
+            announce(&mut v, peer(3), Rib::PostPolicy, vip()),
+            vec![vip()]
+        );
+        assert_eq!(v.paths("r1", &vip()), Some(1));
+    }
+
+    #[test]
+    fn peers_and_paths_beyond_the_limits_are_refused_and_counted() {
+        let limits = Limits {
+            peers_per_router: 2,
+            paths_per_vip: 3,
+            patience_ms: DEFAULT_PATIENCE_MS,
+        };
+        let mut v = View::with_limits([vip()], limits);
+        v.apply(
+            "r1",
+            &Message::Termination {
+                reason: String::new(),
+            },
+        );
+        for p in 1..=3 {
+            v.apply("r1", &up(peer(p)));
+        }
+        assert_eq!(v.counters().peers_refused, 1);
+        for id in 1..=4 {
+            v.apply(
+                "r1",
+                &route(
+                    peer(1),
+                    Rib::PostPolicy,
+                    vec![path(vip(), Some(id))],
+                    vec![],
+                ),
+            );
+        }
+        assert_eq!(v.counters().paths_refused, 1);
+        assert_eq!(v.detail("r1", &vip())[0].path_ids, [1, 2, 3]);
+        // A path already held is not a new one.
+        v.apply(
+            "r1",
+            &route(peer(1), Rib::PostPolicy, vec![path(vip(), Some(1))], vec![]),
+        );
+        assert_eq!(v.counters().paths_refused, 1);
     }
 
     #[test]
@@ -625,7 +1016,7 @@ mod tests {
             ),
         );
         v.apply("r1", &eor(loc_rib(), Rib::LocRib, Family::Ipv4));
-        assert_eq!(v.counted_rib("r1"), Some(Rib::LocRib));
+        assert_eq!(v.counted_rib("r1", Family::Ipv4), Some(Rib::LocRib));
         assert_eq!(v.paths("r1", &vip()), Some(2));
     }
 
@@ -639,7 +1030,7 @@ mod tests {
             "r1",
             &route(peer(1), Rib::PrePolicy, vec![], vec![path(vip(), None)]),
         );
-        assert_eq!(v.counted_rib("r1"), Some(Rib::PostPolicy));
+        assert_eq!(v.counted_rib("r1", Family::Ipv4), Some(Rib::PostPolicy));
         assert_eq!(v.paths("r1", &vip()), Some(2));
     }
 
@@ -667,14 +1058,20 @@ mod tests {
     }
 
     #[test]
-    fn assume_synced_is_the_fallback_without_end_of_rib() {
+    fn a_peer_without_end_of_rib_is_taken_as_dumped_after_the_patience() {
         let mut v = opened(&[1]);
         announce(&mut v, peer(1), Rib::PostPolicy, vip());
         assert_eq!(v.paths("r1", &vip()), None);
-        assert_eq!(v.assume_synced("r1"), vec![vip(), vip6()]);
+        assert_eq!(v.next_deadline(), Some(DEFAULT_PATIENCE_MS));
+        assert!(v.expire(DEFAULT_PATIENCE_MS - 1).is_empty());
+        assert_eq!(
+            v.expire(DEFAULT_PATIENCE_MS),
+            vec![("r1".to_string(), vec![vip(), vip6()], vec![peer(1)])]
+        );
         assert_eq!(v.paths("r1", &vip()), Some(1));
         assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
-        assert!(v.assume_synced("unknown-router").is_empty());
+        assert_eq!(v.counters().fallbacks, 1);
+        assert_eq!(v.next_deadline(), None);
     }
 
     #[test]
@@ -687,6 +1084,7 @@ mod tests {
             asn: 64513,
             bgp_id: Ipv4Addr::new(198, 18, 0, 1),
             loc_rib: true,
+            families: vec![Family::Ipv4, Family::Ipv6],
         };
         assert!(v.apply("r1", &loc).is_empty());
         assert_eq!(v.paths("r1", &vip()), None);

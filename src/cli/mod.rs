@@ -63,7 +63,7 @@ enum LogFormat {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the daemon: watch, join, classify, heal, export.
-    Run(run::Args),
+    Run(Box<run::Args>),
     /// Print the per-VIP join table, from a running daemon or in one shot.
     Status(status::Args),
     /// Render this node's frr.conf from the cluster's BGP peer mapping.
@@ -97,7 +97,7 @@ pub fn main() -> ExitCode {
     };
     init_tracing(filter, cli.log_format);
     match cli.command {
-        Command::Run(a) => run::run(a),
+        Command::Run(a) => run::run(*a),
         Command::Status(a) => status::run(a),
         Command::Render(a) => render::run(a),
         Command::Drain(a) => drain::run_drain(a),

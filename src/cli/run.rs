@@ -65,6 +65,26 @@ pub struct Args {
     /// unknown) before it is forgotten (--vantage bmp only) [default: 300].
     #[arg(long, value_name = "SECS")]
     bmp_stale_secs: Option<u64>,
+    /// A network routers may connect from (repeatable; required with
+    /// --vantage bmp): anything else is refused at accept.
+    #[arg(long = "bmp-allow", value_name = "CIDR")]
+    bmp_allow: Vec<Prefix>,
+    /// Seconds a router's BGP peer may owe its End-of-RIB before its dump
+    /// is taken as complete (--vantage bmp only) [default: 60].
+    #[arg(long, value_name = "SECS")]
+    bmp_sync_secs: Option<u64>,
+    /// The most routers the station keeps (--vantage bmp only) [default: 256].
+    #[arg(long, value_name = "N")]
+    bmp_max_routers: Option<usize>,
+    /// The most BGP peers per router (--vantage bmp only) [default: 4096].
+    #[arg(long, value_name = "N")]
+    bmp_max_peers: Option<usize>,
+    /// The most paths per VIP per router (--vantage bmp only) [default: 4096].
+    #[arg(long, value_name = "N")]
+    bmp_max_paths: Option<usize>,
+    /// The most BMP sessions at once from one address (--vantage bmp only) [default: 2].
+    #[arg(long, value_name = "N")]
+    bmp_sessions_per_address: Option<usize>,
     /// The drain's intent file, which `ribbridge drain` writes and
     /// `ribbridge undrain` removes [default: /run/ribbridge/drain].
     #[arg(long, value_name = "PATH")]
@@ -95,6 +115,12 @@ impl Args {
             vantage: self.vantage,
             bmp_listen: self.bmp_listen,
             bmp_stale_secs: self.bmp_stale_secs,
+            bmp_allow: (!self.bmp_allow.is_empty()).then(|| self.bmp_allow.clone()),
+            bmp_sync_secs: self.bmp_sync_secs,
+            bmp_max_routers: self.bmp_max_routers,
+            bmp_max_peers: self.bmp_max_peers,
+            bmp_max_paths: self.bmp_max_paths,
+            bmp_sessions_per_address: self.bmp_sessions_per_address,
             drain_state: self.drain_state.clone(),
             ..Layer::default()
         }

@@ -22,8 +22,8 @@
 //! complete). A station no router has reached yet, or whose routers are all
 //! stale or syncing, cannot say how many paths any router holds.
 
-use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -33,7 +33,7 @@ use tokio::task::JoinSet;
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
-use crate::bmp::{BmpCodec, Decoder, Message, RouterState, View};
+use crate::bmp::{BmpCodec, Counters, Decoder, Limits, Message, RouterState, View};
 use crate::model::Prefix;
 use crate::reconcile::Millis;
 use crate::status::{RouterPeer, RouterStatus, RouterVip};
@@ -70,15 +70,26 @@ pub enum BmpInput {
     },
 }
 
-/// How long a router may take to send its End-of-RIBs (its initial dump)
-/// before the station counts what it has: RFC 7854 does not require
-/// End-of-RIB, and a router that never sends one must not stay unknown
-/// forever. FRR sends them within a second of its peers' dumps.
-pub const SYNC_PATIENCE_MS: Millis = 60_000;
-
 /// The most BMP sessions served at once: a router has one (two while it
 /// reconnects); more are refused, logged and counted.
 pub const MAX_SESSIONS: usize = 64;
+
+/// How long a new connection may take to send its first message (FRR sends
+/// Initiation at once): a socket that says nothing is closed.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long one message may take to arrive whole once it has started.
+pub const PARTIAL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// TCP keepalive on every session: a router gone without a FIN is noticed
+/// within about IDLE + COUNT x INTERVAL (60 s); a silent BMP session is
+/// normal (no route changes, no statistics configured).
+const KEEPALIVE_IDLE_SECS: u32 = 30;
+const KEEPALIVE_INTERVAL_SECS: u32 = 10;
+const KEEPALIVE_COUNT: u32 = 3;
+
+/// The most bytes of a router's sysName kept (a label, never an identity).
+pub const MAX_SYS_NAME: usize = 255;
 
 /// How long the accept loop pauses after a failed accept (out of
 /// descriptors), so that it does not spin.
@@ -104,25 +115,79 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ListenError> {
         .map_err(|source| ListenError { addr, source })
 }
 
-/// Accept routers until `stop`; one task per session.
-pub async fn listen(listener: TcpListener, tx: mpsc::Sender<BmpInput>, stop: CancellationToken) {
+/// Which connections the listener takes.
+#[derive(Debug, Clone)]
+pub struct Admission {
+    /// Source networks allowed.
+    pub allow: Vec<Prefix>,
+    /// Sessions at once per source address.
+    pub per_address: usize,
+}
+
+/// Why a connection is refused at accept, if it is.
+fn refusal(
+    adm: &Admission,
+    open: &HashMap<IpAddr, usize>,
+    total: usize,
+    from: IpAddr,
+) -> Option<&'static str> {
+    if !adm.allow.iter().any(|p| p.contains(from)) {
+        Some("not_allowed")
+    } else if open.get(&from).copied().unwrap_or(0) >= adm.per_address {
+        Some("sessions_per_address")
+    } else if total >= MAX_SESSIONS {
+        Some("sessions")
+    } else {
+        None
+    }
+}
+
+/// Accept routers until `stop`; one task per session. Refusals are
+/// counted; each reason is logged once per source address.
+pub async fn listen(
+    listener: TcpListener,
+    adm: Admission,
+    tx: mpsc::Sender<BmpInput>,
+    stop: CancellationToken,
+) {
     let mut sessions = JoinSet::new();
+    let mut open: HashMap<IpAddr, usize> = HashMap::new();
+    let mut logged: BTreeSet<(IpAddr, &'static str)> = BTreeSet::new();
     let mut next: SessionId = 0;
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
-            Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
-            r = listener.accept() => match r {
-                // Routers are few (one or two per rack); a flood of
-                // connections must not grow tasks and buffers without end.
-                Ok((stream, address)) if sessions.len() >= MAX_SESSIONS => {
-                    drop(stream);
-                    telemetry::bmp_session_end("too_many_sessions");
-                    tracing::warn!(%address, max = MAX_SESSIONS, "bmp: connection refused: the station already has the most sessions it serves; check what connects to --bmp-listen");
+            Some(done) = sessions.join_next(), if !sessions.is_empty() => {
+                if let Ok(ip) = done
+                    && let Some(n) = open.get_mut(&ip)
+                {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        open.remove(&ip);
+                    }
                 }
+            }
+            r = listener.accept() => match r {
                 Ok((stream, address)) => {
+                    let ip = address.ip();
+                    if let Some(reason) = refusal(&adm, &open, sessions.len(), ip) {
+                        drop(stream);
+                        telemetry::bmp_refused(reason, 1);
+                        // Bounded: a reason per address that reached the
+                        // port, and never more than the station's routers' worth.
+                        if logged.len() < 4_096 && logged.insert((ip, reason)) {
+                            tracing::warn!(%address, reason, "bmp: connection refused (logged once per address and reason; counted in ribbridge_bmp_refused_total): check --bmp-allow, --bmp-sessions-per-address and what connects to --bmp-listen");
+                        }
+                        continue;
+                    }
+                    keepalive(&stream, address);
+                    *open.entry(ip).or_default() += 1;
                     next += 1;
-                    sessions.spawn(session(next, stream, address, tx.clone(), stop.clone()));
+                    let (tx, stop) = (tx.clone(), stop.clone());
+                    sessions.spawn(async move {
+                        session(next, stream, address, tx, stop).await;
+                        ip
+                    });
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "bmp: accept failed; pausing");
@@ -135,6 +200,19 @@ pub async fn listen(listener: TcpListener, tx: mpsc::Sender<BmpInput>, stop: Can
         }
     }
     sessions.shutdown().await;
+}
+
+/// TCP keepalive on a session (failures are logged: the session still
+/// works, a dead router is then noticed only by its next write).
+fn keepalive(stream: &TcpStream, address: SocketAddr) {
+    use nix::sys::socket::{setsockopt, sockopt};
+    let r = setsockopt(stream, sockopt::KeepAlive, &true)
+        .and_then(|()| setsockopt(stream, sockopt::TcpKeepIdle, &KEEPALIVE_IDLE_SECS))
+        .and_then(|()| setsockopt(stream, sockopt::TcpKeepInterval, &KEEPALIVE_INTERVAL_SECS))
+        .and_then(|()| setsockopt(stream, sockopt::TcpKeepCount, &KEEPALIVE_COUNT));
+    if let Err(e) = r {
+        tracing::warn!(%address, error = %e, "bmp: cannot set TCP keepalive on the session");
+    }
 }
 
 /// One router's session: frame, decode, forward; the end is always sent.
@@ -151,21 +229,47 @@ async fn session(
     let mut frames = FramedRead::new(stream, BmpCodec::default());
     // Per session: it learns which peers use add-path from their Peer Up.
     let mut decoder = Decoder::new();
+    let mut first = true;
     let (kind, reason) = loop {
+        // Silence is fine between messages, not before the first one nor
+        // inside one.
+        let limit = if first {
+            Some(HELLO_TIMEOUT)
+        } else if !frames.read_buffer().is_empty() {
+            Some(PARTIAL_TIMEOUT)
+        } else {
+            None
+        };
+        let next = async {
+            match limit {
+                Some(l) => tokio::time::timeout(l, frames.next()).await.map_err(|_| l),
+                None => Ok(frames.next().await),
+            }
+        };
         let frame = tokio::select! {
             _ = stop.cancelled() => return,
-            f = frames.next() => f,
+            f = next => f,
         };
         let bytes = match frame {
-            None => break ("closed", "the router closed the session".to_string()),
-            Some(Err(crate::bmp::FrameError::Io(e))) => break ("io", e.to_string()),
-            Some(Err(e)) => break ("malformed", e.to_string()),
-            Some(Ok(b)) => b,
+            Err(l) if first => {
+                break ("idle", format!("no BMP message within {l:?} of connecting"));
+            }
+            Err(l) => {
+                break (
+                    "idle",
+                    format!("a BMP message did not arrive whole within {l:?}"),
+                );
+            }
+            Ok(None) => break ("closed", "the router closed the session".to_string()),
+            Ok(Some(Err(crate::bmp::FrameError::Io(e)))) => break ("io", e.to_string()),
+            Ok(Some(Err(e))) => break ("malformed", e.to_string()),
+            Ok(Some(Ok(b))) => b,
         };
+        first = false;
         match decoder.decode(bytes) {
             Ok(message) => {
                 let end = match &message {
-                    Message::Termination { reason } => Some(reason.clone()),
+                    Message::Termination { reason } => Some(printable(reason, 1024)),
                     _ => None,
                 };
                 if tx
@@ -192,14 +296,32 @@ async fn session(
         .await;
 }
 
+/// `s` fit for a log line, `/status` and a terminal: control characters
+/// escaped, cut to at most `max` bytes (at a character boundary).
+pub fn printable(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        let piece: String = if c.is_control() {
+            c.escape_default().collect()
+        } else {
+            c.to_string()
+        };
+        if out.len() + piece.len() > max {
+            break;
+        }
+        out.push_str(&piece);
+    }
+    out
+}
+
 /// One session as the owner knows it.
 #[derive(Debug)]
 struct Session {
     address: SocketAddr,
-    /// The router's name once known (the first message decides it).
+    /// The router it speaks for (its source address), once admitted.
     router: Option<String>,
-    /// A newer session took the name over: this one's messages and end
-    /// change nothing.
+    /// A newer session from the same address took over: this one's
+    /// messages and end change nothing.
     replaced: bool,
 }
 
@@ -207,36 +329,61 @@ struct Session {
 #[derive(Debug)]
 struct Router {
     address: SocketAddr,
-    /// The session that owns the name now (`None`: stale).
+    /// The sysName it claimed, printable and cut.
+    sys_name: Option<String>,
+    /// The session that speaks for it now (`None`: stale).
     session: Option<SessionId>,
     /// When a stale router is forgotten, in the owner's milliseconds.
     forget_at: Option<Millis>,
-    /// When a syncing router is assumed synced ([`SYNC_PATIENCE_MS`]).
-    sync_by: Option<Millis>,
 }
 
-/// The station's state, held by the owner.
+/// The station's state, held by the owner. Routers are identified by the
+/// address their sessions come from: a session speaks only for its own
+/// address, so no session can replace another router's paths.
 #[derive(Debug)]
 pub struct Station {
     view: View,
     vips: Vec<Prefix>,
     stale_ms: Millis,
+    max_routers: usize,
     sessions: HashMap<SessionId, Session>,
     routers: BTreeMap<String, Router>,
+    /// (forget_at, router) of every stale router.
+    forgets: BTreeSet<(Millis, String)>,
+    /// The view's counters as last reported to telemetry.
+    counted: Counters,
+    /// Reasons already logged (each once).
+    logged: BTreeSet<&'static str>,
     /// The paths last exported per (router, VIP), to log changes only.
     exported: HashMap<(String, Prefix), Option<u32>>,
 }
 
 impl Station {
-    /// A station counting `vips`, forgetting stale routers after `stale_secs`.
-    pub fn new(vips: impl IntoIterator<Item = Prefix>, stale_secs: u64) -> Station {
+    /// A station counting `vips` within `limits`, forgetting stale routers
+    /// after `stale_secs`.
+    pub fn new(
+        vips: impl IntoIterator<Item = Prefix>,
+        stale_secs: u64,
+        limits: &crate::config::BmpLimits,
+    ) -> Station {
         let vips: Vec<Prefix> = vips.into_iter().collect();
         Station {
-            view: View::new(vips.iter().copied()),
+            view: View::with_limits(
+                vips.iter().copied(),
+                Limits {
+                    peers_per_router: limits.max_peers,
+                    paths_per_vip: limits.max_paths,
+                    patience_ms: limits.sync_secs.saturating_mul(1000),
+                },
+            ),
             vips,
             stale_ms: stale_secs.saturating_mul(1000),
+            max_routers: limits.max_routers,
             sessions: HashMap::new(),
             routers: BTreeMap::new(),
+            forgets: BTreeSet::new(),
+            counted: Counters::default(),
+            logged: BTreeSet::new(),
             exported: HashMap::new(),
         }
     }
@@ -244,17 +391,7 @@ impl Station {
     /// Apply one input at `now` (the owner's milliseconds).
     pub fn apply(&mut self, input: BmpInput, now: Millis) {
         match input {
-            BmpInput::Up { session, address } => {
-                tracing::info!(%address, session, "bmp: a router connected");
-                self.sessions.insert(
-                    session,
-                    Session {
-                        address,
-                        router: None,
-                        replaced: false,
-                    },
-                );
-            }
+            BmpInput::Up { session, address } => self.up(session, address),
             BmpInput::Message { session, message } => self.message(session, &message, now),
             BmpInput::Down {
                 session,
@@ -262,88 +399,151 @@ impl Station {
                 reason,
             } => self.down(session, kind, &reason, now),
         }
+        self.count();
         telemetry::bmp_sessions(self.sessions.len());
+    }
+
+    fn log_once(&mut self, reason: &'static str, text: &str) {
+        if self.logged.insert(reason) {
+            tracing::warn!(
+                reason,
+                "bmp: {text} (logged once; counted in ribbridge_bmp_refused_total)"
+            );
+        }
+    }
+
+    /// The view's counters since the last call, to telemetry.
+    fn count(&mut self) {
+        let c = self.view.counters();
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        if c.peers_refused > self.counted.peers_refused {
+            telemetry::bmp_refused("peers", d(c.peers_refused, self.counted.peers_refused));
+            self.log_once(
+                "peers",
+                "a router reported more BGP peers than --bmp-max-peers: the rest are not counted",
+            );
+        }
+        if c.paths_refused > self.counted.paths_refused {
+            telemetry::bmp_refused("paths", d(c.paths_refused, self.counted.paths_refused));
+            self.log_once(
+                "paths",
+                "a router held more paths for a VIP than --bmp-max-paths: the rest are not counted",
+            );
+        }
+        if c.fallbacks > self.counted.fallbacks {
+            telemetry::bmp_sync_fallbacks(d(c.fallbacks, self.counted.fallbacks));
+        }
+        self.counted = c;
+    }
+
+    fn up(&mut self, session: SessionId, address: SocketAddr) {
+        let name = address.ip().to_string();
+        let known = self.routers.contains_key(&name);
+        if !known && self.routers.len() >= self.max_routers {
+            telemetry::bmp_refused("routers", 1);
+            self.log_once("routers", "a new router is not kept: the station has --bmp-max-routers; its session stays open and is ignored");
+            self.sessions.insert(
+                session,
+                Session {
+                    address,
+                    router: None,
+                    replaced: false,
+                },
+            );
+            return;
+        }
+        tracing::info!(%address, session, "bmp: a router connected");
+        self.sessions.insert(
+            session,
+            Session {
+                address,
+                router: Some(name.clone()),
+                replaced: false,
+            },
+        );
+        self.adopt(&name, session, address);
     }
 
     fn message(&mut self, session: SessionId, message: &Message, now: Millis) {
         telemetry::bmp_message(kind(message));
-        let Some(s) = self.sessions.get_mut(&session).filter(|s| !s.replaced) else {
+        let Some(router) = self
+            .sessions
+            .get(&session)
+            .filter(|s| !s.replaced)
+            .and_then(|s| s.router.clone())
+        else {
             return;
-        };
-        let router = match &s.router {
-            Some(r) => r.clone(),
-            None => {
-                // RFC 7854 4.3: Initiation comes first; a router that skips
-                // it is still counted, under its address.
-                let name = match message {
-                    Message::Initiation {
-                        sys_name: Some(n), ..
-                    } if !n.trim().is_empty() => n.trim().to_string(),
-                    _ => s.address.ip().to_string(),
-                };
-                s.router = Some(name.clone());
-                let address = s.address;
-                self.adopt(&name, session, address, now);
-                name
-            }
         };
         match message {
             Message::Initiation {
                 sys_name,
                 sys_descr,
-            } => tracing::info!(
-                %router,
-                sys_name = sys_name.as_deref().unwrap_or("-"),
-                sys_descr = sys_descr.as_deref().unwrap_or("-"),
-                "bmp: initiation"
-            ),
+            } => {
+                let name = sys_name
+                    .as_deref()
+                    .map(|n| printable(n.trim(), MAX_SYS_NAME))
+                    .filter(|n| !n.is_empty());
+                tracing::info!(
+                    %router,
+                    sys_name = name.as_deref().unwrap_or("-"),
+                    sys_descr = %sys_descr.as_deref().map_or_else(|| "-".to_string(), |d| printable(d, 1024)),
+                    "bmp: initiation"
+                );
+                if let Some(r) = self.routers.get_mut(&router) {
+                    r.sys_name = name;
+                }
+            }
             Message::PeerUp {
                 peer, asn, bgp_id, ..
             } => {
                 tracing::info!(%router, %peer, asn, %bgp_id, "bmp: peer up");
             }
             Message::PeerDown { peer, reason } => {
-                tracing::info!(%router, %peer, %reason, "bmp: peer down");
+                tracing::info!(%router, %peer, reason = %printable(reason, 1024), "bmp: peer down");
             }
             Message::Stats { peer, counters } => {
                 tracing::debug!(%router, %peer, ?counters, "bmp: statistics report");
             }
             Message::Termination { reason } => {
-                tracing::info!(%router, %reason, "bmp: termination");
+                tracing::info!(%router, reason = %printable(reason, 1024), "bmp: termination");
             }
             Message::Route { .. } | Message::Ignored { .. } => {}
         }
-        let before = self.state(&router);
-        let changed = self.view.apply(&router, message);
+        let before = self.view.state(&router);
+        let changed = self.view.apply_at(&router, message, now);
         for prefix in &changed {
             self.export(&router, prefix);
         }
-        let after = self.state(&router);
+        let after = self.view.state(&router);
         if before != after {
             tracing::info!(%router, state = %state_name(after), "bmp: router state");
             self.export_all(&router);
         }
     }
 
-    /// `session` now owns `name`: a router that reconnected (restart, or a
-    /// new session before the old one's end arrived) starts from scratch.
-    fn adopt(&mut self, name: &str, session: SessionId, address: SocketAddr, now: Millis) {
-        if let Some(old) = self.routers.get(name).and_then(|r| r.session) {
-            if let Some(s) = self.sessions.get_mut(&old) {
+    /// `session` now speaks for `name` (its source address): a router that
+    /// reconnected (restart, or a new session before the old one's end
+    /// arrived) starts from scratch.
+    fn adopt(&mut self, name: &str, session: SessionId, address: SocketAddr) {
+        if let Some(old) = self.routers.get(name) {
+            if let Some(s) = old.session.and_then(|o| self.sessions.get_mut(&o)) {
                 // The old session's messages and end must not touch the
                 // new view.
                 s.replaced = true;
+                tracing::warn!(router = name, %address, "bmp: a new session from the router's address replaces its open one");
             }
-            tracing::warn!(router = name, %address, old_session = old, "bmp: a new session replaces the router's open one");
+            if let Some(t) = old.forget_at {
+                self.forgets.remove(&(t, name.to_string()));
+            }
         }
         self.view.session_up(name);
         self.routers.insert(
             name.to_string(),
             Router {
                 address,
+                sys_name: None,
                 session: Some(session),
                 forget_at: None,
-                sync_by: Some(now.saturating_add(SYNC_PATIENCE_MS)),
             },
         );
         self.export_all(name);
@@ -354,20 +554,18 @@ impl Station {
         let Some(s) = self.sessions.remove(&session) else {
             return;
         };
-        if s.replaced {
-            tracing::info!(address = %s.address, %reason, "bmp: a replaced session ended");
+        let Some(name) = s.router.filter(|_| !s.replaced) else {
+            tracing::info!(address = %s.address, %reason, "bmp: a replaced or ignored session ended");
             return;
-        }
-        let name = s.router.unwrap_or_else(|| s.address.ip().to_string());
+        };
         if kind == "malformed" {
             tracing::error!(
                 router = %name,
-                address = %s.address,
                 %reason,
                 "bmp: malformed input; session closed (the router reconnects with its retry timer; if this repeats, capture the session with tcpdump and report the router's release)"
             );
         } else {
-            tracing::warn!(router = %name, address = %s.address, %reason, "bmp: session ended");
+            tracing::warn!(router = %name, %reason, "bmp: session ended");
         }
         let Some(r) = self.routers.get_mut(&name) else {
             return;
@@ -375,63 +573,48 @@ impl Station {
         if r.session != Some(session) {
             return;
         }
+        let at = now.saturating_add(self.stale_ms);
         r.session = None;
-        r.sync_by = None;
-        r.forget_at = Some(now.saturating_add(self.stale_ms));
+        r.forget_at = Some(at);
+        self.forgets.insert((at, name.clone()));
         self.view.session_down(&name);
         self.export_all(&name);
     }
 
-    /// The next time a router is due to be forgotten or assumed synced.
+    /// The next time a router is due to be forgotten or a peer's dump
+    /// taken as complete.
     pub fn next_deadline(&self) -> Option<Millis> {
-        self.routers
-            .values()
-            .flat_map(|r| [r.forget_at, r.sync_by])
-            .flatten()
-            .min()
+        let forget = self.forgets.first().map(|(t, _)| *t);
+        match (forget, self.view.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Forget the routers stale for long enough; count what the routers
-    /// still syncing after [`SYNC_PATIENCE_MS`] have.
+    /// Take the peers that owe an End-of-RIB past `--bmp-sync-secs` as
+    /// dumped; forget the routers stale for long enough.
     pub fn expire(&mut self, now: Millis) {
-        let patience: Vec<String> = self
-            .routers
-            .iter_mut()
-            .filter(|(_, r)| r.sync_by.is_some_and(|t| t <= now))
-            .map(|(n, r)| {
-                r.sync_by = None;
-                n.clone()
-            })
-            .collect();
-        for name in patience {
-            if self.state(&name) == Some(RouterState::Syncing) {
-                tracing::warn!(router = %name, patience_ms = SYNC_PATIENCE_MS, "bmp: no End-of-RIB from the router in time; counting the paths it sent (its counts may be low until its dump is complete)");
-                for prefix in self.view.assume_synced(&name) {
-                    self.export(&name, &prefix);
-                }
-                tracing::info!(router = %name, state = %state_name(self.state(&name)), "bmp: router state");
+        for (name, changed, late) in self.view.expire(now) {
+            tracing::warn!(router = %name, peers = ?late.iter().map(ToString::to_string).collect::<Vec<_>>(), "bmp: no End-of-RIB from these peers in time (--bmp-sync-secs); counting the paths they sent (counts may be low until their dumps are complete)");
+            for prefix in &changed {
+                self.export(&name, prefix);
             }
+            tracing::info!(router = %name, state = %state_name(self.view.state(&name)), "bmp: router state");
         }
-        let due: Vec<String> = self
-            .routers
-            .iter()
-            .filter(|(_, r)| r.forget_at.is_some_and(|t| t <= now))
-            .map(|(n, _)| n.clone())
-            .collect();
-        for name in due {
+        self.count();
+        while let Some((t, name)) = self.forgets.first().cloned() {
+            if t > now {
+                break;
+            }
+            self.forgets.pop_first();
             tracing::info!(router = %name, stale_ms = self.stale_ms, "bmp: stale router forgotten");
             self.routers.remove(&name);
             self.view.forget(&name);
-            self.exported.retain(|(r, _), _| *r != name);
+            for p in &self.vips {
+                self.exported.remove(&(name.clone(), *p));
+            }
             telemetry::router_forgotten(&name);
         }
-    }
-
-    fn state(&self, router: &str) -> Option<RouterState> {
-        self.view
-            .routers()
-            .find(|(n, _)| *n == router)
-            .map(|(_, s)| s)
     }
 
     /// Export a router's paths for a VIP; log when the number (or its
@@ -455,20 +638,15 @@ impl Station {
 
     /// `None` when ready (a router is synced), else why not.
     pub fn not_ready(&self) -> Option<String> {
-        let states: Vec<RouterState> = self.view.routers().map(|(_, s)| s).collect();
-        if states.contains(&RouterState::Synced) {
+        let (syncing, synced, stale) = self.view.state_counts();
+        if synced > 0 {
             return None;
         }
-        Some(if states.is_empty() {
-            "no router has exported BMP to this station yet: check the routers' BMP configuration (station address and port) and that --bmp-listen is reachable from them".to_string()
+        Some(if syncing + stale == 0 {
+            "no router has exported BMP to this station yet: check the routers' BMP configuration (station address and port), that --bmp-listen is reachable from them and that --bmp-allow holds their addresses".to_string()
         } else {
             format!(
-                "no router is synced yet ({} syncing, {} stale): a router's paths are known once its initial dump is complete",
-                states
-                    .iter()
-                    .filter(|s| **s == RouterState::Syncing)
-                    .count(),
-                states.iter().filter(|s| **s == RouterState::Stale).count()
+                "no router is synced yet ({syncing} syncing, {stale} stale): a router's paths are known once every peer's initial dump is complete"
             )
         })
     }
@@ -482,6 +660,7 @@ impl Station {
                 let r = self.routers.get(name);
                 RouterStatus {
                     router: name.to_string(),
+                    sys_name: r.and_then(|r| r.sys_name.clone()),
                     address: r.map_or_else(String::new, |r| r.address.ip().to_string()),
                     state: state_name(Some(state)).to_string(),
                     forget_at: r
@@ -541,6 +720,11 @@ mod tests {
     use bytes::BytesMut;
     use tokio_util::codec::Decoder as _;
 
+    /// The router as the station names it: the address of its sessions.
+    const ROUTER: &str = "127.0.0.1";
+    /// `--bmp-sync-secs`' default, in milliseconds.
+    const SYNC_PATIENCE_MS: Millis = 60_000;
+
     fn vip() -> Prefix {
         "192.0.2.10/32".parse().expect("prefix")
     }
@@ -583,7 +767,7 @@ mod tests {
         let mut seen = vec![];
         for message in messages {
             st.apply(BmpInput::Message { session, message }, now);
-            let p = st.view.paths("rb-router", &vip());
+            let p = st.view.paths(ROUTER, &vip());
             if seen.last() != Some(&p) {
                 seen.push(p);
             }
@@ -593,7 +777,7 @@ mod tests {
 
     #[test]
     fn captured_frr_8_4_sessions_count_paths_go_stale_and_reconnect() {
-        let mut st = Station::new([vip()], 300);
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
         assert!(st.not_ready().is_some_and(|w| w.contains("no router")));
         // A starting router: known at once (0), the nodes' sessions come
         // up (1, 2), node1 withdraws and re-adds.
@@ -606,7 +790,12 @@ mod tests {
         assert_eq!(seen, [None, Some(0), Some(1), Some(2), Some(1), Some(2)]);
         assert_eq!(st.not_ready(), None, "synced: ready");
         let doc = st.status(&|ms| ms);
-        assert_eq!(doc[0].router, "rb-router");
+        assert_eq!(doc[0].router, ROUTER);
+        assert_eq!(
+            doc[0].sys_name.as_deref(),
+            Some("rb-router"),
+            "the sysName, a label"
+        );
         assert_eq!(doc[0].state, "synced");
         assert_eq!(doc[0].vips[0].paths, Some(2));
         let held: Vec<&str> = doc[0].vips[0]
@@ -624,7 +813,7 @@ mod tests {
             },
             1_000,
         );
-        assert_eq!(st.view.paths("rb-router", &vip()), None, "stale is unknown");
+        assert_eq!(st.view.paths(ROUTER, &vip()), None, "stale is unknown");
         assert!(st.not_ready().is_some_and(|w| w.contains("1 stale")));
         assert_eq!(st.next_deadline(), Some(301_000));
         let doc = st.status(&|ms| ms);
@@ -647,16 +836,16 @@ mod tests {
         assert_eq!(seen, [None, Some(2), Some(1)]);
         assert_eq!(
             st.next_deadline(),
-            Some(2_000 + SYNC_PATIENCE_MS),
-            "no forget pending"
+            None,
+            "no forget pending, every peer's End-of-RIB came"
         );
         st.expire(400_000);
-        assert_eq!(st.view.paths("rb-router", &vip()), Some(1), "not forgotten");
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(1), "not forgotten");
     }
 
     #[test]
     fn a_stale_router_is_forgotten_and_a_replaced_session_changes_nothing() {
-        let mut st = Station::new([vip()], 10);
+        let mut st = Station::new([vip()], 10, &crate::config::BmpLimits::default());
         let messages = session_file("tests/data/bmp/8.4/session1.bin");
         feed(&mut st, 1, messages.clone(), 0);
         // A second session under the same name before the first one's end.
@@ -676,7 +865,7 @@ mod tests {
             },
             200,
         );
-        assert_eq!(st.routers.get("rb-router").and_then(|r| r.session), Some(2));
+        assert_eq!(st.routers.get(ROUTER).and_then(|r| r.session), Some(2));
         assert_eq!(
             st.status(&|ms| ms)[0].state,
             "syncing",
@@ -702,7 +891,7 @@ mod tests {
 
     #[test]
     fn a_router_without_end_of_rib_is_counted_after_the_patience() {
-        let mut st = Station::new([vip()], 300);
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
         // The reconnect's dump, without its End-of-RIBs, before node2 dies.
         let messages: Vec<Message> = session_file("tests/data/bmp/8.4/session2.bin")
             .into_iter()
@@ -722,9 +911,9 @@ mod tests {
         assert!(st.not_ready().is_some_and(|w| w.contains("1 syncing")));
         assert_eq!(st.next_deadline(), Some(SYNC_PATIENCE_MS));
         st.expire(SYNC_PATIENCE_MS - 1);
-        assert_eq!(st.view.paths("rb-router", &vip()), None);
+        assert_eq!(st.view.paths(ROUTER, &vip()), None);
         st.expire(SYNC_PATIENCE_MS);
-        assert_eq!(st.view.paths("rb-router", &vip()), Some(2));
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(2));
         assert_eq!(st.not_ready(), None);
     }
 
@@ -740,7 +929,11 @@ mod tests {
         let addr = listener.local_addr().expect("addr");
         let (tx, mut rx) = mpsc::channel(16);
         let stop = CancellationToken::new();
-        let station = tokio::spawn(listen(listener, tx, stop.clone()));
+        let adm = Admission {
+            allow: vec!["127.0.0.0/8".parse().expect("cidr")],
+            per_address: 2,
+        };
+        let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
         let capture = std::fs::read(format!(
             "{}/tests/data/bmp/8.4/session1.bin",
             env!("CARGO_MANIFEST_DIR")
@@ -814,7 +1007,11 @@ mod tests {
         let addr = listener.local_addr().expect("addr");
         let (tx, mut rx) = mpsc::channel(2 * MAX_SESSIONS);
         let stop = CancellationToken::new();
-        let station = tokio::spawn(listen(listener, tx, stop.clone()));
+        let adm = Admission {
+            allow: vec!["127.0.0.0/8".parse().expect("cidr")],
+            per_address: MAX_SESSIONS,
+        };
+        let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
         let mut open = Vec::new();
         for _ in 0..MAX_SESSIONS {
             open.push(TcpStream::connect(addr).await.expect("connect"));
@@ -834,5 +1031,176 @@ mod tests {
         stop.cancel();
         station.await.expect("the listener stops");
         drop(open);
+    }
+
+    fn initiation(name: &str) -> Message {
+        Message::Initiation {
+            sys_name: Some(name.to_string()),
+            sys_descr: None,
+        }
+    }
+
+    fn up_from(st: &mut Station, session: SessionId, from: &str) {
+        st.apply(
+            BmpInput::Up {
+                session,
+                address: addr(from),
+            },
+            0,
+        );
+    }
+
+    #[test]
+    fn a_session_speaks_only_for_its_own_address_whatever_its_sys_name() {
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let real = session_file("tests/data/bmp/8.4/session1.bin");
+        feed(&mut st, 1, real, 0);
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(2));
+        // An impostor claims the real router's sysName from elsewhere.
+        up_from(&mut st, 2, "192.0.2.99:50000");
+        st.apply(
+            BmpInput::Message {
+                session: 2,
+                message: initiation("rb-router"),
+            },
+            10,
+        );
+        assert_eq!(
+            st.view.paths(ROUTER, &vip()),
+            Some(2),
+            "the real router's paths stay"
+        );
+        let doc = st.status(&|ms| ms);
+        let names: Vec<(&str, Option<&str>)> = doc
+            .iter()
+            .map(|r| (r.router.as_str(), r.sys_name.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("127.0.0.1", Some("rb-router")),
+                ("192.0.2.99", Some("rb-router"))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sys_name_is_a_printable_label_of_at_most_255_bytes() {
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        up_from(&mut st, 1, "127.0.0.1:40000");
+        let long = format!("evil\n\x1b[2J{}", "x".repeat(65_000));
+        st.apply(
+            BmpInput::Message {
+                session: 1,
+                message: initiation(&long),
+            },
+            0,
+        );
+        let label = st.status(&|ms| ms)[0].sys_name.clone().expect("label");
+        assert!(label.len() <= MAX_SYS_NAME, "{} bytes", label.len());
+        assert!(label.starts_with("evil\\n\\u{1b}[2J"), "{label}");
+        assert!(!label.chars().any(char::is_control), "{label:?}");
+        assert_eq!(printable("a\tb\u{7f}é", 100), "a\\tb\\u{7f}é");
+        assert_eq!(printable("ééé", 5), "éé", "cut at a character boundary");
+    }
+
+    #[test]
+    fn routers_beyond_the_limit_are_ignored_and_counted() {
+        let limits = crate::config::BmpLimits {
+            max_routers: 3,
+            ..crate::config::BmpLimits::default()
+        };
+        let mut st = Station::new([vip()], 300, &limits);
+        for n in 0..5_000u64 {
+            let last = u8::try_from(n % 250).expect("fits");
+            let third = u8::try_from(n / 250).expect("fits");
+            up_from(&mut st, n + 1, &format!("10.0.{third}.{last}:179"));
+            st.apply(
+                BmpInput::Message {
+                    session: n + 1,
+                    message: initiation("r"),
+                },
+                0,
+            );
+        }
+        assert_eq!(st.routers.len(), 3);
+        assert_eq!(st.status(&|ms| ms).len(), 3);
+        assert_eq!(st.sessions.len(), 5_000, "kept as sessions, ignored");
+        assert_eq!(st.logged.len(), 1, "logged once");
+    }
+
+    #[test]
+    fn peers_beyond_the_limit_are_refused_and_counted_per_router() {
+        let limits = crate::config::BmpLimits {
+            max_peers: 100,
+            ..crate::config::BmpLimits::default()
+        };
+        let mut st = Station::new([vip()], 300, &limits);
+        up_from(&mut st, 1, "127.0.0.1:40000");
+        for n in 0..200_000u32 {
+            let message = Message::PeerUp {
+                peer: crate::bmp::PeerKey {
+                    address: std::net::IpAddr::from(n.to_be_bytes()),
+                    distinguisher: 0,
+                },
+                asn: 64512,
+                bgp_id: std::net::Ipv4Addr::new(198, 18, 0, 1),
+                loc_rib: false,
+                families: vec![crate::bmp::Family::Ipv4],
+            };
+            st.apply(
+                BmpInput::Message {
+                    session: 1,
+                    message,
+                },
+                0,
+            );
+        }
+        assert_eq!(st.view.counters().peers_refused, 199_900);
+        assert_eq!(st.counted.peers_refused, 199_900, "reported to telemetry");
+    }
+
+    /// Idle sockets from one address cannot lock routers out: past
+    /// `--bmp-sessions-per-address` they are closed at accept, and an
+    /// address outside `--bmp-allow` gets nothing at all.
+    #[tokio::test]
+    async fn the_allowlist_and_the_per_address_cap_hold_at_accept() {
+        use tokio::io::AsyncReadExt;
+        async fn run(allow: &str, tries: usize) -> (usize, usize) {
+            let listener = bind("127.0.0.1:0".parse().expect("addr"))
+                .await
+                .expect("bind");
+            let addr = listener.local_addr().expect("addr");
+            let (tx, mut rx) = mpsc::channel(4 * tries);
+            let stop = CancellationToken::new();
+            let adm = Admission {
+                allow: vec![allow.parse().expect("cidr")],
+                per_address: 2,
+            };
+            let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
+            let mut open = Vec::new();
+            let mut closed = 0;
+            for _ in 0..tries {
+                let mut s = TcpStream::connect(addr).await.expect("connect");
+                let mut b = [0u8; 1];
+                // A refused socket is closed at once; an admitted one is
+                // announced to the owner (and stays open, silent).
+                tokio::select! {
+                    r = s.read(&mut b) => {
+                        assert_eq!(r.expect("read"), 0, "closed, not written to");
+                        closed += 1;
+                    }
+                    m = rx.recv() => {
+                        assert!(matches!(m, Some(BmpInput::Up { .. })), "{m:?}");
+                        open.push(s);
+                    }
+                }
+            }
+            stop.cancel();
+            station.await.expect("listener");
+            (open.len(), closed)
+        }
+        assert_eq!(run("127.0.0.0/8", 50).await, (2, 48));
+        assert_eq!(run("192.0.2.0/24", 50).await, (0, 50));
     }
 }

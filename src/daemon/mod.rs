@@ -162,7 +162,11 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
         });
     }
     if let Some(l) = bmp_listener {
-        tasks.spawn(bmp::listen(l, bmp_tx, stop.clone()));
+        let adm = bmp::Admission {
+            allow: s.bmp.allow.clone(),
+            per_address: s.bmp.sessions_per_address,
+        };
+        tasks.spawn(bmp::listen(l, adm, bmp_tx, stop.clone()));
     }
     // The router vantage reads only its kernel: no ZAPI, no vty.
     if s.vantage == crate::model::Vantage::Node {

@@ -121,7 +121,7 @@ impl Owner {
             settings: s.clone(),
             zebra_reason: "zebra not connected yet".to_string(),
             station: (s.vantage == crate::model::Vantage::Bmp)
-                .then(|| Station::new(s.vips.iter().copied(), s.bmp_stale_secs)),
+                .then(|| Station::new(s.vips.iter().copied(), s.bmp_stale_secs, &s.bmp)),
             ceiling_logged: false,
         };
         telemetry::drained(false);
