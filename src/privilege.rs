@@ -227,6 +227,10 @@ pub fn names(set: &CapsHashSet) -> String {
     if caps::all().is_subset(set) {
         return "all".into();
     }
+    if set.len() > 8 {
+        // Root's sets: the names would fill the line and say nothing.
+        return format!("{} capabilities", set.len());
+    }
     let mut v: Vec<String> = set
         .iter()
         .map(|c| c.to_string().trim_start_matches("CAP_").to_string())

@@ -126,6 +126,12 @@ struct PeerInfo {
     owes: BTreeSet<Family>,
     /// When it is taken as dumped, while it owes any.
     deadline: Option<Millis>,
+    /// Whether it has been told what it owes: at its BGP Peer Up, else
+    /// (the Loc-RIB, a peer known only by its routes) at its first route
+    /// during the dump.
+    claimed: bool,
+    /// The families whose End-of-RIB it sent (this session).
+    dumped: BTreeSet<Family>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,7 +235,7 @@ impl Router {
         if !p.up {
             return;
         }
-        for f in families {
+        for f in families.difference(&p.dumped) {
             if p.owes.insert(*f) {
                 *self.owing.entry(*f).or_default() += 1;
             }
@@ -246,6 +252,9 @@ impl Router {
         let Some(p) = self.peers.get_mut(peer) else {
             return;
         };
+        if let Some(f) = family {
+            p.dumped.insert(f);
+        }
         let paid: Vec<Family> = match family {
             Some(f) => p.owes.take(&f).into_iter().collect(),
             None => std::mem::take(&mut p.owes).into_iter().collect(),
@@ -583,6 +592,8 @@ fn peer_entry<'a>(
         up: true,
         owes: BTreeSet::new(),
         deadline: None,
+        claimed: false,
+        dumped: BTreeSet::new(),
     }))
 }
 
@@ -612,17 +623,21 @@ fn apply(
             asn,
             bgp_id,
             families,
-            ..
+            loc_rib,
         } => {
             if let Some(p) = peer_entry(r, ctx, *peer, *asn, *bgp_id, counters) {
                 p.asn = *asn;
                 p.bgp_id = *bgp_id;
                 p.up = true;
+                p.dumped.clear();
+                // The Loc-RIB's Peer Up comes whether or not the Loc-RIB
+                // is monitored (FRR 10.x): it owes once it sends routes.
+                p.claimed = !*loc_rib;
                 // A new BGP session sends its routes again: whatever an
                 // earlier session left (a Peer Down lost) is not held.
                 r.drop_peer(peer);
                 r.paid(peer, None);
-                if dumping {
+                if dumping && !*loc_rib {
                     // Only what the session carries: a BGP session per
                     // family (FRR's IPv4 and IPv6 neighbours) owes one.
                     let owed: BTreeSet<Family> = families
@@ -650,12 +665,14 @@ fn apply(
             withdrawn,
             end_of_rib,
         } => {
-            let new = !r.peers.contains_key(peer);
-            if peer_entry(r, ctx, *peer, *asn, *bgp_id, counters).is_none() {
+            let Some(p) = peer_entry(r, ctx, *peer, *asn, *bgp_id, counters) else {
                 return changed(r, before);
-            }
-            if new && dumping {
-                // A peer the router reports only by its routes dumps too.
+            };
+            let claim = !p.claimed;
+            p.claimed = true;
+            if claim && dumping {
+                // A peer the router reports only by its routes (and the
+                // Loc-RIB once it sends any) dumps too.
                 r.owe(*peer, ctx.families, now, patience);
             }
             for fam in announced
@@ -1109,5 +1126,38 @@ mod tests {
         assert_eq!(v.paths("r2", &vip()), None);
         assert_eq!(v.paths("r1", &vip()), Some(2));
         assert_eq!(v.paths("r3", &vip()), None);
+    }
+
+    #[test]
+    fn an_unmonitored_loc_rib_owes_nothing_a_monitored_one_its_end_of_rib() {
+        // FRR 10.x sends the Loc-RIB's Peer Up even when only post-policy
+        // is monitored, and never an End-of-RIB for it then.
+        let loc = Message::PeerUp {
+            peer: loc_rib(),
+            asn: 64513,
+            bgp_id: Ipv4Addr::new(198, 18, 0, 1),
+            loc_rib: true,
+            families: vec![Family::Ipv4],
+        };
+        let mut v = opened(&[]);
+        v.apply("r1", &loc);
+        v.apply("r1", &up(peer(1)));
+        announce(&mut v, peer(1), Rib::PostPolicy, vip());
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv6));
+        assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
+        // Monitored: it owes once its routes come.
+        let mut v = opened(&[]);
+        v.apply("r1", &loc);
+        v.apply("r1", &up(peer(1)));
+        announce(&mut v, loc_rib(), Rib::LocRib, vip());
+        for f in [Family::Ipv4, Family::Ipv6] {
+            v.apply("r1", &eor(peer(1), Rib::PostPolicy, f));
+        }
+        assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+        for f in [Family::Ipv4, Family::Ipv6] {
+            v.apply("r1", &eor(loc_rib(), Rib::LocRib, f));
+        }
+        assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
     }
 }
