@@ -14,7 +14,7 @@
 use std::path::PathBuf;
 
 use bytes::BytesMut;
-use ribbridge::bmp::{BmpCodec, Decoder, Family, Message, View};
+use ribbridge::bmp::{BmpCodec, Decoder, EndOfRib, Family, Message, View};
 use ribbridge::model::Prefix;
 use tokio_util::codec::Decoder as _;
 
@@ -54,6 +54,8 @@ fn summary(msgs: &[Message]) -> Vec<String> {
                 announced,
                 withdrawn,
                 end_of_rib,
+                skipped,
+                treat_as_withdraw,
                 ..
             } => {
                 let mut l = format!("{rib} {}", peer.address);
@@ -63,11 +65,17 @@ fn summary(msgs: &[Message]) -> Vec<String> {
                 for p in withdrawn {
                     l += &format!(" -{}", p.prefix);
                 }
-                if let Some(f) = end_of_rib {
-                    l += match f {
-                        Family::Ipv4 => " eor-ipv4",
-                        Family::Ipv6 => " eor-ipv6",
-                    };
+                match end_of_rib {
+                    Some(EndOfRib::Unicast(Family::Ipv4)) => l += " eor-ipv4",
+                    Some(EndOfRib::Unicast(Family::Ipv6)) => l += " eor-ipv6",
+                    Some(EndOfRib::Other { afi, safi }) => l += &format!(" eor-{afi}/{safi}"),
+                    None => {}
+                }
+                for s in skipped {
+                    l += &format!(" skipped-{}/{}x{}", s.afi, s.safi, s.count);
+                }
+                if let Some(r) = treat_as_withdraw {
+                    l += &format!(" treat-as-withdraw ({r})");
                 }
                 l
             }

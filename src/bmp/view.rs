@@ -37,7 +37,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
-use super::message::{Family, Message, Path, PeerKey, Rib};
+use super::message::{EndOfRib, Family, Message, Path, PeerKey, Rib};
 use crate::model::Prefix;
 
 /// Where a router's session stands.
@@ -227,7 +227,15 @@ impl View {
                 announced,
                 withdrawn,
                 end_of_rib,
+                ..
             } => {
+                // An End-of-RIB of a family not decoded (VPN, EVPN, ...)
+                // says nothing about the unicast ones; a treat-as-withdraw
+                // UPDATE's prefixes are in `withdrawn` already.
+                let end_of_rib = match end_of_rib {
+                    Some(EndOfRib::Unicast(f)) => Some(*f),
+                    Some(EndOfRib::Other { .. }) | None => None,
+                };
                 let new_rib = r.ribs.insert(*rib);
                 r.peers.entry(*peer).or_insert(PeerInfo {
                     asn: *asn,
@@ -262,7 +270,7 @@ impl View {
                     }
                 }
                 if let Some(f) = end_of_rib {
-                    r.synced.insert(*f);
+                    r.synced.insert(f);
                 }
                 changed(r, touched, before)
             }
@@ -428,9 +436,11 @@ mod tests {
             announced,
             withdrawn,
             end_of_rib: None,
+            skipped: vec![],
+            treat_as_withdraw: None,
         }
     }
-    fn eor(p: PeerKey, rib: Rib, family: Family) -> Message {
+    fn eor_of(p: PeerKey, rib: Rib, end: EndOfRib) -> Message {
         Message::Route {
             peer: p,
             asn: 64512,
@@ -438,8 +448,13 @@ mod tests {
             rib,
             announced: vec![],
             withdrawn: vec![],
-            end_of_rib: Some(family),
+            end_of_rib: Some(end),
+            skipped: vec![],
+            treat_as_withdraw: None,
         }
+    }
+    fn eor(p: PeerKey, rib: Rib, family: Family) -> Message {
+        eor_of(p, rib, EndOfRib::Unicast(family))
     }
     fn up(p: PeerKey) -> Message {
         Message::PeerUp {
@@ -505,6 +520,25 @@ mod tests {
         assert_eq!(v.paths("r1", &vip()), None);
         assert_eq!(v.paths("r1", &vip6()), Some(0));
         assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+    }
+
+    #[test]
+    fn an_end_of_rib_of_a_skipped_family_syncs_nothing() {
+        let mut v = opened(&[1]);
+        announce(&mut v, peer(1), Rib::PostPolicy, vip());
+        // VPNv4 (1/128) and EVPN (25/70) End-of-RIBs, as XR and Junos send.
+        for (afi, safi) in [(1, 128), (25, 70)] {
+            let changed = v.apply(
+                "r1",
+                &eor_of(peer(1), Rib::PostPolicy, EndOfRib::Other { afi, safi }),
+            );
+            assert!(changed.is_empty());
+        }
+        assert_eq!(v.paths("r1", &vip()), None);
+        assert_eq!(v.paths("r1", &vip6()), None);
+        assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        assert_eq!(v.paths("r1", &vip()), Some(1));
     }
 
     #[test]
