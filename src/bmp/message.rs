@@ -600,6 +600,64 @@ mod tests {
     }
 
     #[test]
+    fn the_bgp_header_is_checked_and_other_families_pass() {
+        // A KEEPALIVE inside Route Monitoring: not an UPDATE, ignored.
+        assert!(matches!(
+            decode(with_peer(0, 0x40, &bgp(4, &[]))),
+            Ok(Message::Ignored { .. })
+        ));
+        // An unknown BGP type, a broken marker, a length under 19: errors.
+        assert!(decode(with_peer(0, 0x40, &bgp(9, &[]))).is_err());
+        let mut marker = update(None);
+        marker[3] = 0;
+        assert!(decode(with_peer(0, 0x40, &marker)).is_err());
+        let mut short = update(None);
+        short[16..18].copy_from_slice(&18u16.to_be_bytes());
+        assert!(decode(with_peer(0, 0x40, &short)).is_err());
+        // The EVPN End-of-RIB that bgpkit-parser refused ("Unknown AFI type: 25").
+        let evpn = bgp(2, &[0, 0, 0, 6, 0x80, 15, 3, 0, 25, 70]);
+        match decode(with_peer(0, 0x40, &evpn)) {
+            Ok(Message::Route {
+                end_of_rib: Some(EndOfRib::Other { afi: 25, safi: 70 }),
+                skipped,
+                treat_as_withdraw: None,
+                ..
+            }) => assert_eq!(
+                skipped,
+                vec![Skipped {
+                    afi: 25,
+                    safi: 70,
+                    count: 1
+                }]
+            ),
+            other => panic!("{other:?}"),
+        }
+        // 2-byte AS numbers (the per-peer header's A flag, 0x20).
+        let attrs = [
+            0x40, 1, 1, 0, 0x40, 2, 4, 2, 1, 0xfc, 0, 0x40, 3, 4, 198, 18, 1, 2,
+        ];
+        let mut b = vec![0, 0, 0, u8::try_from(attrs.len()).expect("fits")];
+        b.extend_from_slice(&attrs);
+        b.extend_from_slice(&[32, 192, 0, 2, 10]);
+        match decode(with_peer(0, 0x40 | 0x20, &bgp(2, &b))) {
+            Ok(Message::Route {
+                announced,
+                treat_as_withdraw: None,
+                ..
+            }) => assert_eq!(announced.len(), 1),
+            other => panic!("{other:?}"),
+        }
+        match decode(with_peer(0, 0x40, &bgp(2, &b))) {
+            Ok(Message::Route {
+                treat_as_withdraw: Some(TreatAsWithdraw::MalformedAsPath),
+                withdrawn,
+                ..
+            }) => assert_eq!(withdrawn.len(), 1),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn adj_rib_out_is_ignored() {
         assert!(matches!(
             decode(with_peer(0, 0x40 | 0x10, &update(None))),
