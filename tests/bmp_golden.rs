@@ -13,12 +13,18 @@
 
 use std::path::PathBuf;
 
-use bytes::BytesMut;
-use ribbridge::bmp::{BmpCodec, Decoder, Family, Message, View};
+use bytes::{BufMut, Bytes, BytesMut};
+use ribbridge::bmp::{BmpCodec, Decoder, EndOfRib, Family, Message, Skipped, View};
 use ribbridge::model::Prefix;
 use tokio_util::codec::Decoder as _;
 
 fn capture(release: &str, session: u32) -> Vec<Message> {
+    capture_with(release, session, &[])
+}
+
+/// The capture's messages, with `extra` frames decoded after each of its
+/// Route Monitoring frames.
+fn capture_with(release: &str, session: u32, extra: &[Bytes]) -> Vec<Message> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join(format!("tests/data/bmp/{release}/session{session}.bin"));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -27,7 +33,17 @@ fn capture(release: &str, session: u32) -> Vec<Message> {
     let mut decoder = Decoder::new();
     let mut out = Vec::new();
     while let Some(frame) = codec.decode_eof(&mut buf).expect("a whole BMP stream") {
+        let route = frame.get(5) == Some(&0);
         out.push(decoder.decode(frame).expect("every FRR message decodes"));
+        if route {
+            for f in extra {
+                out.push(
+                    decoder
+                        .decode(f.clone())
+                        .expect("every extra frame decodes"),
+                );
+            }
+        }
     }
     out
 }
@@ -54,6 +70,8 @@ fn summary(msgs: &[Message]) -> Vec<String> {
                 announced,
                 withdrawn,
                 end_of_rib,
+                skipped,
+                treat_as_withdraw,
                 ..
             } => {
                 let mut l = format!("{rib} {}", peer.address);
@@ -63,11 +81,17 @@ fn summary(msgs: &[Message]) -> Vec<String> {
                 for p in withdrawn {
                     l += &format!(" -{}", p.prefix);
                 }
-                if let Some(f) = end_of_rib {
-                    l += match f {
-                        Family::Ipv4 => " eor-ipv4",
-                        Family::Ipv6 => " eor-ipv6",
-                    };
+                match end_of_rib {
+                    Some(EndOfRib::Unicast(Family::Ipv4)) => l += " eor-ipv4",
+                    Some(EndOfRib::Unicast(Family::Ipv6)) => l += " eor-ipv6",
+                    Some(EndOfRib::Other { afi, safi }) => l += &format!(" eor-{afi}/{safi}"),
+                    None => {}
+                }
+                for s in skipped {
+                    l += &format!(" skipped-{}/{}x{}", s.afi, s.safi, s.count);
+                }
+                if let Some(r) = treat_as_withdraw {
+                    l += &format!(" treat-as-withdraw ({r})");
                 }
                 l
             }
@@ -240,4 +264,177 @@ fn a_restarted_router_counts_the_remaining_node() {
             "FRR {r}"
         );
     }
+}
+
+// ---- Route Monitoring of other families, as IOS XR, VRP and Junos send ----
+
+/// A post-policy Route Monitoring frame from peer 198.18.1.2 (4-byte AS)
+/// carrying the UPDATE body `update` (withdrawn, attributes, NLRI).
+fn route_monitoring(update: &[u8]) -> Bytes {
+    let mut bgp = BytesMut::new();
+    bgp.put_slice(&[0xff; 16]);
+    bgp.put_u16(u16::try_from(19 + update.len()).expect("fits"));
+    bgp.put_u8(2);
+    bgp.put_slice(update);
+    let mut m = BytesMut::new();
+    m.put_u8(3);
+    m.put_u32(u32::try_from(6 + 42 + bgp.len()).expect("fits"));
+    m.put_u8(0);
+    m.put_u8(0);
+    m.put_u8(0x40);
+    m.put_u64(0);
+    m.put_slice(&[0; 12]);
+    m.put_slice(&[198, 18, 1, 2]);
+    m.put_u32(64512);
+    m.put_slice(&[198, 18, 1, 2]);
+    m.put_u64(0);
+    m.put_slice(&bgp);
+    m.freeze()
+}
+
+fn attr(flags: u8, t: u8, value: &[u8]) -> Vec<u8> {
+    let mut a = vec![flags | 0x10, t];
+    a.extend_from_slice(&u16::try_from(value.len()).expect("fits").to_be_bytes());
+    a.extend_from_slice(value);
+    a
+}
+
+fn body(withdrawn: &[u8], attrs: &[u8], nlri: &[u8]) -> Vec<u8> {
+    let mut b = u16::try_from(withdrawn.len())
+        .expect("fits")
+        .to_be_bytes()
+        .to_vec();
+    b.extend_from_slice(withdrawn);
+    b.extend_from_slice(&u16::try_from(attrs.len()).expect("fits").to_be_bytes());
+    b.extend_from_slice(attrs);
+    b.extend_from_slice(nlri);
+    b
+}
+
+/// ORIGIN, AS_PATH, NEXT_HOP.
+fn mandatory() -> Vec<u8> {
+    [
+        attr(0x40, 1, &[0]),
+        attr(0x40, 2, &[2, 1, 0, 0, 0xfc, 0]),
+        attr(0x40, 3, &[198, 18, 1, 2]),
+    ]
+    .concat()
+}
+
+/// A VPNv4 announcement: 12-byte next hop (RD 0 + IPv4), label + RD + prefix.
+fn vpnv4_reach() -> Vec<u8> {
+    let mut v = vec![0, 1, 128, 12, 0, 0, 0, 0, 0, 0, 0, 0, 198, 18, 1, 2, 0];
+    v.extend_from_slice(&[112, 0x00, 0x3e, 0x81, 0, 1, 0xfc, 0, 0, 0, 0, 7, 192, 0, 2]);
+    attr(0x80, 14, &v)
+}
+
+/// Frames of families the station does not count: VPNv4, EVPN (a type 2
+/// route), their End-of-RIBs, and a BGP-LS withdraw.
+fn other_families() -> Vec<Bytes> {
+    let mut evpn2 = vec![0, 25, 70, 4, 198, 18, 1, 2, 0, 2, 33];
+    evpn2.extend_from_slice(&[0, 1, 0xfc, 0, 0, 0, 0, 7]);
+    evpn2.extend_from_slice(&[0; 14]);
+    evpn2.extend_from_slice(&[48, 2, 0, 0, 0, 0, 1, 0, 0x00, 0x3e, 0x81]);
+    vec![
+        route_monitoring(&body(&[], &[mandatory(), vpnv4_reach()].concat(), &[])),
+        route_monitoring(&body(
+            &[],
+            &[mandatory(), attr(0x80, 14, &evpn2)].concat(),
+            &[],
+        )),
+        route_monitoring(&body(&[], &attr(0x80, 15, &[0x40, 4, 72, 0, 1, 0, 0]), &[])),
+        route_monitoring(&body(&[], &attr(0x80, 15, &[0, 1, 128]), &[])),
+        route_monitoring(&body(&[], &attr(0x80, 15, &[0, 25, 70]), &[])),
+    ]
+}
+
+/// VPN, EVPN and BGP-LS routes and End-of-RIBs after every route of a
+/// captured session change no count: the view walks as on FRR alone.
+#[test]
+fn other_families_between_captured_routes_change_no_count() {
+    let extra = other_families();
+    for r in RELEASES {
+        for s in 1..=3 {
+            let plain = capture(r, s);
+            let mixed = capture_with(r, s, &extra);
+            assert!(mixed.len() > plain.len(), "FRR {r} session {s}");
+            assert_eq!(trace(&mixed), trace(&plain), "FRR {r} session {s}");
+        }
+    }
+    let d: Vec<String> = summary(
+        &extra
+            .iter()
+            .map(|f| ribbridge::bmp::decode(f.clone()).expect("decodes"))
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(
+        d,
+        [
+            "adj-rib-in-post 198.18.1.2 skipped-1/128x1",
+            "adj-rib-in-post 198.18.1.2 skipped-25/70x1",
+            "adj-rib-in-post 198.18.1.2 skipped-16388/72x1",
+            "adj-rib-in-post 198.18.1.2 eor-1/128 skipped-1/128x1",
+            "adj-rib-in-post 198.18.1.2 eor-25/70 skipped-25/70x1",
+        ]
+    );
+}
+
+/// A VPNv4 route and an IPv4 VIP in one UPDATE: the VIP is counted; an
+/// UPDATE without ORIGIN withdraws it (RFC 7606 treat-as-withdraw).
+#[test]
+fn a_vip_next_to_a_vpn_route_is_counted_and_treat_as_withdraw_removes_it() {
+    let [v4, _] = vips();
+    let vip_nlri = [32, 192, 0, 2, 10];
+    let mut view = View::new([v4]);
+    view.session_up("r");
+    let mut d = Decoder::new();
+    let announce = route_monitoring(&body(
+        &[],
+        &[mandatory(), vpnv4_reach()].concat(),
+        &vip_nlri,
+    ));
+    match d.decode(announce).expect("decodes") {
+        m @ Message::Route { .. } => {
+            let Message::Route {
+                announced, skipped, ..
+            } = &m
+            else {
+                unreachable!()
+            };
+            assert_eq!(announced.len(), 1);
+            assert_eq!(
+                skipped,
+                &[Skipped {
+                    afi: 1,
+                    safi: 128,
+                    count: 1
+                }]
+            );
+            view.apply("r", &m);
+        }
+        other => panic!("{other:?}"),
+    }
+    view.apply(
+        "r",
+        &d.decode(route_monitoring(&body(&[], &[], &[])))
+            .expect("EoR"),
+    );
+    assert_eq!(view.paths("r", &v4), Some(1));
+    let no_origin = [
+        attr(0x40, 2, &[2, 1, 0, 0, 0xfc, 0]),
+        attr(0x40, 3, &[198, 18, 1, 2]),
+        vpnv4_reach(),
+    ]
+    .concat();
+    let m = d
+        .decode(route_monitoring(&body(&[], &no_origin, &vip_nlri)))
+        .expect("treat-as-withdraw is not an error");
+    assert_eq!(
+        summary(std::slice::from_ref(&m)),
+        [
+            "adj-rib-in-post 198.18.1.2 -192.0.2.10/32 skipped-1/128x1 treat-as-withdraw (ORIGIN missing)"
+        ]
+    );
+    view.apply("r", &m);
+    assert_eq!(view.paths("r", &v4), Some(0));
 }

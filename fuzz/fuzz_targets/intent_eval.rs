@@ -23,13 +23,21 @@ fuzz_target!(|data: &[u8]| {
         .filter_map(|s| s.parse().ok())
         .collect();
     // Every prefix the configuration names is a candidate too.
-    for entries in intent.ip_prefix_lists.values().chain(intent.ipv6_prefix_lists.values()) {
+    for entries in intent
+        .ip_prefix_lists
+        .values()
+        .chain(intent.ipv6_prefix_lists.values())
+    {
         prefixes.extend(entries.iter().map(|e| e.prefix));
     }
     prefixes.truncate(64);
     for r in &intent.redistributions {
         for p in &prefixes {
-            if let Some(Verdict::Deny { route_map, seq: Some(seq) }) = intent.redistributed(r.table, p) {
+            if let Some(Verdict::Deny {
+                route_map,
+                seq: Some(seq),
+            }) = intent.redistributed(r.table, p)
+            {
                 let entries = &intent.route_maps[route_map];
                 assert!(entries.iter().any(|e| e.seq == seq && !e.permit));
             }

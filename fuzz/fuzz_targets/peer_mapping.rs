@@ -4,9 +4,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use ribbridge::model::TableMode;
 use ribbridge::render::identity::RouterId;
 use ribbridge::render::mapping::Mapping;
-use ribbridge::model::TableMode;
 use ribbridge::render::template::{self, Context};
 
 fuzz_target!(|data: &[u8]| {

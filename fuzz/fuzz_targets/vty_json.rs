@@ -16,7 +16,9 @@ fuzz_target!(|data: &[u8]| {
     let _ = json::parse_route_table(text);
     let _ = json::parse_summary(text);
     let _ = json::parse_advertised(text);
-    let cut = data.first().map_or(0, |b| usize::from(*b) % (data.len() + 1));
+    let cut = data
+        .first()
+        .map_or(0, |b| usize::from(*b) % (data.len() + 1));
     let mut scan = KeyScan::new(KeysOf::Member("advertisedRoutes"));
     scan.feed(&data[..cut]);
     scan.feed(&data[cut..]);

@@ -1,16 +1,21 @@
 //! BMP messages (RFC 7854; Loc-RIB per RFC 9069) decoded into what the
-//! station needs, by way of `bgpkit-parser`.
+//! station needs: by way of `bgpkit-parser` for the BMP layer, by our own
+//! [`super::update`] for the BGP UPDATE inside Route Monitoring.
 //!
 //! Contract: [`Decoder::decode`] takes one whole frame from
 //! [`super::codec::BmpCodec`] and returns a [`Message`] or a typed
 //! [`DecodeError`]; it never panics on any input (fuzzed in
-//! `fuzz/fuzz_targets/bmp_decode.rs`). Route Monitoring keeps only the
-//! unicast prefixes (IPv4 and IPv6, from the UPDATE's NLRI and withdrawn
-//! fields and from MP_REACH/MP_UNREACH), each with its add-path id when the
-//! peer's session negotiated add-path; other attributes are dropped here.
-//! Where bgpkit-parser is lenient for MRT archives (a BGP PDU cut short, a
-//! malformed NLRI or MP_REACH/MP_UNREACH kept as a warning) the decoder
-//! refuses: a silently missed announce or withdraw would be a wrong count.
+//! `fuzz/fuzz_targets/bmp_decode.rs`). bgpkit-parser reads the Initiation,
+//! Peer Up (with the OPENs' add-path capability), Peer Down, Statistics,
+//! Termination and the per-peer header. Route Monitoring: the BGP header is
+//! checked here (marker, a length the message carries, a known type; a
+//! non-UPDATE is [`Message::Ignored`]) and the UPDATE goes to
+//! [`super::update::decode`], which keeps only the unicast prefixes (IPv4
+//! and IPv6, classic and MP_REACH/MP_UNREACH, with their add-path ids),
+//! skips and counts every other AFI/SAFI, and applies RFC 7606: a
+//! structural fault is a [`DecodeError`] (the session ends), a missing or
+//! malformed mandatory attribute turns the announcements into withdrawals.
+//! Its module doc states the rules.
 //!
 //! Add-path: RFC 7854 carries UPDATEs as the peer sent them, so whether NLRI
 //! carry a 4-byte path id depends on the OPENs of that BGP session, which
@@ -19,19 +24,17 @@
 //! offered to receive add-path and the peer's offered to send it (any
 //! unicast family: a mixed set per family on one session is not something
 //! the lab or FRR produce, see docs/BMP.md). The free function [`decode`]
-//! is a decoder with no Peer Up seen: no add-path.
+//! is a decoder with no Peer Up seen: no add-path. The AS number width of
+//! AS_PATH comes from the per-peer header's A flag (4 bytes for Loc-RIB).
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 
-use bgpkit_parser::error::BgpValidationWarning;
 use bgpkit_parser::models::capabilities::AddPathSendReceive;
 use bgpkit_parser::models::{
-    Afi, AsnLength, AttrType, Attributes, BgpMessage, BgpOpenMessage, CapabilityValue,
-    NetworkPrefix, ParamValue, Safi,
+    Afi, AsnLength, BgpMessage, BgpOpenMessage, CapabilityValue, ParamValue, Safi,
 };
-use bgpkit_parser::parser::bgp::parse_bgp_message;
 use bgpkit_parser::parser::bmp::error::ParserBmpError;
 use bgpkit_parser::parser::bmp::messages::{
     BmpMessageBody, BmpMsgType, BmpPeerType, BmpPerPeerHeader, InitiationTlvType, PeerDownReason,
@@ -40,7 +43,8 @@ use bgpkit_parser::parser::bmp::messages::{
 use bgpkit_parser::parser::bmp::parse_bmp_msg;
 use bytes::Bytes;
 
-use crate::model::Prefix;
+use super::update::{self, Options};
+pub use super::update::{EndOfRib, Family, Path, Skipped, TreatAsWithdraw, UpdateError};
 
 /// One BGP peer as the router reports it in the per-peer header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -80,35 +84,6 @@ impl fmt::Display for Rib {
             Rib::LocRib => "loc-rib",
         })
     }
-}
-
-/// A unicast address family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    /// IPv4 unicast.
-    Ipv4,
-    /// IPv6 unicast.
-    Ipv6,
-}
-
-impl Family {
-    /// The family of a prefix.
-    pub fn of(prefix: &Prefix) -> Family {
-        if prefix.is_ipv4() {
-            Family::Ipv4
-        } else {
-            Family::Ipv6
-        }
-    }
-}
-
-/// One path of a prefix: the prefix and its add-path id, if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Path {
-    /// The prefix (host bits cleared).
-    pub prefix: Prefix,
-    /// The add-path id when the peer's session uses add-path.
-    pub path_id: Option<u32>,
 }
 
 /// A decoded BMP message: only what the station uses.
@@ -155,11 +130,18 @@ pub enum Message {
         rib: Rib,
         /// Unicast paths announced.
         announced: Vec<Path>,
-        /// Unicast paths withdrawn.
+        /// Unicast paths withdrawn (including the announcements of a
+        /// treat-as-withdraw UPDATE).
         withdrawn: Vec<Path>,
-        /// Set when the UPDATE is an End-of-RIB marker (RFC 4724) of a
-        /// unicast family: the initial dump of that family is complete.
-        end_of_rib: Option<Family>,
+        /// Set when the UPDATE is an End-of-RIB marker (RFC 4724): of a
+        /// unicast family (its initial dump is complete) or of a family
+        /// not decoded (to be ignored).
+        end_of_rib: Option<EndOfRib>,
+        /// The families not decoded that the UPDATE carried, each once.
+        skipped: Vec<Skipped>,
+        /// Set when the UPDATE's announcements were taken as withdrawals
+        /// (RFC 7606: a missing or malformed mandatory attribute).
+        treat_as_withdraw: Option<TreatAsWithdraw>,
     },
     /// A Statistics Report: (stat type, value) pairs.
     Stats {
@@ -363,128 +345,60 @@ impl Decoder {
             PerPeerFlags::PeerFlags(f) => f.asn_length(),
             PerPeerFlags::LocalRibPeerFlags(_) => AsnLength::Bits32,
         };
-        // bgpkit-parser reads a BGP PDU cut short as far as it goes (lenient
-        // for MRT files); inside BMP a short PDU would silently lose NLRI,
-        // so its length field must fit what the message carries.
-        if body.len() >= 18 {
-            let pdu_len = usize::from(u16::from_be_bytes([body[16], body[17]]));
-            if pdu_len > body.len() {
-                return Err(ParserBmpError::CorruptedBgpMessage(format!(
-                    "the BGP PDU's length field says {pdu_len} bytes, the message carries {}",
-                    body.len()
-                )));
-            }
+        let asn4 = matches!(asn_len, AsnLength::Bits32);
+        // The BGP header: marker, a length that the message carries (RFC
+        // 8654: up to 65535), a known type; only an UPDATE is decoded.
+        let corrupted = |detail: String| ParserBmpError::CorruptedBgpMessage(detail);
+        let short = || {
+            corrupted(format!(
+                "the BGP PDU of {} bytes is shorter than its 19-byte header",
+                body.len()
+            ))
+        };
+        let (header, rest) = body.split_at_checked(19).ok_or_else(short)?;
+        let [marker @ .., len_hi, len_lo, kind] = header else {
+            return Err(short());
+        };
+        if marker.iter().any(|b| *b != 0xff) {
+            return Err(corrupted("the BGP PDU's marker is not all ones".into()));
         }
-        let update = match parse_bgp_message(&mut body, add_path, &asn_len)
-            .map_err(|e| ParserBmpError::CorruptedBgpMessage(e.to_string()))?
-        {
-            BgpMessage::Update(u) => u,
-            _ => {
+        let pdu_len = usize::from(u16::from_be_bytes([*len_hi, *len_lo]));
+        if pdu_len < 19 || pdu_len > body.len() {
+            return Err(corrupted(format!(
+                "the BGP PDU's length field says {pdu_len} bytes, the message carries {}",
+                body.len()
+            )));
+        }
+        match *kind {
+            2 => {}
+            1 | 3 | 4 | 5 => {
                 return Ok(Message::Ignored {
                     kind: "Route Monitoring without an UPDATE",
                 });
             }
-        };
-        if let Some(damage) = nlri_damage(&update.attributes) {
-            return Err(ParserBmpError::CorruptedBgpMessage(damage));
+            t => return Err(corrupted(format!("unknown BGP message type {t}"))),
         }
-        let end_of_rib = if update.is_end_of_rib() {
-            // An IPv4 End-of-RIB is an empty UPDATE; any other family's is
-            // an UPDATE holding only an empty MP_UNREACH of that family.
-            match update.attributes.get_unreachable_nlri() {
-                None => Some(Family::Ipv4),
-                Some(n) if n.safi == Safi::Unicast && n.afi == Afi::Ipv4 => Some(Family::Ipv4),
-                Some(n) if n.safi == Safi::Unicast && n.afi == Afi::Ipv6 => Some(Family::Ipv6),
-                Some(_) => None,
-            }
-        } else {
-            None
-        };
-        let mut announced = Vec::new();
-        let mut withdrawn = Vec::new();
-        unicast(&update.announced_prefixes, &mut announced);
-        unicast(&update.withdrawn_prefixes, &mut withdrawn);
-        mp_unicast(&update.attributes, &mut announced, &mut withdrawn);
+        let update_body = rest.get(..pdu_len - 19).unwrap_or_default();
+        let u = update::decode(update_body, Options { add_path, asn4 })
+            .map_err(|e| corrupted(format!("UPDATE: {e}")))?;
         Ok(Message::Route {
             peer,
             asn: h.peer_asn.to_u32(),
             bgp_id: h.peer_bgp_id,
             rib,
-            announced,
-            withdrawn,
-            end_of_rib,
+            announced: u.announced,
+            withdrawn: u.withdrawn,
+            end_of_rib: u.end_of_rib,
+            skipped: u.skipped,
+            treat_as_withdraw: u.treat_as_withdraw,
         })
     }
-}
-
-/// bgpkit-parser keeps going past a malformed NLRI field or MP_REACH /
-/// MP_UNREACH attribute (RFC 7606 treat-as-withdraw, noted as a warning);
-/// for the station that would be a silently missed announce or withdraw,
-/// or NLRI read with the wrong add-path guess, so it is an error.
-fn nlri_damage(attrs: &Attributes) -> Option<String> {
-    let nlri_attr = |t: &AttrType| {
-        matches!(
-            t,
-            AttrType::MP_REACHABLE_NLRI | AttrType::MP_UNREACHABLE_NLRI
-        )
-    };
-    attrs.validation_warnings().iter().find_map(|w| match w {
-        BgpValidationWarning::MalformedNlri {
-            nlri_type, reason, ..
-        } => Some(format!("malformed {nlri_type} NLRI: {reason}")),
-        BgpValidationWarning::MalformedAttributeList { reason } => {
-            Some(format!("malformed attribute list: {reason}"))
-        }
-        BgpValidationWarning::OptionalAttributeError { attr_type, reason }
-        | BgpValidationWarning::PartialAttributeError { attr_type, reason }
-            if nlri_attr(attr_type) =>
-        {
-            Some(format!("malformed {attr_type:?}: {reason}"))
-        }
-        BgpValidationWarning::AttributeLengthError { attr_type, .. }
-        | BgpValidationWarning::AttributeFlagsError { attr_type, .. }
-            if nlri_attr(attr_type) =>
-        {
-            Some(format!("malformed {attr_type:?}: {w:?}"))
-        }
-        _ => None,
-    })
 }
 
 fn peer_key(h: &BmpPerPeerHeader) -> PeerKey {
     PeerKey {
         address: h.peer_ip,
         distinguisher: h.peer_distinguisher,
-    }
-}
-
-fn unicast(prefixes: &[NetworkPrefix], out: &mut Vec<Path>) {
-    for p in prefixes {
-        let net = p.prefix.trunc();
-        // trunc() leaves a valid network address and length, so this only
-        // fails if ipnet and model ever disagree on lengths: drop, not panic.
-        if let Ok(prefix) = Prefix::new(net.addr(), net.prefix_len()) {
-            out.push(Path {
-                prefix,
-                path_id: p.path_id,
-            });
-        }
-    }
-}
-
-fn mp_unicast(attrs: &Attributes, announced: &mut Vec<Path>, withdrawn: &mut Vec<Path>) {
-    let is_unicast = |afi: Afi, safi: Safi| {
-        matches!(afi, Afi::Ipv4 | Afi::Ipv6) && matches!(safi, Safi::Unicast)
-    };
-    if let Some(n) = attrs.get_reachable_nlri()
-        && is_unicast(n.afi, n.safi)
-    {
-        unicast(&n.prefixes, announced);
-    }
-    if let Some(n) = attrs.get_unreachable_nlri()
-        && is_unicast(n.afi, n.safi)
-    {
-        unicast(&n.prefixes, withdrawn);
     }
 }
 
@@ -583,6 +497,7 @@ fn down_reason(reason: PeerDownReason, data_len: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Prefix;
     use bytes::{BufMut, BytesMut};
 
     const PEER: [u8; 4] = [198, 18, 1, 2];
@@ -713,7 +628,7 @@ mod tests {
         assert!(matches!(
             decode(with_peer(0, 0x40, &v4)),
             Ok(Message::Route {
-                end_of_rib: Some(Family::Ipv4),
+                end_of_rib: Some(EndOfRib::Unicast(Family::Ipv4)),
                 ..
             })
         ));
@@ -722,10 +637,68 @@ mod tests {
         assert!(matches!(
             decode(with_peer(0, 0x40, &v6)),
             Ok(Message::Route {
-                end_of_rib: Some(Family::Ipv6),
+                end_of_rib: Some(EndOfRib::Unicast(Family::Ipv6)),
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn the_bgp_header_is_checked_and_other_families_pass() {
+        // A KEEPALIVE inside Route Monitoring: not an UPDATE, ignored.
+        assert!(matches!(
+            decode(with_peer(0, 0x40, &bgp(4, &[]))),
+            Ok(Message::Ignored { .. })
+        ));
+        // An unknown BGP type, a broken marker, a length under 19: errors.
+        assert!(decode(with_peer(0, 0x40, &bgp(9, &[]))).is_err());
+        let mut marker = update(None);
+        marker[3] = 0;
+        assert!(decode(with_peer(0, 0x40, &marker)).is_err());
+        let mut short = update(None);
+        short[16..18].copy_from_slice(&18u16.to_be_bytes());
+        assert!(decode(with_peer(0, 0x40, &short)).is_err());
+        // The EVPN End-of-RIB that bgpkit-parser refused ("Unknown AFI type: 25").
+        let evpn = bgp(2, &[0, 0, 0, 6, 0x80, 15, 3, 0, 25, 70]);
+        match decode(with_peer(0, 0x40, &evpn)) {
+            Ok(Message::Route {
+                end_of_rib: Some(EndOfRib::Other { afi: 25, safi: 70 }),
+                skipped,
+                treat_as_withdraw: None,
+                ..
+            }) => assert_eq!(
+                skipped,
+                vec![Skipped {
+                    afi: 25,
+                    safi: 70,
+                    count: 1
+                }]
+            ),
+            other => panic!("{other:?}"),
+        }
+        // 2-byte AS numbers (the per-peer header's A flag, 0x20).
+        let attrs = [
+            0x40, 1, 1, 0, 0x40, 2, 4, 2, 1, 0xfc, 0, 0x40, 3, 4, 198, 18, 1, 2,
+        ];
+        let mut b = vec![0, 0, 0, u8::try_from(attrs.len()).expect("fits")];
+        b.extend_from_slice(&attrs);
+        b.extend_from_slice(&[32, 192, 0, 2, 10]);
+        match decode(with_peer(0, 0x40 | 0x20, &bgp(2, &b))) {
+            Ok(Message::Route {
+                announced,
+                treat_as_withdraw: None,
+                ..
+            }) => assert_eq!(announced.len(), 1),
+            other => panic!("{other:?}"),
+        }
+        match decode(with_peer(0, 0x40, &bgp(2, &b))) {
+            Ok(Message::Route {
+                treat_as_withdraw: Some(TreatAsWithdraw::MalformedAsPath),
+                withdrawn,
+                ..
+            }) => assert_eq!(withdrawn.len(), 1),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -3,8 +3,11 @@
 //! Contract: depends on `model` only. [`codec::BmpCodec`] cuts the TCP
 //! stream a router sends into whole messages, bounded (1 MiB by default) and
 //! version 3 only; [`message::Decoder`] turns each into a [`message::Message`]
-//! through `bgpkit-parser` (never panicking: a malformed message is a
-//! [`message::DecodeError`] that ends the session); [`view::View`] is the
+//! through `bgpkit-parser` for the BMP layer and [`update::decode`] (ours)
+//! for the BGP UPDATE of Route Monitoring: IPv4 and IPv6 unicast decoded,
+//! every other AFI/SAFI skipped and counted, RFC 7606 error handling
+//! (never panicking: a malformed message is a [`message::DecodeError`]
+//! that ends the session); [`view::View`] is the
 //! pure state: per router, per configured VIP, the paths the router holds,
 //! unknown until the router's initial dump is complete and again once its
 //! session is gone. The station task (in `daemon`) owns the sockets, the
@@ -25,8 +28,10 @@
 
 pub mod codec;
 pub mod message;
+pub mod update;
 pub mod view;
 
 pub use codec::{BmpCodec, FrameError, MAX_MESSAGE};
-pub use message::{DecodeError, Decoder, Family, Message, Path, PeerKey, Rib, decode};
+pub use message::{DecodeError, Decoder, Message, PeerKey, Rib, decode};
+pub use update::{EndOfRib, Family, Path, Skipped, TreatAsWithdraw, UpdateError};
 pub use view::{Counters, Limits, PathDetail, RouterState, View};

@@ -48,7 +48,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
-use super::message::{Family, Message, Path, PeerKey, Rib};
+use super::message::{EndOfRib, Family, Message, Path, PeerKey, Rib};
 use crate::model::Prefix;
 
 /// Milliseconds on the station's clock (the owner's, passed in).
@@ -664,7 +664,15 @@ fn apply(
             announced,
             withdrawn,
             end_of_rib,
+            ..
         } => {
+            // An End-of-RIB of a family not decoded (VPN, EVPN, ...) says
+            // nothing about the unicast ones; a treat-as-withdraw UPDATE's
+            // prefixes are in `withdrawn` already.
+            let end_of_rib = match end_of_rib {
+                Some(EndOfRib::Unicast(f)) => Some(*f),
+                Some(EndOfRib::Other { .. }) | None => None,
+            };
             let Some(p) = peer_entry(r, ctx, *peer, *asn, *bgp_id, counters) else {
                 return changed(r, before);
             };
@@ -679,7 +687,7 @@ fn apply(
                 .iter()
                 .chain(withdrawn)
                 .map(|p| Family::of(&p.prefix))
-                .chain(*end_of_rib)
+                .chain(end_of_rib)
             {
                 r.ribs.insert((fam, *rib));
             }
@@ -714,7 +722,7 @@ fn apply(
                 }
             }
             if let Some(f) = end_of_rib {
-                r.paid(peer, Some(*f));
+                r.paid(peer, Some(f));
             }
         }
         Message::Initiation { .. }
@@ -761,9 +769,11 @@ mod tests {
             announced,
             withdrawn,
             end_of_rib: None,
+            skipped: vec![],
+            treat_as_withdraw: None,
         }
     }
-    fn eor(p: PeerKey, rib: Rib, family: Family) -> Message {
+    fn eor_of(p: PeerKey, rib: Rib, end: EndOfRib) -> Message {
         Message::Route {
             peer: p,
             asn: 64512,
@@ -771,8 +781,13 @@ mod tests {
             rib,
             announced: vec![],
             withdrawn: vec![],
-            end_of_rib: Some(family),
+            end_of_rib: Some(end),
+            skipped: vec![],
+            treat_as_withdraw: None,
         }
+    }
+    fn eor(p: PeerKey, rib: Rib, family: Family) -> Message {
+        eor_of(p, rib, EndOfRib::Unicast(family))
     }
     fn up(p: PeerKey) -> Message {
         Message::PeerUp {
@@ -913,6 +928,25 @@ mod tests {
         assert_eq!(v.paths("r1", &vip()), None);
         assert_eq!(v.paths("r1", &vip6()), Some(0));
         assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+    }
+
+    #[test]
+    fn an_end_of_rib_of_a_skipped_family_syncs_nothing() {
+        let mut v = opened(&[1]);
+        announce(&mut v, peer(1), Rib::PostPolicy, vip());
+        // VPNv4 (1/128) and EVPN (25/70) End-of-RIBs, as XR and Junos send.
+        for (afi, safi) in [(1, 128), (25, 70)] {
+            let changed = v.apply(
+                "r1",
+                &eor_of(peer(1), Rib::PostPolicy, EndOfRib::Other { afi, safi }),
+            );
+            assert!(changed.is_empty());
+        }
+        assert_eq!(v.paths("r1", &vip()), None);
+        assert_eq!(v.paths("r1", &vip6()), None);
+        assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+        v.apply("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4));
+        assert_eq!(v.paths("r1", &vip()), Some(1));
     }
 
     #[test]

@@ -1,0 +1,1614 @@
+//! The BGP UPDATE inside a BMP Route Monitoring message, decoded into the
+//! unicast paths it announces and withdraws (RFC 4271 section 4.3, RFC 4760
+//! MP_REACH_NLRI / MP_UNREACH_NLRI, RFC 7911 add-path, RFC 4724
+//! End-of-RIB, RFC 7606 error handling, RFC 8654 extended messages).
+//!
+//! Contract: [`decode`] takes the UPDATE's body (what follows the 19-byte
+//! BGP header; the caller checked marker, length and type) and returns an
+//! [`Update`] or an [`UpdateError`]; it never panics, never indexes out of
+//! bounds and never allocates from a length field ahead of the bytes that
+//! fill it. Depends on `crate::model::Prefix` only.
+//!
+//! Rules:
+//! - **Families.** Only IPv4 unicast (AFI 1/SAFI 1: the classic withdrawn
+//!   routes and NLRI fields, and MP_REACH/MP_UNREACH) and IPv6 unicast
+//!   (AFI 2/SAFI 1, MP_REACH/MP_UNREACH only) are decoded. Every other
+//!   AFI/SAFI in an MP_REACH_NLRI or MP_UNREACH_NLRI (VPN, labeled unicast,
+//!   multicast, EVPN, flowspec, RT constraint, BGP-LS, SR policy, MVPN, any
+//!   unknown value) is skipped by the attribute's length, never parsed past
+//!   its AFI/SAFI, and reported in [`Update::skipped`] with the number of
+//!   attributes skipped; nothing inside a skipped attribute can fail the
+//!   message, and an UPDATE carrying only skipped families is not an error.
+//!   An MP attribute shorter than its 3-byte AFI/SAFI names no family and
+//!   is an error.
+//! - **End-of-RIB** (RFC 4724): IPv4 unicast is an UPDATE with no withdrawn
+//!   routes, no attributes and no NLRI; any other family is an UPDATE
+//!   holding only an MP_UNREACH_NLRI of that family with no NLRI. It is
+//!   reported as [`EndOfRib::Unicast`] or, for a skipped family, as
+//!   [`EndOfRib::Other`] (which the caller must not take for a unicast one).
+//! - **Add-path** ([`Options::add_path`], RFC 7911): a 4-byte path id
+//!   before each IPv4 and IPv6 unicast prefix, classic and MP.
+//! - **Session reset** (RFC 7606 section 4: the NLRI cannot be located or
+//!   read): an [`UpdateError`] when the withdrawn routes length or the total
+//!   path attribute length runs past the UPDATE, an attribute's header or
+//!   length runs past the attribute field, MP_REACH_NLRI or MP_UNREACH_NLRI
+//!   appears more than once (section 3g), a unicast MP_REACH/MP_UNREACH is
+//!   malformed (a prefix length over 32/128, a prefix or path id running
+//!   past the attribute, an IPv6 unicast next hop length other than 16 or
+//!   32, an IPv4 unicast one other than 4, 16 or 32 (RFC 8950)), or the
+//!   classic withdrawn routes or NLRI field is malformed the same way.
+//! - **Treat-as-withdraw** (RFC 7606 sections 3 and 7), only when the
+//!   UPDATE announces unicast NLRI: ORIGIN (type 1: length 1, value 0..=2)
+//!   or AS_PATH (type 2: segments of type 1..=4 whose AS counts times 4
+//!   bytes, 2 without [`Options::asn4`], fill the attribute exactly)
+//!   missing or malformed; NEXT_HOP (type 3, length 4) missing or malformed
+//!   when classic NLRI are present; one of those three with the optional
+//!   flag set; LOCAL_PREF (5) or MULTI_EXIT_DISC (4) of a length other
+//!   than 4, ATOMIC_AGGREGATE (6) other than 0, AGGREGATOR (7) other than 8
+//!   (6 without `asn4`). Then every announced prefix (classic and MP) is
+//!   reported withdrawn instead, and [`Update::treat_as_withdraw`] names
+//!   the first reason, checked in that order.
+//! - **Ignored**: a repeated attribute other than MP_REACH/MP_UNREACH (the
+//!   first is kept, section 3g), unknown attributes, other malformed
+//!   optional attributes (attribute discard), and next hop values.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::model::Prefix;
+
+/// A unicast address family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// IPv4 unicast.
+    Ipv4,
+    /// IPv6 unicast.
+    Ipv6,
+}
+
+impl Family {
+    /// The family of a prefix.
+    pub fn of(prefix: &Prefix) -> Family {
+        if prefix.is_ipv4() {
+            Family::Ipv4
+        } else {
+            Family::Ipv6
+        }
+    }
+
+    fn max_len(self) -> u8 {
+        match self {
+            Family::Ipv4 => 32,
+            Family::Ipv6 => 128,
+        }
+    }
+
+    /// The unicast family of an (AFI, SAFI) pair, if it is one.
+    pub fn from_afi_safi(afi: u16, safi: u8) -> Option<Family> {
+        match (afi, safi) {
+            (AFI_IPV4, SAFI_UNICAST) => Some(Family::Ipv4),
+            (AFI_IPV6, SAFI_UNICAST) => Some(Family::Ipv6),
+            _ => None,
+        }
+    }
+}
+
+/// One path of a prefix: the prefix and its add-path id, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Path {
+    /// The prefix (host bits cleared).
+    pub prefix: Prefix,
+    /// The add-path id when the peer's session uses add-path.
+    pub path_id: Option<u32>,
+}
+
+/// An End-of-RIB marker (RFC 4724) and its family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EndOfRib {
+    /// The initial dump of a unicast family is complete.
+    Unicast(Family),
+    /// The End-of-RIB of a family that is not decoded (VPN, EVPN, ...):
+    /// says nothing about the unicast families.
+    Other {
+        /// Its AFI.
+        afi: u16,
+        /// Its SAFI.
+        safi: u8,
+    },
+}
+
+/// A family the UPDATE carried in MP_REACH/MP_UNREACH that is not decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Skipped {
+    /// Its AFI.
+    pub afi: u16,
+    /// Its SAFI.
+    pub safi: u8,
+    /// How many attributes of this family the UPDATE held (1 or 2).
+    pub count: u32,
+}
+
+/// Why an UPDATE's announcements were taken as withdrawals (RFC 7606).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TreatAsWithdraw {
+    /// No ORIGIN attribute.
+    MissingOrigin,
+    /// ORIGIN of a wrong length, value or flags.
+    MalformedOrigin,
+    /// No AS_PATH attribute.
+    MissingAsPath,
+    /// AS_PATH whose segments do not parse, or wrong flags.
+    MalformedAsPath,
+    /// No NEXT_HOP attribute while classic IPv4 NLRI are announced.
+    MissingNextHop,
+    /// NEXT_HOP of a wrong length or flags while classic NLRI are announced.
+    MalformedNextHop,
+    /// LOCAL_PREF of a length other than 4.
+    MalformedLocalPref,
+    /// MULTI_EXIT_DISC of a length other than 4.
+    MalformedMed,
+    /// ATOMIC_AGGREGATE of a length other than 0.
+    MalformedAtomicAggregate,
+    /// AGGREGATOR of a length other than 8 (4-byte AS) or 6.
+    MalformedAggregator,
+}
+
+impl TreatAsWithdraw {
+    /// A short text naming the attribute and the fault.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TreatAsWithdraw::MissingOrigin => "ORIGIN missing",
+            TreatAsWithdraw::MalformedOrigin => "ORIGIN malformed",
+            TreatAsWithdraw::MissingAsPath => "AS_PATH missing",
+            TreatAsWithdraw::MalformedAsPath => "AS_PATH malformed",
+            TreatAsWithdraw::MissingNextHop => "NEXT_HOP missing",
+            TreatAsWithdraw::MalformedNextHop => "NEXT_HOP malformed",
+            TreatAsWithdraw::MalformedLocalPref => "LOCAL_PREF malformed",
+            TreatAsWithdraw::MalformedMed => "MULTI_EXIT_DISC malformed",
+            TreatAsWithdraw::MalformedAtomicAggregate => "ATOMIC_AGGREGATE malformed",
+            TreatAsWithdraw::MalformedAggregator => "AGGREGATOR malformed",
+        }
+    }
+}
+
+impl fmt::Display for TreatAsWithdraw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the peer's session says about the UPDATE's encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Unicast NLRI carry a 4-byte add-path id (RFC 7911).
+    pub add_path: bool,
+    /// AS numbers in AS_PATH and AGGREGATOR are 4 bytes (else 2).
+    pub asn4: bool,
+}
+
+/// A decoded UPDATE: its unicast paths and what was not decoded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Update {
+    /// Unicast paths announced (classic NLRI, then MP_REACH_NLRI).
+    pub announced: Vec<Path>,
+    /// Unicast paths withdrawn (classic, then MP_UNREACH_NLRI, then the
+    /// announcements of a treat-as-withdraw UPDATE).
+    pub withdrawn: Vec<Path>,
+    /// Set when the UPDATE is an End-of-RIB marker.
+    pub end_of_rib: Option<EndOfRib>,
+    /// The families skipped, each once, in the order met.
+    pub skipped: Vec<Skipped>,
+    /// Set when the announcements were turned into withdrawals.
+    pub treat_as_withdraw: Option<TreatAsWithdraw>,
+}
+
+/// Where in the UPDATE a prefix field is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Field {
+    /// The classic withdrawn routes field.
+    Withdrawn,
+    /// The classic NLRI field.
+    Nlri,
+    /// An MP_REACH_NLRI attribute.
+    MpReach,
+    /// An MP_UNREACH_NLRI attribute.
+    MpUnreach,
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Field::Withdrawn => "withdrawn routes",
+            Field::Nlri => "NLRI",
+            Field::MpReach => "MP_REACH_NLRI",
+            Field::MpUnreach => "MP_UNREACH_NLRI",
+        })
+    }
+}
+
+/// An UPDATE whose NLRI cannot be located or read: RFC 7606's session
+/// reset (the station ends the BMP session; the router dumps again).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    /// A length field runs past what holds it.
+    #[error("the {what} length {len} runs past the {available} bytes left")]
+    Length {
+        /// "withdrawn routes", "total path attribute" or an attribute header.
+        what: &'static str,
+        /// The length field's value (or the header's size).
+        len: usize,
+        /// The bytes available.
+        available: usize,
+    },
+    /// An attribute's length runs past the attribute field.
+    #[error(
+        "path attribute type {type_code} of {len} bytes runs past the {available} bytes left of the attribute field"
+    )]
+    Attribute {
+        /// Its type code.
+        type_code: u8,
+        /// Its length field.
+        len: usize,
+        /// The bytes left.
+        available: usize,
+    },
+    /// MP_REACH_NLRI or MP_UNREACH_NLRI appears twice.
+    #[error("{0} appears more than once")]
+    Duplicate(Field),
+    /// An MP attribute too short to name its AFI/SAFI.
+    #[error("{field} of {len} bytes is too short for its AFI/SAFI")]
+    MpShort {
+        /// Which attribute.
+        field: Field,
+        /// Its length.
+        len: usize,
+    },
+    /// A unicast MP_REACH_NLRI whose next hop length is not allowed.
+    #[error("MP_REACH_NLRI for {family:?} unicast with a next hop of {len} bytes")]
+    NextHop {
+        /// The family.
+        family: Family,
+        /// The next hop length.
+        len: usize,
+    },
+    /// A unicast MP_REACH_NLRI cut short before its NLRI.
+    #[error("MP_REACH_NLRI for {0:?} unicast ends before its NLRI")]
+    MpReachShort(Family),
+    /// A prefix length beyond the family's.
+    #[error("{field}: prefix length {len} for {family:?}")]
+    PrefixLength {
+        /// Where.
+        field: Field,
+        /// The family.
+        family: Family,
+        /// The length read.
+        len: u8,
+    },
+    /// A prefix or its path id runs past its field.
+    #[error("{field}: a prefix runs past the field (add-path {add_path})")]
+    PrefixOverrun {
+        /// Where.
+        field: Field,
+        /// Whether path ids were read.
+        add_path: bool,
+    },
+}
+
+const AFI_IPV4: u16 = 1;
+const AFI_IPV6: u16 = 2;
+const SAFI_UNICAST: u8 = 1;
+
+const ORIGIN: u8 = 1;
+const AS_PATH: u8 = 2;
+const NEXT_HOP: u8 = 3;
+const MED: u8 = 4;
+const LOCAL_PREF: u8 = 5;
+const ATOMIC_AGGREGATE: u8 = 6;
+const AGGREGATOR: u8 = 7;
+const MP_REACH: u8 = 14;
+const MP_UNREACH: u8 = 15;
+
+const FLAG_OPTIONAL: u8 = 0x80;
+const FLAG_EXTENDED: u8 = 0x10;
+
+/// Reads from the front of a byte slice; every read is checked.
+#[derive(Debug, Clone, Copy)]
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        let (&b, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(b)
+    }
+    fn u16(&mut self) -> Option<u16> {
+        let b = self.take(2)?;
+        Some(u16::from_be_bytes([*b.first()?, *b.get(1)?]))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        let b: [u8; 4] = self.take(4)?.try_into().ok()?;
+        Some(u32::from_be_bytes(b))
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A unicast MP attribute's family and NLRI field.
+type UnicastNlri<'a> = (Family, &'a [u8]);
+
+/// What was seen of an attribute the treat-as-withdraw rules look at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    Absent,
+    Good,
+    Bad,
+}
+
+#[derive(Debug)]
+struct Attrs<'a> {
+    seen: [u64; 4],
+    origin: Seen,
+    as_path: Seen,
+    next_hop: Seen,
+    local_pref: Seen,
+    med: Seen,
+    atomic: Seen,
+    aggregator: Seen,
+    count: usize,
+    /// (afi, safi, value length) of the only attribute, when it is an MP_UNREACH.
+    only_unreach: Option<(u16, u8, usize)>,
+    /// The NLRI of a unicast MP_REACH_NLRI, past its next hop.
+    mp_reach: Option<UnicastNlri<'a>>,
+    /// The withdrawn routes of a unicast MP_UNREACH_NLRI.
+    mp_unreach: Option<UnicastNlri<'a>>,
+}
+
+impl Attrs<'_> {
+    /// Marks `t` seen; false when it already was.
+    fn first(&mut self, t: u8) -> bool {
+        let (word, bit) = (usize::from(t / 64), u64::from(t % 64));
+        match self.seen.get_mut(word) {
+            Some(w) if *w & (1 << bit) == 0 => {
+                *w |= 1 << bit;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+fn check(ok: bool) -> Seen {
+    if ok { Seen::Good } else { Seen::Bad }
+}
+
+/// Decodes one UPDATE body (after the BGP header) per the module's rules.
+pub fn decode(body: &[u8], options: Options) -> Result<Update, UpdateError> {
+    let mut c = Cursor(body);
+    let withdrawn_len = usize::from(c.u16().ok_or(UpdateError::Length {
+        what: "withdrawn routes",
+        len: 2,
+        available: body.len(),
+    })?);
+    let withdrawn_field = c.take(withdrawn_len).ok_or(UpdateError::Length {
+        what: "withdrawn routes",
+        len: withdrawn_len,
+        available: c.len(),
+    })?;
+    let attrs_len = usize::from(c.u16().ok_or(UpdateError::Length {
+        what: "total path attribute",
+        len: 2,
+        available: c.len(),
+    })?);
+    let attrs_field = c.take(attrs_len).ok_or(UpdateError::Length {
+        what: "total path attribute",
+        len: attrs_len,
+        available: c.len(),
+    })?;
+    let nlri_field = c.0;
+
+    let mut out = Update::default();
+    let attrs = attributes(attrs_field, options, &mut out.skipped)?;
+    prefixes(
+        withdrawn_field,
+        Family::Ipv4,
+        options.add_path,
+        Field::Withdrawn,
+        &mut out.withdrawn,
+    )?;
+    if let Some((family, nlri)) = attrs.mp_unreach {
+        prefixes(
+            nlri,
+            family,
+            options.add_path,
+            Field::MpUnreach,
+            &mut out.withdrawn,
+        )?;
+    }
+    prefixes(
+        nlri_field,
+        Family::Ipv4,
+        options.add_path,
+        Field::Nlri,
+        &mut out.announced,
+    )?;
+    if let Some((family, nlri)) = attrs.mp_reach {
+        prefixes(
+            nlri,
+            family,
+            options.add_path,
+            Field::MpReach,
+            &mut out.announced,
+        )?;
+    }
+    let classic = !nlri_field.is_empty();
+
+    if withdrawn_field.is_empty() && nlri_field.is_empty() {
+        if attrs.count == 0 {
+            out.end_of_rib = Some(EndOfRib::Unicast(Family::Ipv4));
+        } else if let Some((afi, safi, 3)) = attrs.only_unreach {
+            out.end_of_rib = Some(match Family::from_afi_safi(afi, safi) {
+                Some(f) => EndOfRib::Unicast(f),
+                None => EndOfRib::Other { afi, safi },
+            });
+        }
+    }
+
+    if !out.announced.is_empty() {
+        let reason = if attrs.origin != Seen::Good {
+            Some(if attrs.origin == Seen::Absent {
+                TreatAsWithdraw::MissingOrigin
+            } else {
+                TreatAsWithdraw::MalformedOrigin
+            })
+        } else if attrs.as_path != Seen::Good {
+            Some(if attrs.as_path == Seen::Absent {
+                TreatAsWithdraw::MissingAsPath
+            } else {
+                TreatAsWithdraw::MalformedAsPath
+            })
+        } else if classic && attrs.next_hop != Seen::Good {
+            Some(if attrs.next_hop == Seen::Absent {
+                TreatAsWithdraw::MissingNextHop
+            } else {
+                TreatAsWithdraw::MalformedNextHop
+            })
+        } else if attrs.local_pref == Seen::Bad {
+            Some(TreatAsWithdraw::MalformedLocalPref)
+        } else if attrs.med == Seen::Bad {
+            Some(TreatAsWithdraw::MalformedMed)
+        } else if attrs.atomic == Seen::Bad {
+            Some(TreatAsWithdraw::MalformedAtomicAggregate)
+        } else if attrs.aggregator == Seen::Bad {
+            Some(TreatAsWithdraw::MalformedAggregator)
+        } else {
+            None
+        };
+        if let Some(r) = reason {
+            out.treat_as_withdraw = Some(r);
+            let announced = std::mem::take(&mut out.announced);
+            out.withdrawn.extend(announced);
+        }
+    }
+    Ok(out)
+}
+
+/// Walks the attribute field: records what the treat-as-withdraw rules
+/// need, locates the unicast MP NLRI, counts the skipped families.
+fn attributes<'a>(
+    field: &'a [u8],
+    options: Options,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Attrs<'a>, UpdateError> {
+    let mut a = Attrs {
+        seen: [0; 4],
+        origin: Seen::Absent,
+        as_path: Seen::Absent,
+        next_hop: Seen::Absent,
+        local_pref: Seen::Absent,
+        med: Seen::Absent,
+        atomic: Seen::Absent,
+        aggregator: Seen::Absent,
+        count: 0,
+        only_unreach: None,
+        mp_reach: None,
+        mp_unreach: None,
+    };
+    let mut c = Cursor(field);
+    while !c.is_empty() {
+        let header = |c: &Cursor<'_>, len| UpdateError::Length {
+            what: "path attribute header",
+            len,
+            available: c.len(),
+        };
+        let (Some(flags), Some(type_code)) = (c.u8(), c.u8()) else {
+            return Err(header(&c, 3));
+        };
+        let len = if flags & FLAG_EXTENDED != 0 {
+            c.u16().map(usize::from).ok_or_else(|| header(&c, 4))?
+        } else {
+            c.u8().map(usize::from).ok_or_else(|| header(&c, 3))?
+        };
+        let value = c.take(len).ok_or(UpdateError::Attribute {
+            type_code,
+            len,
+            available: c.len(),
+        })?;
+        a.count += 1;
+        let first = a.first(type_code);
+        let well_known_ok = flags & FLAG_OPTIONAL == 0;
+        match type_code {
+            MP_REACH | MP_UNREACH => {
+                let field = if type_code == MP_REACH {
+                    Field::MpReach
+                } else {
+                    Field::MpUnreach
+                };
+                if !first {
+                    return Err(UpdateError::Duplicate(field));
+                }
+                let (afi, safi, nlri) = mp(value, field, skipped)?;
+                a.only_unreach =
+                    (type_code == MP_UNREACH && a.count == 1).then_some((afi, safi, value.len()));
+                if field == Field::MpReach {
+                    a.mp_reach = nlri;
+                } else {
+                    a.mp_unreach = nlri;
+                }
+            }
+            _ if !first => {}
+            ORIGIN => {
+                a.origin = check(well_known_ok && matches!(value, [v] if *v <= 2));
+            }
+            AS_PATH => a.as_path = check(well_known_ok && as_path(value, options.asn4)),
+            NEXT_HOP => a.next_hop = check(well_known_ok && value.len() == 4),
+            MED => a.med = check(value.len() == 4),
+            LOCAL_PREF => a.local_pref = check(value.len() == 4),
+            ATOMIC_AGGREGATE => a.atomic = check(value.is_empty()),
+            AGGREGATOR => {
+                a.aggregator = check(value.len() == if options.asn4 { 8 } else { 6 });
+            }
+            _ => {}
+        }
+        if a.count > 1 {
+            a.only_unreach = None;
+        }
+    }
+    Ok(a)
+}
+
+/// True when AS_PATH's segments fill it exactly (RFC 4271 4.3, RFC 7606 7.2).
+fn as_path(value: &[u8], asn4: bool) -> bool {
+    let width = if asn4 { 4 } else { 2 };
+    let mut c = Cursor(value);
+    while !c.is_empty() {
+        let (Some(kind), Some(count)) = (c.u8(), c.u8()) else {
+            return false;
+        };
+        if !(1..=4).contains(&kind) || c.take(usize::from(count) * width).is_none() {
+            return false;
+        }
+    }
+    true
+}
+
+/// One MP_REACH/MP_UNREACH value: its (AFI, SAFI) and, when unicast, its
+/// family and NLRI (past the next hop); other families are counted in
+/// `skipped` and not looked into.
+fn mp<'a>(
+    value: &'a [u8],
+    field: Field,
+    skipped: &mut Vec<Skipped>,
+) -> Result<(u16, u8, Option<UnicastNlri<'a>>), UpdateError> {
+    let mut c = Cursor(value);
+    let (Some(afi), Some(safi)) = (c.u16(), c.u8()) else {
+        return Err(UpdateError::MpShort {
+            field,
+            len: value.len(),
+        });
+    };
+    let Some(family) = Family::from_afi_safi(afi, safi) else {
+        match skipped.iter_mut().find(|s| s.afi == afi && s.safi == safi) {
+            Some(s) => s.count = s.count.saturating_add(1),
+            None => skipped.push(Skipped {
+                afi,
+                safi,
+                count: 1,
+            }),
+        }
+        return Ok((afi, safi, None));
+    };
+    if field == Field::MpUnreach {
+        return Ok((afi, safi, Some((family, c.0))));
+    }
+    let nh_len = usize::from(c.u8().ok_or(UpdateError::MpReachShort(family))?);
+    let allowed = match family {
+        Family::Ipv4 => matches!(nh_len, 4 | 16 | 32),
+        Family::Ipv6 => matches!(nh_len, 16 | 32),
+    };
+    if !allowed {
+        return Err(UpdateError::NextHop {
+            family,
+            len: nh_len,
+        });
+    }
+    // The next hop, then the reserved byte (RFC 4760 section 3).
+    c.take(nh_len + 1)
+        .ok_or(UpdateError::MpReachShort(family))?;
+    Ok((afi, safi, Some((family, c.0))))
+}
+
+/// Reads a field of prefixes of one family, appending them to `out`.
+fn prefixes(
+    field_bytes: &[u8],
+    family: Family,
+    add_path: bool,
+    field: Field,
+    out: &mut Vec<Path>,
+) -> Result<(), UpdateError> {
+    let overrun = UpdateError::PrefixOverrun { field, add_path };
+    let mut c = Cursor(field_bytes);
+    while !c.is_empty() {
+        let path_id = if add_path {
+            Some(c.u32().ok_or(overrun.clone())?)
+        } else {
+            None
+        };
+        let len = c.u8().ok_or(overrun.clone())?;
+        if len > family.max_len() {
+            return Err(UpdateError::PrefixLength { field, family, len });
+        }
+        let bytes = c
+            .take(usize::from(len).div_ceil(8))
+            .ok_or(overrun.clone())?;
+        let addr = match family {
+            Family::Ipv4 => {
+                let mut o = [0u8; 4];
+                for (d, s) in o.iter_mut().zip(bytes) {
+                    *d = *s;
+                }
+                let bits =
+                    u32::from_be_bytes(o) & u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
+                IpAddr::V4(Ipv4Addr::from(bits))
+            }
+            Family::Ipv6 => {
+                let mut o = [0u8; 16];
+                for (d, s) in o.iter_mut().zip(bytes) {
+                    *d = *s;
+                }
+                let bits = u128::from_be_bytes(o)
+                    & u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0);
+                IpAddr::V6(Ipv6Addr::from(bits))
+            }
+        };
+        let prefix =
+            Prefix::new(addr, len).map_err(|_| UpdateError::PrefixLength { field, family, len })?;
+        out.push(Path { prefix, path_id });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PLAIN: Options = Options {
+        add_path: false,
+        asn4: true,
+    };
+    const ADD_PATH: Options = Options {
+        add_path: true,
+        asn4: true,
+    };
+
+    // ---- a small encoder, for the tests only ----
+
+    /// One attribute; the extended length when the value needs it.
+    fn attr(flags: u8, type_code: u8, value: &[u8]) -> Vec<u8> {
+        let mut a = Vec::new();
+        if value.len() > 255 || flags & FLAG_EXTENDED != 0 {
+            a.extend_from_slice(&[flags | FLAG_EXTENDED, type_code]);
+            a.extend_from_slice(&u16::try_from(value.len()).expect("fits").to_be_bytes());
+        } else {
+            a.extend_from_slice(&[flags, type_code, u8::try_from(value.len()).expect("fits")]);
+        }
+        a.extend_from_slice(value);
+        a
+    }
+    fn origin() -> Vec<u8> {
+        attr(0x40, ORIGIN, &[0])
+    }
+    fn as_path() -> Vec<u8> {
+        attr(0x40, AS_PATH, &[2, 1, 0, 0, 0xfc, 0])
+    }
+    fn next_hop() -> Vec<u8> {
+        attr(0x40, NEXT_HOP, &[198, 18, 1, 2])
+    }
+    /// ORIGIN, AS_PATH, NEXT_HOP: what an IPv4 announcement needs.
+    fn mandatory() -> Vec<u8> {
+        [origin(), as_path(), next_hop()].concat()
+    }
+    fn encode_path(out: &mut Vec<u8>, p: &Path) {
+        if let Some(id) = p.path_id {
+            out.extend_from_slice(&id.to_be_bytes());
+        }
+        let len = p.prefix.prefix_len();
+        out.push(len);
+        let octets = match p.prefix.addr() {
+            IpAddr::V4(a) => a.octets().to_vec(),
+            IpAddr::V6(a) => a.octets().to_vec(),
+        };
+        out.extend_from_slice(&octets[..usize::from(len).div_ceil(8)]);
+    }
+    fn nlri(paths: &[Path]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in paths {
+            encode_path(&mut out, p);
+        }
+        out
+    }
+    fn mp_reach(afi: u16, safi: u8, nh: &[u8], nlri: &[u8]) -> Vec<u8> {
+        let mut v = afi.to_be_bytes().to_vec();
+        v.push(safi);
+        v.push(u8::try_from(nh.len()).expect("fits"));
+        v.extend_from_slice(nh);
+        v.push(0);
+        v.extend_from_slice(nlri);
+        attr(0x80 | FLAG_EXTENDED, MP_REACH, &v)
+    }
+    fn mp_unreach(afi: u16, safi: u8, nlri: &[u8]) -> Vec<u8> {
+        let mut v = afi.to_be_bytes().to_vec();
+        v.push(safi);
+        v.extend_from_slice(nlri);
+        attr(0x80 | FLAG_EXTENDED, MP_UNREACH, &v)
+    }
+    /// An UPDATE body: withdrawn routes, attributes, NLRI.
+    fn update(withdrawn: &[u8], attrs: &[u8], nlri: &[u8]) -> Vec<u8> {
+        let mut b = u16::try_from(withdrawn.len())
+            .expect("fits")
+            .to_be_bytes()
+            .to_vec();
+        b.extend_from_slice(withdrawn);
+        b.extend_from_slice(&u16::try_from(attrs.len()).expect("fits").to_be_bytes());
+        b.extend_from_slice(attrs);
+        b.extend_from_slice(nlri);
+        b
+    }
+    fn path(s: &str) -> Path {
+        Path {
+            prefix: s.parse().expect("prefix"),
+            path_id: None,
+        }
+    }
+    fn with_id(s: &str, id: u32) -> Path {
+        Path {
+            path_id: Some(id),
+            ..path(s)
+        }
+    }
+    const V6_NH: [u8; 16] = [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+
+    fn ok(body: &[u8], o: Options) -> Update {
+        decode(body, o).unwrap_or_else(|e| panic!("{e}: {body:?}"))
+    }
+
+    // ---- skipped families ----
+
+    /// (name, afi, safi, next hop, one NLRI of the family) as routers send them.
+    type Case = (&'static str, u16, u8, Vec<u8>, Vec<u8>);
+    fn families() -> Vec<Case> {
+        let rd = [0, 1, 0xfc, 0, 0, 0, 0, 7]; // type 0, 64512:7
+        let label = [0x00, 0x3e, 0x81]; // label 1000, bottom of stack
+        let mut vpn4 = vec![24 + 64 + 24];
+        vpn4.extend_from_slice(&label);
+        vpn4.extend_from_slice(&rd);
+        vpn4.extend_from_slice(&[10, 1, 2]);
+        let mut vpn4_nh = vec![0; 8];
+        vpn4_nh.extend_from_slice(&[198, 18, 1, 2]);
+        let mut vpn6 = vec![24 + 64 + 64];
+        vpn6.extend_from_slice(&label);
+        vpn6.extend_from_slice(&rd);
+        vpn6.extend_from_slice(&[0x20, 1, 0xd, 0xb8, 0, 1, 0, 0]);
+        let mut vpn6_nh = vec![0; 8];
+        vpn6_nh.extend_from_slice(&V6_NH);
+        // EVPN MAC/IP advertisement (type 2) and IP prefix (type 5).
+        let mut t2 = rd.to_vec();
+        t2.extend_from_slice(&[0; 10]); // ESI
+        t2.extend_from_slice(&[0, 0, 0, 0]); // Ethernet tag
+        t2.push(48);
+        t2.extend_from_slice(&[0x02, 0, 0, 0, 0, 1]);
+        t2.push(32);
+        t2.extend_from_slice(&[10, 1, 2, 3]);
+        t2.extend_from_slice(&label);
+        let mut evpn2 = vec![2, u8::try_from(t2.len()).expect("fits")];
+        evpn2.extend_from_slice(&t2);
+        let mut t5 = rd.to_vec();
+        t5.extend_from_slice(&[0; 10]);
+        t5.extend_from_slice(&[0, 0, 0, 0]);
+        t5.push(24);
+        t5.extend_from_slice(&[10, 1, 2, 0]);
+        t5.extend_from_slice(&[0, 0, 0, 0]); // gateway
+        t5.extend_from_slice(&label);
+        let mut evpn5 = vec![5, u8::try_from(t5.len()).expect("fits")];
+        evpn5.extend_from_slice(&t5);
+        let mut labeled = vec![24 + 24];
+        labeled.extend_from_slice(&label);
+        labeled.extend_from_slice(&[10, 1, 2]);
+        // Flowspec: destination 10.1.2.0/24 (component 1).
+        let flowspec = vec![5, 1, 24, 10, 1, 2];
+        // BGP-LS node NLRI (type 1), protocol IS-IS L2, identifier, a
+        // local node descriptor with an AS.
+        let mut ls = vec![0, 1, 0, 17, 2];
+        ls.extend_from_slice(&[0; 8]);
+        ls.extend_from_slice(&[1, 0, 0, 4, 0, 0, 0xfc, 0]);
+        vec![
+            ("VPNv4", 1, 128, vpn4_nh, vpn4),
+            ("VPNv6", 2, 128, vpn6_nh, vpn6),
+            ("EVPN type 2", 25, 70, vec![198, 18, 1, 2], evpn2),
+            ("EVPN type 5", 25, 70, vec![198, 18, 1, 2], evpn5),
+            ("labeled unicast", 1, 4, vec![198, 18, 1, 2], labeled),
+            ("multicast", 1, 2, vec![198, 18, 1, 2], vec![24, 10, 1, 2]),
+            ("flowspec", 1, 133, vec![], flowspec),
+            ("BGP-LS", 16388, 71, vec![198, 18, 1, 2], ls),
+            (
+                "unknown",
+                999,
+                250,
+                vec![1, 2, 3],
+                vec![0xde, 0xad, 0xbe, 0xef],
+            ),
+            // Length-consistent garbage inside a skipped family.
+            ("garbage", 1, 128, vec![0xff; 12], vec![0xff, 0xff, 0, 3]),
+            ("empty", 25, 70, vec![], vec![]),
+        ]
+    }
+
+    #[test]
+    fn other_families_next_to_ipv4_classic_nlri_are_skipped_and_counted() {
+        for (name, afi, safi, nh, body) in families() {
+            let attrs = [mandatory(), mp_reach(afi, safi, &nh, &body)].concat();
+            let u = ok(&update(&[], &attrs, &nlri(&[path("192.0.2.10/32")])), PLAIN);
+            assert_eq!(u.announced, vec![path("192.0.2.10/32")], "{name}");
+            assert!(u.withdrawn.is_empty(), "{name}");
+            assert_eq!(
+                u.skipped,
+                vec![Skipped {
+                    afi,
+                    safi,
+                    count: 1
+                }],
+                "{name}"
+            );
+            assert_eq!((u.end_of_rib, u.treat_as_withdraw), (None, None), "{name}");
+        }
+    }
+
+    #[test]
+    fn other_families_withdrawn_next_to_an_ipv6_mp_reach_are_skipped_and_counted() {
+        for (name, afi, safi, _, body) in families() {
+            let attrs = [
+                origin(),
+                as_path(),
+                mp_reach(2, 1, &V6_NH, &nlri(&[path("2001:db8::10/128")])),
+                mp_unreach(afi, safi, &body),
+            ]
+            .concat();
+            let u = ok(&update(&nlri(&[path("192.0.2.0/24")]), &attrs, &[]), PLAIN);
+            assert_eq!(u.announced, vec![path("2001:db8::10/128")], "{name}");
+            assert_eq!(u.withdrawn, vec![path("192.0.2.0/24")], "{name}");
+            assert_eq!(u.skipped.len(), 1, "{name}");
+            assert_eq!(u.treat_as_withdraw, None, "{name}");
+        }
+    }
+
+    #[test]
+    fn an_update_of_a_skipped_family_alone_is_not_an_error() {
+        for (name, afi, safi, nh, body) in families() {
+            let attrs = [mandatory(), mp_reach(afi, safi, &nh, &body)].concat();
+            let u = ok(&update(&[], &attrs, &[]), PLAIN);
+            assert!(u.announced.is_empty() && u.withdrawn.is_empty(), "{name}");
+            assert_eq!(u.skipped.len(), 1, "{name}");
+            assert_eq!(u.end_of_rib, None, "{name}");
+            // Withdrawn in MP_UNREACH, with no other attribute.
+            let u = ok(&update(&[], &mp_unreach(afi, safi, &body), &[]), PLAIN);
+            assert_eq!(u.skipped.len(), 1, "{name}");
+        }
+        // Reach and unreach of one family: one entry, counted twice.
+        let attrs = [
+            mandatory(),
+            mp_reach(25, 70, &[198, 18, 1, 2], &[9, 9]),
+            mp_unreach(25, 70, &[7]),
+        ]
+        .concat();
+        let u = ok(&update(&[], &attrs, &[]), PLAIN);
+        assert_eq!(
+            u.skipped,
+            vec![Skipped {
+                afi: 25,
+                safi: 70,
+                count: 2
+            }]
+        );
+        // Whatever the MP attribute's flags say, a skipped family's body is
+        // never looked into: a next hop length byte running past it too.
+        let attrs = [mandatory(), attr(0x80, MP_REACH, &[0, 1, 128, 200])].concat();
+        assert_eq!(ok(&update(&[], &attrs, &[]), PLAIN).skipped.len(), 1);
+    }
+
+    // ---- End-of-RIB ----
+
+    #[test]
+    fn end_of_rib_of_every_family() {
+        let eor = |body: Vec<u8>| ok(&body, PLAIN).end_of_rib;
+        assert_eq!(
+            eor(update(&[], &[], &[])),
+            Some(EndOfRib::Unicast(Family::Ipv4))
+        );
+        assert_eq!(
+            eor(update(&[], &mp_unreach(1, 1, &[]), &[])),
+            Some(EndOfRib::Unicast(Family::Ipv4))
+        );
+        assert_eq!(
+            eor(update(&[], &mp_unreach(2, 1, &[]), &[])),
+            Some(EndOfRib::Unicast(Family::Ipv6))
+        );
+        // An MP_UNREACH written with a one-byte length is the same marker.
+        assert_eq!(
+            eor(update(&[], &attr(0x80, MP_UNREACH, &[0, 2, 1]), &[])),
+            Some(EndOfRib::Unicast(Family::Ipv6))
+        );
+        // EVPN (the XR and Junos End-of-RIB that used to end the session), VPNv4.
+        let u = ok(&update(&[], &mp_unreach(25, 70, &[]), &[]), PLAIN);
+        assert_eq!(u.end_of_rib, Some(EndOfRib::Other { afi: 25, safi: 70 }));
+        assert_eq!(
+            u.skipped,
+            vec![Skipped {
+                afi: 25,
+                safi: 70,
+                count: 1
+            }]
+        );
+        assert_eq!(
+            eor(update(&[], &mp_unreach(1, 128, &[]), &[])),
+            Some(EndOfRib::Other { afi: 1, safi: 128 })
+        );
+        // Not markers: an MP_UNREACH with NLRI, or next to another attribute,
+        // or withdrawn routes.
+        assert_eq!(
+            eor(update(
+                &[],
+                &mp_unreach(2, 1, &nlri(&[path("2001:db8::/32")])),
+                &[]
+            )),
+            None
+        );
+        assert_eq!(
+            eor(update(
+                &[],
+                &[origin(), mp_unreach(2, 1, &[])].concat(),
+                &[]
+            )),
+            None
+        );
+        assert_eq!(eor(update(&nlri(&[path("192.0.2.0/24")]), &[], &[])), None);
+        assert_eq!(eor(update(&[], &origin(), &[])), None);
+    }
+
+    // ---- add-path ----
+
+    #[test]
+    fn add_path_ids_on_ipv4_classic_ipv4_mp_and_ipv6_mp() {
+        let classic = update(
+            &nlri(&[with_id("198.51.100.0/24", 9)]),
+            &mandatory(),
+            &nlri(&[with_id("192.0.2.10/32", 1), with_id("192.0.2.10/32", 2)]),
+        );
+        let u = ok(&classic, ADD_PATH);
+        assert_eq!(
+            u.announced,
+            vec![with_id("192.0.2.10/32", 1), with_id("192.0.2.10/32", 2)]
+        );
+        assert_eq!(u.withdrawn, vec![with_id("198.51.100.0/24", 9)]);
+        let v4_mp = [
+            origin(),
+            as_path(),
+            mp_reach(
+                1,
+                1,
+                &[198, 18, 1, 2],
+                &nlri(&[with_id("192.0.2.10/32", 7)]),
+            ),
+            mp_unreach(1, 1, &nlri(&[with_id("192.0.2.11/32", 8)])),
+        ]
+        .concat();
+        let u = ok(&update(&[], &v4_mp, &[]), ADD_PATH);
+        assert_eq!(u.announced, vec![with_id("192.0.2.10/32", 7)]);
+        assert_eq!(u.withdrawn, vec![with_id("192.0.2.11/32", 8)]);
+        let v6_mp = [
+            origin(),
+            as_path(),
+            mp_reach(
+                2,
+                1,
+                &[V6_NH, V6_NH].concat(),
+                &nlri(&[with_id("2001:db8::10/128", u32::MAX)]),
+            ),
+            mp_unreach(2, 1, &nlri(&[with_id("2001:db8:1::/48", 0)])),
+        ]
+        .concat();
+        let u = ok(&update(&[], &v6_mp, &[]), ADD_PATH);
+        assert_eq!(u.announced, vec![with_id("2001:db8::10/128", u32::MAX)]);
+        assert_eq!(u.withdrawn, vec![with_id("2001:db8:1::/48", 0)]);
+        // Read without add-path, the same bytes are an error, not a guess.
+        assert!(decode(&classic, PLAIN).is_err());
+        // Read with add-path, FRR-style NLRI without ids are too.
+        let plain = update(&[], &mandatory(), &nlri(&[path("192.0.2.10/32")]));
+        assert!(decode(&plain, ADD_PATH).is_err());
+    }
+
+    #[test]
+    fn host_bits_are_cleared_and_lengths_0_to_max_decode() {
+        let u = ok(
+            &update(&[], &mandatory(), &[24, 192, 0, 2, 0, 20, 10, 255, 0xff]),
+            PLAIN,
+        );
+        assert_eq!(
+            u.announced,
+            vec![
+                path("192.0.2.0/24"),
+                path("0.0.0.0/0"),
+                path("10.255.240.0/20")
+            ]
+        );
+        let attrs = [
+            origin(),
+            as_path(),
+            mp_reach(
+                2,
+                1,
+                &V6_NH,
+                &[
+                    0, 128, 0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 33, 0x20, 1,
+                    0xd, 0xb8, 0xff,
+                ],
+            ),
+        ]
+        .concat();
+        assert_eq!(
+            ok(&update(&[], &attrs, &[]), PLAIN).announced,
+            vec![
+                path("::/0"),
+                path("2001:db8::1/128"),
+                path("2001:db8:8000::/33")
+            ]
+        );
+    }
+
+    #[test]
+    fn ipv4_mp_next_hops_of_4_16_and_32_bytes() {
+        for nh in [vec![198, 18, 1, 2], V6_NH.to_vec(), [V6_NH, V6_NH].concat()] {
+            let attrs = [
+                origin(),
+                as_path(),
+                mp_reach(1, 1, &nh, &nlri(&[path("192.0.2.10/32")])),
+            ]
+            .concat();
+            assert_eq!(
+                ok(&update(&[], &attrs, &[]), PLAIN).announced,
+                vec![path("192.0.2.10/32")]
+            );
+        }
+    }
+
+    #[test]
+    fn a_4096_prefix_update_decodes_whole() {
+        let paths: Vec<Path> = (0..4096u32)
+            .map(|i| Path {
+                prefix: Prefix::host(IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i))),
+                path_id: None,
+            })
+            .collect();
+        let body = update(&[], &mandatory(), &nlri(&paths));
+        assert!(body.len() > 4096, "an extended message (RFC 8654)");
+        let u = ok(&body, PLAIN);
+        assert_eq!(u.announced, paths);
+        let with_ids: Vec<Path> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Path {
+                path_id: u32::try_from(i).ok(),
+                ..*p
+            })
+            .collect();
+        let attrs = [
+            origin(),
+            as_path(),
+            mp_reach(1, 1, &[198, 18, 1, 2], &nlri(&with_ids)),
+        ]
+        .concat();
+        assert_eq!(ok(&update(&[], &attrs, &[]), ADD_PATH).announced, with_ids);
+    }
+
+    // ---- RFC 7606: treat-as-withdraw ----
+
+    fn taw(attrs: &[u8], o: Options) -> Option<TreatAsWithdraw> {
+        let u = ok(
+            &update(
+                &nlri(&[path("198.51.100.0/24")]),
+                attrs,
+                &nlri(&[path("192.0.2.10/32")]),
+            ),
+            o,
+        );
+        if u.treat_as_withdraw.is_some() {
+            assert!(u.announced.is_empty());
+            assert_eq!(
+                u.withdrawn,
+                vec![path("198.51.100.0/24"), path("192.0.2.10/32")]
+            );
+        } else {
+            assert_eq!(u.announced, vec![path("192.0.2.10/32")]);
+        }
+        u.treat_as_withdraw
+    }
+
+    #[test]
+    fn a_missing_or_malformed_mandatory_attribute_is_treat_as_withdraw() {
+        use TreatAsWithdraw as T;
+        let (o, p, n) = (origin(), as_path(), next_hop());
+        assert_eq!(taw(&mandatory(), PLAIN), None);
+        let cases: Vec<(&str, Vec<u8>, T)> = vec![
+            (
+                "no ORIGIN",
+                [p.clone(), n.clone()].concat(),
+                T::MissingOrigin,
+            ),
+            (
+                "ORIGIN of 2 bytes",
+                [attr(0x40, ORIGIN, &[0, 0]), p.clone(), n.clone()].concat(),
+                T::MalformedOrigin,
+            ),
+            (
+                "ORIGIN of 0 bytes",
+                [attr(0x40, ORIGIN, &[]), p.clone(), n.clone()].concat(),
+                T::MalformedOrigin,
+            ),
+            (
+                "ORIGIN 3",
+                [attr(0x40, ORIGIN, &[3]), p.clone(), n.clone()].concat(),
+                T::MalformedOrigin,
+            ),
+            (
+                "ORIGIN optional",
+                [attr(0xc0, ORIGIN, &[0]), p.clone(), n.clone()].concat(),
+                T::MalformedOrigin,
+            ),
+            (
+                "no AS_PATH",
+                [o.clone(), n.clone()].concat(),
+                T::MissingAsPath,
+            ),
+            (
+                "AS_PATH segment type 0",
+                [
+                    o.clone(),
+                    attr(0x40, AS_PATH, &[0, 1, 0, 0, 0xfc, 0]),
+                    n.clone(),
+                ]
+                .concat(),
+                T::MalformedAsPath,
+            ),
+            (
+                "AS_PATH segment type 5",
+                [
+                    o.clone(),
+                    attr(0x40, AS_PATH, &[5, 1, 0, 0, 0xfc, 0]),
+                    n.clone(),
+                ]
+                .concat(),
+                T::MalformedAsPath,
+            ),
+            (
+                "AS_PATH overrun",
+                [
+                    o.clone(),
+                    attr(0x40, AS_PATH, &[2, 2, 0, 0, 0xfc, 0]),
+                    n.clone(),
+                ]
+                .concat(),
+                T::MalformedAsPath,
+            ),
+            (
+                "AS_PATH trailing byte",
+                [
+                    o.clone(),
+                    attr(0x40, AS_PATH, &[2, 1, 0, 0, 0xfc, 0, 2]),
+                    n.clone(),
+                ]
+                .concat(),
+                T::MalformedAsPath,
+            ),
+            (
+                "AS_PATH optional",
+                [o.clone(), attr(0xc0, AS_PATH, &[]), n.clone()].concat(),
+                T::MalformedAsPath,
+            ),
+            (
+                "no NEXT_HOP",
+                [o.clone(), p.clone()].concat(),
+                T::MissingNextHop,
+            ),
+            (
+                "NEXT_HOP of 16 bytes",
+                [o.clone(), p.clone(), attr(0x40, NEXT_HOP, &V6_NH)].concat(),
+                T::MalformedNextHop,
+            ),
+            (
+                "NEXT_HOP optional",
+                [o.clone(), p.clone(), attr(0xc0, NEXT_HOP, &[198, 18, 1, 2])].concat(),
+                T::MalformedNextHop,
+            ),
+            (
+                "LOCAL_PREF of 3 bytes",
+                [mandatory(), attr(0x40, LOCAL_PREF, &[0, 0, 100])].concat(),
+                T::MalformedLocalPref,
+            ),
+            (
+                "MED of 5 bytes",
+                [mandatory(), attr(0x80, MED, &[0; 5])].concat(),
+                T::MalformedMed,
+            ),
+            (
+                "ATOMIC_AGGREGATE of 1 byte",
+                [mandatory(), attr(0x40, ATOMIC_AGGREGATE, &[0])].concat(),
+                T::MalformedAtomicAggregate,
+            ),
+            (
+                "AGGREGATOR of 6 bytes with 4-byte AS",
+                [mandatory(), attr(0xc0, AGGREGATOR, &[0; 6])].concat(),
+                T::MalformedAggregator,
+            ),
+            // The first of a repeated attribute counts.
+            (
+                "a bad ORIGIN then a good one",
+                [attr(0x40, ORIGIN, &[7]), o.clone(), p.clone(), n.clone()].concat(),
+                T::MalformedOrigin,
+            ),
+        ];
+        for (name, attrs, want) in cases {
+            assert_eq!(taw(&attrs, PLAIN), Some(want), "{name}");
+            assert!(!want.as_str().is_empty());
+        }
+        // 2-byte AS numbers follow the option.
+        let two_byte = [
+            o.clone(),
+            attr(0x40, AS_PATH, &[2, 2, 0xfc, 0, 0xfc, 1]),
+            n.clone(),
+        ]
+        .concat();
+        let legacy = Options {
+            add_path: false,
+            asn4: false,
+        };
+        assert_eq!(taw(&two_byte, legacy), None);
+        assert_eq!(taw(&two_byte, PLAIN), Some(T::MalformedAsPath));
+        let agg6 = [
+            two_byte.clone(),
+            attr(0xc0, AGGREGATOR, &[0xfc, 0, 198, 18, 1, 2]),
+        ]
+        .concat();
+        assert_eq!(taw(&agg6, legacy), None);
+        let agg8 = [
+            mandatory(),
+            attr(0xc0, AGGREGATOR, &[0, 0, 0xfc, 0, 198, 18, 1, 2]),
+        ]
+        .concat();
+        assert_eq!(taw(&agg8, PLAIN), None);
+        let agg8_legacy = [
+            two_byte.clone(),
+            attr(0xc0, AGGREGATOR, &[0, 0, 0xfc, 0, 198, 18, 1, 2]),
+        ]
+        .concat();
+        assert_eq!(taw(&agg8_legacy, legacy), Some(T::MalformedAggregator));
+    }
+
+    #[test]
+    fn what_is_not_treat_as_withdraw() {
+        // The right lengths, an empty AS_PATH (iBGP), every segment type, a
+        // repeated attribute after a good one, unknown and malformed
+        // optional attributes (attribute discard).
+        let attrs = [
+            origin(),
+            attr(
+                0x40,
+                AS_PATH,
+                &[1, 1, 0, 0, 0, 1, 2, 0, 3, 1, 0, 0, 0, 2, 4, 0],
+            ),
+            next_hop(),
+            attr(0x40, ORIGIN, &[9]),
+            attr(0x40, AS_PATH, &[9]),
+            attr(0x80, MED, &[0, 0, 0, 5]),
+            attr(0x40, LOCAL_PREF, &[0, 0, 0, 100]),
+            attr(0x40, ATOMIC_AGGREGATE, &[]),
+            attr(0xc0, 8, &[1, 2, 3]),         // COMMUNITIES of 3 bytes
+            attr(0xc0, 32, &[1]),              // LARGE_COMMUNITY of 1 byte
+            attr(0xc0, 200, &[1, 2, 3, 4, 5]), // unknown
+            attr(0x40, MED, &[0; 9]),          // a second MED: ignored
+        ]
+        .concat();
+        assert_eq!(taw(&attrs, PLAIN), None);
+        assert_eq!(
+            taw(
+                &[origin(), attr(0x40, AS_PATH, &[])]
+                    .concat()
+                    .iter()
+                    .copied()
+                    .chain(next_hop())
+                    .collect::<Vec<_>>(),
+                PLAIN
+            ),
+            None
+        );
+        // Nothing announced: withdrawals need no attribute.
+        let u = ok(&update(&nlri(&[path("192.0.2.10/32")]), &[], &[]), PLAIN);
+        assert_eq!((u.treat_as_withdraw, u.withdrawn.len()), (None, 1));
+        let u = ok(
+            &update(
+                &nlri(&[path("192.0.2.10/32")]),
+                &attr(0x40, ORIGIN, &[5]),
+                &[],
+            ),
+            PLAIN,
+        );
+        assert_eq!(u.treat_as_withdraw, None);
+        // NEXT_HOP is not needed when only MP_REACH announces.
+        let mp_only = [
+            origin(),
+            as_path(),
+            attr(0x40, NEXT_HOP, &[1]),
+            mp_reach(2, 1, &V6_NH, &nlri(&[path("2001:db8::10/128")])),
+        ]
+        .concat();
+        let u = ok(&update(&[], &mp_only, &[]), PLAIN);
+        assert_eq!(u.treat_as_withdraw, None);
+        assert_eq!(u.announced, vec![path("2001:db8::10/128")]);
+        // Only a skipped family announced: no unicast NLRI, nothing to withdraw.
+        let vpn = mp_reach(1, 128, &[0; 12], &[0]);
+        let u = ok(&update(&[], &vpn, &[]), PLAIN);
+        assert_eq!(u.treat_as_withdraw, None);
+    }
+
+    #[test]
+    fn treat_as_withdraw_covers_mp_reach_prefixes() {
+        let attrs = [
+            as_path(),
+            mp_reach(2, 1, &V6_NH, &nlri(&[path("2001:db8::10/128")])),
+            mp_unreach(2, 1, &nlri(&[path("2001:db8::11/128")])),
+        ]
+        .concat();
+        let u = ok(
+            &update(
+                &[],
+                &[attrs.clone(), next_hop()].concat(),
+                &nlri(&[path("192.0.2.10/32")]),
+            ),
+            PLAIN,
+        );
+        assert_eq!(u.treat_as_withdraw, Some(TreatAsWithdraw::MissingOrigin));
+        assert!(u.announced.is_empty());
+        assert_eq!(
+            u.withdrawn,
+            vec![
+                path("2001:db8::11/128"),
+                path("192.0.2.10/32"),
+                path("2001:db8::10/128")
+            ]
+        );
+        assert_eq!(TreatAsWithdraw::MissingOrigin.to_string(), "ORIGIN missing");
+    }
+
+    // ---- RFC 7606: session reset ----
+
+    #[test]
+    fn structural_faults_are_errors() {
+        let good_nlri = nlri(&[path("192.0.2.10/32")]);
+        let v6 = |nh: &[u8], n: &[u8]| [origin(), as_path(), mp_reach(2, 1, nh, n)].concat();
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("empty body", vec![]),
+            ("one byte", vec![0]),
+            ("withdrawn length past the UPDATE", vec![0, 9, 24, 10, 0, 0]),
+            ("no attribute length", vec![0, 0, 0]),
+            (
+                "attribute length past the UPDATE",
+                vec![0, 0, 0, 20, 0x40, 1, 1, 0],
+            ),
+            ("attribute header cut", update(&[], &[0x40, 1], &[])),
+            (
+                "extended attribute header cut",
+                update(&[], &[0x50, 1, 0], &[]),
+            ),
+            (
+                "attribute past the field",
+                update(&[], &[0x40, 1, 5, 0], &[]),
+            ),
+            (
+                "extended attribute past the field",
+                update(&[], &[0x50, 1, 0, 2, 0], &[]),
+            ),
+            (
+                "skipped family's attribute past the field",
+                update(&[], &[0x80, 14, 40, 0, 25, 70], &[]),
+            ),
+            (
+                "two MP_REACH",
+                update(
+                    &[],
+                    &[v6(&V6_NH, &[]), mp_reach(25, 70, &[], &[])].concat(),
+                    &[],
+                ),
+            ),
+            (
+                "two MP_UNREACH",
+                update(
+                    &[],
+                    &[mp_unreach(25, 70, &[]), mp_unreach(25, 70, &[])].concat(),
+                    &[],
+                ),
+            ),
+            (
+                "MP_REACH without AFI/SAFI",
+                update(&[], &attr(0x80, MP_REACH, &[0, 1]), &[]),
+            ),
+            (
+                "MP_UNREACH without SAFI",
+                update(&[], &attr(0x80, MP_UNREACH, &[0, 2]), &[]),
+            ),
+            (
+                "IPv6 next hop of 4",
+                update(&[], &v6(&[1, 2, 3, 4], &[]), &[]),
+            ),
+            ("IPv6 next hop of 24", update(&[], &v6(&[0; 24], &[]), &[])),
+            (
+                "IPv4 MP next hop of 12",
+                update(&[], &mp_reach(1, 1, &[0; 12], &good_nlri), &[]),
+            ),
+            (
+                "IPv4 MP next hop of 0",
+                update(&[], &mp_reach(1, 1, &[], &good_nlri), &[]),
+            ),
+            (
+                "IPv6 MP_REACH cut in its next hop",
+                update(&[], &attr(0x80, MP_REACH, &[0, 2, 1, 16, 0, 0]), &[]),
+            ),
+            (
+                "IPv6 MP_REACH without its reserved byte",
+                update(
+                    &[],
+                    &attr(0x80, MP_REACH, &[&[0, 2, 1, 16][..], &V6_NH].concat()),
+                    &[],
+                ),
+            ),
+            (
+                "IPv6 MP_REACH without next hop length",
+                update(&[], &attr(0x80, MP_REACH, &[0, 2, 1]), &[]),
+            ),
+            (
+                "IPv6 prefix of 129",
+                update(&[], &v6(&V6_NH, &[129, 0]), &[]),
+            ),
+            (
+                "IPv4 MP prefix of 33",
+                update(
+                    &[],
+                    &mp_reach(1, 1, &[1, 2, 3, 4], &[33, 1, 2, 3, 4, 5]),
+                    &[],
+                ),
+            ),
+            (
+                "IPv6 prefix past the attribute",
+                update(&[], &v6(&V6_NH, &[64, 0x20, 1]), &[]),
+            ),
+            (
+                "IPv6 MP_UNREACH prefix past the attribute",
+                update(&[], &mp_unreach(2, 1, &[128, 0x20]), &[]),
+            ),
+            (
+                "IPv4 MP_UNREACH prefix of 40",
+                update(&[], &mp_unreach(1, 1, &[40, 1, 2, 3, 4, 5]), &[]),
+            ),
+            (
+                "classic NLRI prefix of 33",
+                update(&[], &mandatory(), &[33, 192, 0, 2, 10, 0]),
+            ),
+            (
+                "classic NLRI past the UPDATE",
+                update(&[], &mandatory(), &[32, 192, 0, 2]),
+            ),
+            (
+                "classic withdrawn prefix of 33",
+                update(&[33, 1, 1, 1, 1, 1], &[], &[]),
+            ),
+            (
+                "classic withdrawn past its field",
+                update(&[24, 1, 1], &[], &[]),
+            ),
+        ];
+        for (name, body) in cases {
+            assert!(
+                decode(&body, PLAIN).is_err(),
+                "{name}: {:?}",
+                decode(&body, PLAIN)
+            );
+        }
+        // With add-path, a path id cut short.
+        assert!(decode(&update(&[], &mandatory(), &[0, 0, 1]), ADD_PATH).is_err());
+        assert!(decode(&update(&[0, 0, 0, 1], &[], &[]), ADD_PATH).is_err());
+        let e = decode(&update(&[], &v6(&[1, 2, 3, 4], &[]), &[]), PLAIN).expect_err("bad");
+        assert!(e.to_string().contains("next hop of 4 bytes"), "{e}");
+    }
+
+    // ---- properties ----
+
+    fn any_prefix() -> impl Strategy<Value = Prefix> {
+        prop_oneof![
+            (any::<u32>(), 0u8..=32).prop_map(|(a, l)| {
+                let bits = a & u32::MAX.checked_shl(32 - u32::from(l)).unwrap_or(0);
+                Prefix::new(IpAddr::V4(Ipv4Addr::from(bits)), l).expect("masked")
+            }),
+            (any::<u128>(), 0u8..=128).prop_map(|(a, l)| {
+                let bits = a & u128::MAX.checked_shl(128 - u32::from(l)).unwrap_or(0);
+                Prefix::new(IpAddr::V6(Ipv6Addr::from(bits)), l).expect("masked")
+            }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+            for add_path in [false, true] {
+                for asn4 in [false, true] {
+                    let _ = decode(&bytes, Options { add_path, asn4 });
+                }
+            }
+        }
+
+        #[test]
+        fn unicast_prefixes_round_trip(
+            announced in proptest::collection::vec((any_prefix(), any::<u32>()), 0..200),
+            withdrawn in proptest::collection::vec((any_prefix(), any::<u32>()), 0..200),
+            add_path in any::<bool>(),
+        ) {
+            let to_path = |(prefix, id): &(Prefix, u32)| Path {
+                prefix: *prefix,
+                path_id: add_path.then_some(*id),
+            };
+            let (a4, a6): (Vec<Path>, Vec<Path>) =
+                announced.iter().map(to_path).partition(|p| p.prefix.is_ipv4());
+            let (w4, w6): (Vec<Path>, Vec<Path>) =
+                withdrawn.iter().map(to_path).partition(|p| p.prefix.is_ipv4());
+            let attrs = [
+                mandatory(),
+                mp_reach(2, 1, &V6_NH, &nlri(&a6)),
+                mp_unreach(2, 1, &nlri(&w6)),
+            ]
+            .concat();
+            let body = update(&nlri(&w4), &attrs, &nlri(&a4));
+            let u = decode(&body, Options { add_path, asn4: true });
+            prop_assert!(u.is_ok(), "{:?}", u);
+            let u = u.unwrap_or_default();
+            prop_assert_eq!(u.announced, [a4, a6].concat());
+            prop_assert_eq!(u.withdrawn, [w4, w6].concat());
+            prop_assert_eq!(u.treat_as_withdraw, None);
+            prop_assert!(u.skipped.is_empty());
+        }
+    }
+}
