@@ -3,10 +3,17 @@
 //! Adj-RIB-In, ORIGIN + AS_PATH + NEXT_HOP, the shape FRR sends), of which
 //! 10 prefixes are configured VIPs, 90 are not.
 //! - `stream_into_view`: our codec cuts the stream, `Decoder::decode` maps
-//!   each frame (bgpkit-parser underneath), `View::apply` keeps the VIPs;
+//!   each frame (bgpkit-parser for the BMP layer, bmp::update for the UPDATE), `View::apply` keeps the VIPs;
 //! - `decode_only`: the same without the view;
 //! - `bgpkit_parse_bmp_msg`: bgpkit-parser's own `parse_bmp_msg` on the
 //!   same frames (pre-cut), the raw rate of the crate.
+//!
+//! Group `bmp_nlri_per_update` (throughput in prefixes): one Route
+//! Monitoring frame whose UPDATE packs 1, 100 or 1 000 IPv4 /32s in its
+//! NLRI field, or 1 000 IPv6 /128s in MP_REACH_NLRI (how IOS XR and Junos
+//! pack a table dump), through `Decoder::decode` (`ours_*`), and through a
+//! copy of the decoder's former UPDATE path, bgpkit-parser's
+//! `parse_bgp_message` and the mapping to unicast paths (`bgpkit_*`).
 //!
 //! Run briefly: `cargo bench --bench bmp_decode -- --warm-up-time 1
 //! --measurement-time 3`.
@@ -18,7 +25,7 @@ use std::net::Ipv4Addr;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ribbridge::bmp::{BmpCodec, Decoder, View};
+use ribbridge::bmp::{BmpCodec, Decoder, Message, View};
 use ribbridge::model::Prefix;
 use tokio_util::codec::Decoder as _;
 
@@ -132,5 +139,153 @@ fn bmp(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bmp);
+/// An UPDATE announcing `n` prefixes: IPv4 /32s in the NLRI field, or
+/// IPv6 /128s in MP_REACH_NLRI; wrapped in a Route Monitoring frame.
+fn packed_frame(n: u32, ipv6: bool) -> Bytes {
+    let peer = Ipv4Addr::new(198, 18, 1, 2);
+    let mut attrs = BytesMut::new();
+    attrs.put_slice(&[0x40, 1, 1, 0]);
+    attrs.put_slice(&[0x40, 2, 6, 2, 1]);
+    attrs.put_u32(64512);
+    let mut nlri = BytesMut::new();
+    if ipv6 {
+        let mut mp = BytesMut::new();
+        mp.put_slice(&[0, 2, 1, 16]);
+        mp.put_u128(0x2001_0db8_0000_0000_0000_0000_0000_0001);
+        mp.put_u8(0);
+        for i in 0..n {
+            mp.put_u8(128);
+            mp.put_u128(0x2001_0db8_0001_0000_0000_0000_0000_0000 + u128::from(i));
+        }
+        attrs.put_slice(&[0x90, 14]);
+        attrs.put_u16(u16::try_from(mp.len()).unwrap());
+        attrs.put_slice(&mp);
+    } else {
+        attrs.put_slice(&[0x40, 3, 4]);
+        attrs.put_slice(&peer.octets());
+        for i in 0..n {
+            nlri.put_u8(32);
+            nlri.put_u32(0x0a00_0000 + i);
+        }
+    }
+    let mut update = BytesMut::new();
+    update.put_slice(&[0xff; 16]);
+    update.put_u16(u16::try_from(19 + 4 + attrs.len() + nlri.len()).unwrap());
+    update.put_u8(2);
+    update.put_u16(0);
+    update.put_u16(u16::try_from(attrs.len()).unwrap());
+    update.put_slice(&attrs);
+    update.put_slice(&nlri);
+    let mut m = BytesMut::new();
+    m.put_u8(3);
+    m.put_u32(u32::try_from(6 + 42 + update.len()).unwrap());
+    m.put_u8(0);
+    m.put_u8(0);
+    m.put_u8(0x40);
+    m.put_u64(0);
+    m.put_slice(&[0; 12]);
+    m.put_slice(&peer.octets());
+    m.put_u32(64512);
+    m.put_slice(&peer.octets());
+    m.put_u64(0);
+    m.put_slice(&update);
+    m.freeze()
+}
+
+/// The decoder's former UPDATE path, kept here for comparison: the
+/// per-peer header and the UPDATE by bgpkit-parser, its validation
+/// warnings scanned, the unicast prefixes mapped to paths.
+mod old {
+    use bgpkit_parser::error::BgpValidationWarning;
+    use bgpkit_parser::models::{Afi, AsnLength, BgpMessage, NetworkPrefix, Safi};
+    use bgpkit_parser::parser::bgp::parse_bgp_message;
+    use bgpkit_parser::parser::bmp::messages::{parse_bmp_common_header, parse_per_peer_header};
+    use bytes::Bytes;
+    use ribbridge::bmp::Path;
+    use ribbridge::model::Prefix;
+
+    fn unicast(prefixes: &[NetworkPrefix], out: &mut Vec<Path>) {
+        for p in prefixes {
+            let net = p.prefix.trunc();
+            if let Ok(prefix) = Prefix::new(net.addr(), net.prefix_len()) {
+                out.push(Path {
+                    prefix,
+                    path_id: p.path_id,
+                });
+            }
+        }
+    }
+
+    /// (announced, withdrawn) of one Route Monitoring frame.
+    pub fn decode(frame: Bytes) -> Option<(Vec<Path>, Vec<Path>)> {
+        let mut data = frame;
+        let header = parse_bmp_common_header(&mut data).ok()?;
+        let mut body = data.split_to(header.msg_len as usize - 6);
+        let _h = parse_per_peer_header(&mut body).ok()?;
+        let BgpMessage::Update(u) = parse_bgp_message(&mut body, false, &AsnLength::Bits32).ok()?
+        else {
+            return None;
+        };
+        let damaged = u.attributes.validation_warnings().iter().any(|w| {
+            matches!(
+                w,
+                BgpValidationWarning::MalformedNlri { .. }
+                    | BgpValidationWarning::MalformedAttributeList { .. }
+            )
+        });
+        if damaged {
+            return None;
+        }
+        let _eor = u.is_end_of_rib();
+        let mut announced = Vec::new();
+        let mut withdrawn = Vec::new();
+        unicast(&u.announced_prefixes, &mut announced);
+        unicast(&u.withdrawn_prefixes, &mut withdrawn);
+        let is_unicast = |afi: Afi, safi: Safi| {
+            matches!(afi, Afi::Ipv4 | Afi::Ipv6) && matches!(safi, Safi::Unicast)
+        };
+        if let Some(n) = u.attributes.get_reachable_nlri()
+            && is_unicast(n.afi, n.safi)
+        {
+            unicast(&n.prefixes, &mut announced);
+        }
+        if let Some(n) = u.attributes.get_unreachable_nlri()
+            && is_unicast(n.afi, n.safi)
+        {
+            unicast(&n.prefixes, &mut withdrawn);
+        }
+        Some((announced, withdrawn))
+    }
+}
+
+fn packed(c: &mut Criterion) {
+    let mut g = c.benchmark_group("bmp_nlri_per_update");
+    for (name, n, ipv6) in [
+        ("ipv4_1", 1, false),
+        ("ipv4_100", 100, false),
+        ("ipv4_1000", 1000, false),
+        ("ipv6_mp_1000", 1000, true),
+    ] {
+        let frame = packed_frame(n, ipv6);
+        // Both paths read the same paths.
+        let ours = match Decoder::new().decode(frame.clone()).unwrap() {
+            Message::Route { announced, .. } => announced,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(ours.len(), n as usize);
+        let (theirs, _) = old::decode(frame.clone()).unwrap();
+        assert_eq!(ours, theirs);
+        g.throughput(Throughput::Elements(u64::from(n)));
+        g.bench_function(format!("ours_{name}"), |b| {
+            let mut dec = Decoder::new();
+            b.iter(|| black_box(dec.decode(frame.clone()).unwrap()))
+        });
+        g.bench_function(format!("bgpkit_{name}"), |b| {
+            b.iter(|| black_box(old::decode(frame.clone()).unwrap()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bmp, packed);
 criterion_main!(benches);

@@ -2,7 +2,7 @@
 # Bounded fuzz runs of every cargo-fuzz target in fuzz/ (the ZAPI and vty
 # decoders, the vty JSON types, the kernel's netlink and nexthop-object
 # decoders, the configuration file, the peer mapping, the BMP station's
-# codec, decoder and view, bgpd's configuration read as an intent and
+# codec, decoder and view, its BGP UPDATE decoder alone, bgpd's configuration read as an intent and
 # its policy evaluated).
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]     default 20 (FUZZ_SECS overrides)
@@ -36,6 +36,7 @@ seed netlink_decode tests/data/kernel/*.bin
 seed config_parse fuzz/seeds/config_parse/*
 seed peer_mapping tests/render/*.json
 seed bmp_decode tests/data/bmp/*/session*.bin
+seed bmp_update fuzz/seeds/bmp_update/*
 seed intent_eval tests/data/frr/*/*running-config*
 
 targets=$(cd fuzz && cargo fuzz list)

@@ -1,5 +1,5 @@
 //! The BMP station's input path on arbitrary bytes: the stream codec, the
-//! decoder of each frame (bgpkit-parser underneath) and the view applying
+//! decoder of each frame (bgpkit-parser and bmp::update underneath) and the view applying
 //! what decodes. Any panic is a bug: a router's bytes must only ever produce
 //! error values (a panic would kill the session task).
 #![no_main]
