@@ -96,6 +96,12 @@ pub const BMP_SESSIONS: &str = "ribbridge_bmp_sessions";
 /// (`not_allowed`, `sessions_per_address`, `sessions`, `routers`, `peers`,
 /// `paths`).
 pub const BMP_REFUSED_TOTAL: &str = "ribbridge_bmp_refused_total";
+/// `ribbridge_bmp_skipped_nlri_total{afi,safi}`: MP_REACH/MP_UNREACH
+/// attributes of families the station does not count, skipped by length.
+pub const BMP_SKIPPED_NLRI_TOTAL: &str = "ribbridge_bmp_skipped_nlri_total";
+/// `ribbridge_bmp_treat_as_withdraw_total{reason}`: UPDATEs whose
+/// announcements were taken as withdrawals (RFC 7606).
+pub const BMP_TREAT_AS_WITHDRAW_TOTAL: &str = "ribbridge_bmp_treat_as_withdraw_total";
 /// `ribbridge_bmp_sync_fallbacks_total`: router peers taken as dumped
 /// without their End-of-RIB.
 pub const BMP_SYNC_FALLBACKS_TOTAL: &str = "ribbridge_bmp_sync_fallbacks_total";
@@ -194,6 +200,14 @@ pub fn describe() {
     describe_counter!(
         BMP_REFUSED_TOTAL,
         "What the BMP station refused: connections (not_allowed, sessions_per_address, sessions) and state (routers, peers, paths), by reason"
+    );
+    describe_counter!(
+        BMP_SKIPPED_NLRI_TOTAL,
+        "MP_REACH/MP_UNREACH attributes of families the BMP station does not count (VPN, EVPN, ...), skipped by length, by AFI and SAFI (numbers; `other` beyond the assigned ones)"
+    );
+    describe_counter!(
+        BMP_TREAT_AS_WITHDRAW_TOTAL,
+        "UPDATEs whose announcements the BMP station took as withdrawals (RFC 7606: a mandatory attribute missing or malformed), by reason"
     );
     describe_counter!(
         BMP_SYNC_FALLBACKS_TOTAL,
@@ -389,6 +403,25 @@ pub fn bmp_session_end(reason: &'static str) {
 /// The station refused `n` of something (see [`BMP_REFUSED_TOTAL`]).
 pub fn bmp_refused(reason: &'static str, n: u64) {
     counter!(BMP_REFUSED_TOTAL, "reason" => reason).increment(n);
+}
+
+/// `n` attributes of family (afi, safi) were skipped. The label values are
+/// bounded: numbers for the AFIs and SAFIs IANA assigns to routing
+/// families a router carries, `other` for anything else a router sends.
+pub fn bmp_skipped_nlri(afi: u16, safi: u8, n: u64) {
+    let known_afi = matches!(afi, 1 | 2 | 25 | 16388 | 16399);
+    let known_safi = matches!(safi, 1..=6 | 64..=80 | 128..=134);
+    let (a, s) = if known_afi && known_safi {
+        (afi.to_string(), safi.to_string())
+    } else {
+        ("other".to_string(), "other".to_string())
+    };
+    counter!(BMP_SKIPPED_NLRI_TOTAL, "afi" => a, "safi" => s).increment(n);
+}
+
+/// An UPDATE was taken as a withdrawal of what it announced.
+pub fn bmp_treat_as_withdraw(reason: &'static str) {
+    counter!(BMP_TREAT_AS_WITHDRAW_TOTAL, "reason" => reason).increment(1);
 }
 
 /// `n` router peers were taken as dumped without their End-of-RIB.

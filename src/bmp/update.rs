@@ -44,10 +44,10 @@
 //!   missing or malformed; NEXT_HOP (type 3, length 4) missing or malformed
 //!   when classic NLRI are present; one of those three with the optional
 //!   flag set; LOCAL_PREF (5) or MULTI_EXIT_DISC (4) of a length other
-//!   than 4, ATOMIC_AGGREGATE (6) other than 0, AGGREGATOR (7) other than 8
-//!   (6 without `asn4`). Then every announced prefix (classic and MP) is
-//!   reported withdrawn instead, and [`Update::treat_as_withdraw`] names
-//!   the first reason, checked in that order.
+//!   than 4. Then every announced prefix (classic and MP) is reported
+//!   withdrawn instead, and [`Update::treat_as_withdraw`] names the first
+//!   reason, checked in that order. A malformed ATOMIC_AGGREGATE (6) or
+//!   AGGREGATOR (7) is discarded and the route kept (RFC 7606 7.6, 7.7).
 //! - **Ignored**: a repeated attribute other than MP_REACH/MP_UNREACH (the
 //!   first is kept, section 3g), unknown attributes, other malformed
 //!   optional attributes (attribute discard), and next hop values.
@@ -147,10 +147,6 @@ pub enum TreatAsWithdraw {
     MalformedLocalPref,
     /// MULTI_EXIT_DISC of a length other than 4.
     MalformedMed,
-    /// ATOMIC_AGGREGATE of a length other than 0.
-    MalformedAtomicAggregate,
-    /// AGGREGATOR of a length other than 8 (4-byte AS) or 6.
-    MalformedAggregator,
 }
 
 impl TreatAsWithdraw {
@@ -165,8 +161,6 @@ impl TreatAsWithdraw {
             TreatAsWithdraw::MalformedNextHop => "NEXT_HOP malformed",
             TreatAsWithdraw::MalformedLocalPref => "LOCAL_PREF malformed",
             TreatAsWithdraw::MalformedMed => "MULTI_EXIT_DISC malformed",
-            TreatAsWithdraw::MalformedAtomicAggregate => "ATOMIC_AGGREGATE malformed",
-            TreatAsWithdraw::MalformedAggregator => "AGGREGATOR malformed",
         }
     }
 }
@@ -182,7 +176,7 @@ impl fmt::Display for TreatAsWithdraw {
 pub struct Options {
     /// Unicast NLRI carry a 4-byte add-path id (RFC 7911).
     pub add_path: bool,
-    /// AS numbers in AS_PATH and AGGREGATOR are 4 bytes (else 2).
+    /// AS numbers in AS_PATH are 4 bytes (else 2).
     pub asn4: bool,
 }
 
@@ -303,8 +297,6 @@ const AS_PATH: u8 = 2;
 const NEXT_HOP: u8 = 3;
 const MED: u8 = 4;
 const LOCAL_PREF: u8 = 5;
-const ATOMIC_AGGREGATE: u8 = 6;
-const AGGREGATOR: u8 = 7;
 const MP_REACH: u8 = 14;
 const MP_UNREACH: u8 = 15;
 
@@ -361,8 +353,6 @@ struct Attrs<'a> {
     next_hop: Seen,
     local_pref: Seen,
     med: Seen,
-    atomic: Seen,
-    aggregator: Seen,
     count: usize,
     /// (afi, safi, value length) of the only attribute, when it is an MP_UNREACH.
     only_unreach: Option<(u16, u8, usize)>,
@@ -485,11 +475,9 @@ pub fn decode(body: &[u8], options: Options) -> Result<Update, UpdateError> {
             Some(TreatAsWithdraw::MalformedLocalPref)
         } else if attrs.med == Seen::Bad {
             Some(TreatAsWithdraw::MalformedMed)
-        } else if attrs.atomic == Seen::Bad {
-            Some(TreatAsWithdraw::MalformedAtomicAggregate)
-        } else if attrs.aggregator == Seen::Bad {
-            Some(TreatAsWithdraw::MalformedAggregator)
         } else {
+            // A malformed ATOMIC_AGGREGATE or AGGREGATOR is discarded, the
+            // route kept (RFC 7606 sections 7.6, 7.7).
             None
         };
         if let Some(r) = reason {
@@ -515,8 +503,6 @@ fn attributes<'a>(
         next_hop: Seen::Absent,
         local_pref: Seen::Absent,
         med: Seen::Absent,
-        atomic: Seen::Absent,
-        aggregator: Seen::Absent,
         count: 0,
         only_unreach: None,
         mp_reach: None,
@@ -572,10 +558,9 @@ fn attributes<'a>(
             NEXT_HOP => a.next_hop = check(well_known_ok && value.len() == 4),
             MED => a.med = check(value.len() == 4),
             LOCAL_PREF => a.local_pref = check(value.len() == 4),
-            ATOMIC_AGGREGATE => a.atomic = check(value.is_empty()),
-            AGGREGATOR => {
-                a.aggregator = check(value.len() == if options.asn4 { 8 } else { 6 });
-            }
+            // ATOMIC_AGGREGATE and AGGREGATOR, malformed or not, and every
+            // other attribute: nothing the count depends on (a malformed
+            // one is discarded, RFC 7606 7.6, 7.7).
             _ => {}
         }
         if a.count > 1 {
@@ -699,6 +684,8 @@ fn prefixes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    const ATOMIC_AGGREGATE: u8 = 6;
+    const AGGREGATOR: u8 = 7;
     use proptest::prelude::*;
 
     const PLAIN: Options = Options {
@@ -1267,16 +1254,6 @@ mod tests {
                 [mandatory(), attr(0x80, MED, &[0; 5])].concat(),
                 T::MalformedMed,
             ),
-            (
-                "ATOMIC_AGGREGATE of 1 byte",
-                [mandatory(), attr(0x40, ATOMIC_AGGREGATE, &[0])].concat(),
-                T::MalformedAtomicAggregate,
-            ),
-            (
-                "AGGREGATOR of 6 bytes with 4-byte AS",
-                [mandatory(), attr(0xc0, AGGREGATOR, &[0; 6])].concat(),
-                T::MalformedAggregator,
-            ),
             // The first of a repeated attribute counts.
             (
                 "a bad ORIGIN then a good one",
@@ -1318,7 +1295,14 @@ mod tests {
             attr(0xc0, AGGREGATOR, &[0, 0, 0xfc, 0, 198, 18, 1, 2]),
         ]
         .concat();
-        assert_eq!(taw(&agg8_legacy, legacy), Some(T::MalformedAggregator));
+        // Attribute discard, the route kept (RFC 7606 7.6, 7.7).
+        assert_eq!(taw(&agg8_legacy, legacy), None);
+        for bad in [
+            attr(0x40, ATOMIC_AGGREGATE, &[0]),
+            attr(0xc0, AGGREGATOR, &[0; 6]),
+        ] {
+            assert_eq!(taw(&[mandatory(), bad].concat(), PLAIN), None);
+        }
     }
 
     #[test]

@@ -507,7 +507,23 @@ impl Station {
             Message::Termination { reason } => {
                 tracing::info!(%router, reason = %printable(reason, 1024), "bmp: termination");
             }
-            Message::Route { .. } | Message::Ignored { .. } => {}
+            Message::Route {
+                skipped,
+                treat_as_withdraw,
+                peer,
+                ..
+            } => {
+                for s in skipped {
+                    telemetry::bmp_skipped_nlri(s.afi, s.safi, u64::from(s.count));
+                }
+                if let Some(why) = treat_as_withdraw {
+                    telemetry::bmp_treat_as_withdraw(why.as_str());
+                    if self.logged.insert("treat_as_withdraw") {
+                        tracing::warn!(%router, %peer, reason = why.as_str(), "bmp: an UPDATE with a malformed mandatory attribute: its announcements taken as withdrawals (RFC 7606; logged once, counted in ribbridge_bmp_treat_as_withdraw_total)");
+                    }
+                }
+            }
+            Message::Ignored { .. } => {}
         }
         let before = self.view.state(&router);
         let changed = self.view.apply_at(&router, message, now);
