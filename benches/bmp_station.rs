@@ -17,8 +17,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use ribbridge::bmp::{EndOfRib, Family, Message, Path, PeerKey, Rib};
 use ribbridge::config::BmpLimits;
-use ribbridge::daemon::bmp::{BmpInput, Station};
 use ribbridge::model::Prefix;
+use ribbridge::station::{BmpInput, Station};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]

@@ -15,5 +15,6 @@ pub mod model;
 pub mod privilege;
 pub mod reconcile;
 pub mod render;
+pub mod station;
 pub mod status;
 pub mod telemetry;

@@ -188,6 +188,7 @@ impl Owner {
             Some(i) => station.apply(i, now),
             None => station.expire(now),
         }
+        super::bmp::publish(station.take_outputs());
         let why = station.not_ready();
         self.publish_ready(why.is_none(), why.unwrap_or_default());
     }

@@ -1,0 +1,902 @@
+//! The BMP station's state machine (`--vantage bmp`): the routers' sessions
+//! as the owner sees them, which router each speaks for, when a router goes
+//! stale and is forgotten, and the one [`View`] of their paths. Pure: no
+//! socket, no clock (the owner passes its milliseconds in), no metrics;
+//! what telemetry needs comes out as [`Output`]s for the daemon to publish
+//! (`daemon::bmp::publish`). The listener and the session tasks that feed
+//! it are `daemon::bmp`.
+//!
+//! Contract:
+//! - A router is the address its sessions come from: [`BmpInput::Up`]
+//!   names it, a session speaks only for its own address (its sysName is a
+//!   printable label of at most [`MAX_SYS_NAME`] bytes), and a new session
+//!   from an address replaces that router's open one: the old session's
+//!   messages and end change nothing.
+//! - A router whose session ended is stale (paths unknown) and forgotten
+//!   `stale_secs` later unless it reconnects; a new router beyond
+//!   `max_routers` is ignored (its session kept, counted, logged once).
+//! - Readiness: ready when one router is synced ([`View`]'s rule).
+//! - Every input costs O(log) in the routers and paths: deadlines are kept
+//!   ordered, the view's counts kept as they change.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::SocketAddr;
+
+use crate::bmp::view::Millis;
+use crate::bmp::{Counters, Limits, Message, RouterState, View};
+use crate::model::Prefix;
+use crate::status::{RouterPeer, RouterStatus, RouterVip};
+
+/// A BMP session's id, unique for the daemon's life.
+pub type SessionId = u64;
+
+/// What a session task tells the owner.
+#[derive(Debug)]
+pub enum BmpInput {
+    /// A router connected.
+    Up {
+        /// The session.
+        session: SessionId,
+        /// Where it connected from.
+        address: SocketAddr,
+    },
+    /// One decoded message.
+    Message {
+        /// The session.
+        session: SessionId,
+        /// The message.
+        message: Message,
+    },
+    /// The session ended; `reason` says why, for the log.
+    Down {
+        /// The session.
+        session: SessionId,
+        /// `closed`, `termination`, `malformed` or `io` (the counter's label).
+        kind: &'static str,
+        /// What happened, for the log.
+        reason: String,
+    },
+}
+
+/// The most bytes of a router's sysName kept (a label, never an identity).
+pub const MAX_SYS_NAME: usize = 255;
+
+/// What the station did that telemetry counts: the daemon publishes these
+/// ([`Station::take_outputs`]) after each input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// A router's paths for a VIP (`None`: unknown).
+    Paths {
+        /// The router.
+        router: String,
+        /// The VIP.
+        prefix: Prefix,
+        /// Its paths there.
+        paths: Option<u32>,
+    },
+    /// A stale router was forgotten: its series go.
+    Forgotten {
+        /// The router.
+        router: String,
+    },
+    /// `n` of something refused (`routers`, `peers`, `paths`).
+    Refused {
+        /// What.
+        reason: &'static str,
+        /// How many.
+        n: u64,
+    },
+    /// `n` peers taken as dumped without their End-of-RIB.
+    Fallbacks(u64),
+    /// A message of this kind was decoded.
+    Message(&'static str),
+    /// `n` attributes of a skipped family.
+    Skipped {
+        /// Its AFI.
+        afi: u16,
+        /// Its SAFI.
+        safi: u8,
+        /// How many.
+        n: u64,
+    },
+    /// An UPDATE taken as a withdrawal (RFC 7606), and why.
+    TreatAsWithdraw(&'static str),
+    /// A session ended, by kind.
+    SessionEnd(&'static str),
+    /// Sessions open now.
+    Sessions(usize),
+}
+
+/// `s` fit for a log line, `/status` and a terminal: control characters
+/// escaped, cut to at most `max` bytes (at a character boundary).
+pub fn printable(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        let piece: String = if c.is_control() {
+            c.escape_default().collect()
+        } else {
+            c.to_string()
+        };
+        if out.len() + piece.len() > max {
+            break;
+        }
+        out.push_str(&piece);
+    }
+    out
+}
+
+/// One session as the owner knows it.
+#[derive(Debug)]
+struct Session {
+    address: SocketAddr,
+    /// The router it speaks for (its source address), once admitted.
+    router: Option<String>,
+    /// A newer session from the same address took over: this one's
+    /// messages and end change nothing.
+    replaced: bool,
+}
+
+/// What the station knows of a router beyond the view.
+#[derive(Debug)]
+struct Router {
+    address: SocketAddr,
+    /// The sysName it claimed, printable and cut.
+    sys_name: Option<String>,
+    /// The session that speaks for it now (`None`: stale).
+    session: Option<SessionId>,
+    /// When a stale router is forgotten, in the owner's milliseconds.
+    forget_at: Option<Millis>,
+}
+
+/// The station's state, held by the owner. Routers are identified by the
+/// address their sessions come from: a session speaks only for its own
+/// address, so no session can replace another router's paths.
+#[derive(Debug)]
+pub struct Station {
+    view: View,
+    vips: Vec<Prefix>,
+    stale_ms: Millis,
+    max_routers: usize,
+    sessions: HashMap<SessionId, Session>,
+    routers: BTreeMap<String, Router>,
+    /// (forget_at, router) of every stale router.
+    forgets: BTreeSet<(Millis, String)>,
+    /// The view's counters as last reported to telemetry.
+    counted: Counters,
+    /// Reasons already logged (each once).
+    logged: BTreeSet<&'static str>,
+    /// The paths last exported per (router, VIP), to log changes only.
+    exported: HashMap<(String, Prefix), Option<u32>>,
+    /// What telemetry has not been told yet.
+    out: Vec<Output>,
+}
+
+impl Station {
+    /// A station counting `vips` within `limits`, forgetting stale routers
+    /// after `stale_secs`.
+    pub fn new(
+        vips: impl IntoIterator<Item = Prefix>,
+        stale_secs: u64,
+        limits: &crate::config::BmpLimits,
+    ) -> Station {
+        let vips: Vec<Prefix> = vips.into_iter().collect();
+        Station {
+            view: View::with_limits(
+                vips.iter().copied(),
+                Limits {
+                    peers_per_router: limits.max_peers,
+                    paths_per_vip: limits.max_paths,
+                    patience_ms: limits.sync_secs.saturating_mul(1000),
+                },
+            ),
+            vips,
+            stale_ms: stale_secs.saturating_mul(1000),
+            max_routers: limits.max_routers,
+            sessions: HashMap::new(),
+            routers: BTreeMap::new(),
+            forgets: BTreeSet::new(),
+            counted: Counters::default(),
+            logged: BTreeSet::new(),
+            exported: HashMap::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// What happened since the last call, for telemetry.
+    pub fn take_outputs(&mut self) -> Vec<Output> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// Apply one input at `now` (the owner's milliseconds).
+    pub fn apply(&mut self, input: BmpInput, now: Millis) {
+        match input {
+            BmpInput::Up { session, address } => self.up(session, address),
+            BmpInput::Message { session, message } => self.message(session, &message, now),
+            BmpInput::Down {
+                session,
+                kind,
+                reason,
+            } => self.down(session, kind, &reason, now),
+        }
+        self.count();
+        self.out.push(Output::Sessions(self.sessions.len()));
+    }
+
+    fn log_once(&mut self, reason: &'static str, text: &str) {
+        if self.logged.insert(reason) {
+            tracing::warn!(
+                reason,
+                "bmp: {text} (logged once; counted in ribbridge_bmp_refused_total)"
+            );
+        }
+    }
+
+    /// The view's counters since the last call, to telemetry.
+    fn count(&mut self) {
+        let c = self.view.counters();
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        if c.peers_refused > self.counted.peers_refused {
+            self.out.push(Output::Refused {
+                reason: "peers",
+                n: d(c.peers_refused, self.counted.peers_refused),
+            });
+            self.log_once(
+                "peers",
+                "a router reported more BGP peers than --bmp-max-peers: the rest are not counted",
+            );
+        }
+        if c.paths_refused > self.counted.paths_refused {
+            self.out.push(Output::Refused {
+                reason: "paths",
+                n: d(c.paths_refused, self.counted.paths_refused),
+            });
+            self.log_once(
+                "paths",
+                "a router held more paths for a VIP than --bmp-max-paths: the rest are not counted",
+            );
+        }
+        if c.fallbacks > self.counted.fallbacks {
+            self.out
+                .push(Output::Fallbacks(d(c.fallbacks, self.counted.fallbacks)));
+        }
+        self.counted = c;
+    }
+
+    fn up(&mut self, session: SessionId, address: SocketAddr) {
+        let name = address.ip().to_string();
+        let known = self.routers.contains_key(&name);
+        if !known && self.routers.len() >= self.max_routers {
+            self.out.push(Output::Refused {
+                reason: "routers",
+                n: 1,
+            });
+            self.log_once("routers", "a new router is not kept: the station has --bmp-max-routers; its session stays open and is ignored");
+            self.sessions.insert(
+                session,
+                Session {
+                    address,
+                    router: None,
+                    replaced: false,
+                },
+            );
+            return;
+        }
+        tracing::info!(%address, session, "bmp: a router connected");
+        self.sessions.insert(
+            session,
+            Session {
+                address,
+                router: Some(name.clone()),
+                replaced: false,
+            },
+        );
+        self.adopt(&name, session, address);
+    }
+
+    fn message(&mut self, session: SessionId, message: &Message, now: Millis) {
+        self.out.push(Output::Message(kind(message)));
+        let Some(router) = self
+            .sessions
+            .get(&session)
+            .filter(|s| !s.replaced)
+            .and_then(|s| s.router.clone())
+        else {
+            return;
+        };
+        match message {
+            Message::Initiation {
+                sys_name,
+                sys_descr,
+            } => {
+                let name = sys_name
+                    .as_deref()
+                    .map(|n| printable(n.trim(), MAX_SYS_NAME))
+                    .filter(|n| !n.is_empty());
+                tracing::info!(
+                    %router,
+                    sys_name = name.as_deref().unwrap_or("-"),
+                    sys_descr = %sys_descr.as_deref().map_or_else(|| "-".to_string(), |d| printable(d, 1024)),
+                    "bmp: initiation"
+                );
+                if let Some(r) = self.routers.get_mut(&router) {
+                    r.sys_name = name;
+                }
+            }
+            Message::PeerUp {
+                peer, asn, bgp_id, ..
+            } => {
+                tracing::info!(%router, %peer, asn, %bgp_id, "bmp: peer up");
+            }
+            Message::PeerDown { peer, reason } => {
+                tracing::info!(%router, %peer, reason = %printable(reason, 1024), "bmp: peer down");
+            }
+            Message::Stats { peer, counters } => {
+                tracing::debug!(%router, %peer, ?counters, "bmp: statistics report");
+            }
+            Message::Termination { reason } => {
+                tracing::info!(%router, reason = %printable(reason, 1024), "bmp: termination");
+            }
+            Message::Route {
+                skipped,
+                treat_as_withdraw,
+                peer,
+                ..
+            } => {
+                for s in skipped {
+                    self.out.push(Output::Skipped {
+                        afi: s.afi,
+                        safi: s.safi,
+                        n: u64::from(s.count),
+                    });
+                }
+                if let Some(why) = treat_as_withdraw {
+                    self.out.push(Output::TreatAsWithdraw(why.as_str()));
+                    if self.logged.insert("treat_as_withdraw") {
+                        tracing::warn!(%router, %peer, reason = why.as_str(), "bmp: an UPDATE with a malformed mandatory attribute: its announcements taken as withdrawals (RFC 7606; logged once, counted in ribbridge_bmp_treat_as_withdraw_total)");
+                    }
+                }
+            }
+            Message::Ignored { .. } => {}
+        }
+        let before = self.view.state(&router);
+        let changed = self.view.apply_at(&router, message, now);
+        for prefix in &changed {
+            self.export(&router, prefix);
+        }
+        let after = self.view.state(&router);
+        if before != after {
+            tracing::info!(%router, state = %state_name(after), "bmp: router state");
+            self.export_all(&router);
+        }
+    }
+
+    /// `session` now speaks for `name` (its source address): a router that
+    /// reconnected (restart, or a new session before the old one's end
+    /// arrived) starts from scratch.
+    fn adopt(&mut self, name: &str, session: SessionId, address: SocketAddr) {
+        if let Some(old) = self.routers.get(name) {
+            if let Some(s) = old.session.and_then(|o| self.sessions.get_mut(&o)) {
+                // The old session's messages and end must not touch the
+                // new view.
+                s.replaced = true;
+                tracing::warn!(router = name, %address, "bmp: a new session from the router's address replaces its open one");
+            }
+            if let Some(t) = old.forget_at {
+                self.forgets.remove(&(t, name.to_string()));
+            }
+        }
+        self.view.session_up(name);
+        self.routers.insert(
+            name.to_string(),
+            Router {
+                address,
+                sys_name: None,
+                session: Some(session),
+                forget_at: None,
+            },
+        );
+        self.export_all(name);
+    }
+
+    fn down(&mut self, session: SessionId, kind: &'static str, reason: &str, now: Millis) {
+        self.out.push(Output::SessionEnd(kind));
+        let Some(s) = self.sessions.remove(&session) else {
+            return;
+        };
+        let Some(name) = s.router.filter(|_| !s.replaced) else {
+            tracing::info!(address = %s.address, %reason, "bmp: a replaced or ignored session ended");
+            return;
+        };
+        if kind == "malformed" {
+            tracing::error!(
+                router = %name,
+                %reason,
+                "bmp: malformed input; session closed (the router reconnects with its retry timer; if this repeats, capture the session with tcpdump and report the router's release)"
+            );
+        } else {
+            tracing::warn!(router = %name, %reason, "bmp: session ended");
+        }
+        let Some(r) = self.routers.get_mut(&name) else {
+            return;
+        };
+        if r.session != Some(session) {
+            return;
+        }
+        let at = now.saturating_add(self.stale_ms);
+        r.session = None;
+        r.forget_at = Some(at);
+        self.forgets.insert((at, name.clone()));
+        self.view.session_down(&name);
+        self.export_all(&name);
+    }
+
+    /// The next time a router is due to be forgotten or a peer's dump
+    /// taken as complete.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        let forget = self.forgets.first().map(|(t, _)| *t);
+        match (forget, self.view.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Take the peers that owe an End-of-RIB past `--bmp-sync-secs` as
+    /// dumped; forget the routers stale for long enough.
+    pub fn expire(&mut self, now: Millis) {
+        for (name, changed, late) in self.view.expire(now) {
+            tracing::warn!(router = %name, peers = ?late.iter().map(ToString::to_string).collect::<Vec<_>>(), "bmp: no End-of-RIB from these peers in time (--bmp-sync-secs); counting the paths they sent (counts may be low until their dumps are complete)");
+            for prefix in &changed {
+                self.export(&name, prefix);
+            }
+            tracing::info!(router = %name, state = %state_name(self.view.state(&name)), "bmp: router state");
+        }
+        self.count();
+        while let Some((t, name)) = self.forgets.first().cloned() {
+            if t > now {
+                break;
+            }
+            self.forgets.pop_first();
+            tracing::info!(router = %name, stale_ms = self.stale_ms, "bmp: stale router forgotten");
+            self.routers.remove(&name);
+            self.view.forget(&name);
+            for p in &self.vips {
+                self.exported.remove(&(name.clone(), *p));
+            }
+            self.out.push(Output::Forgotten {
+                router: name.clone(),
+            });
+        }
+    }
+
+    /// Export a router's paths for a VIP; log when the number (or its
+    /// known-ness) changes: "how many nodes does this router spread the VIP
+    /// over".
+    fn export(&mut self, router: &str, prefix: &Prefix) {
+        let paths = self.view.paths(router, prefix);
+        self.out.push(Output::Paths {
+            router: router.to_string(),
+            prefix: *prefix,
+            paths,
+        });
+        let old = self.exported.insert((router.to_string(), *prefix), paths);
+        if old != Some(paths) {
+            let shown = paths.map_or_else(|| "unknown".to_string(), |n| n.to_string());
+            tracing::info!(%router, %prefix, paths = %shown, "bmp: router paths");
+        }
+    }
+
+    fn export_all(&mut self, router: &str) {
+        for p in self.vips.clone() {
+            self.export(router, &p);
+        }
+    }
+
+    /// `None` when ready (a router is synced), else why not.
+    pub fn not_ready(&self) -> Option<String> {
+        let (syncing, synced, stale) = self.view.state_counts();
+        if synced > 0 {
+            return None;
+        }
+        Some(if syncing + stale == 0 {
+            "no router has exported BMP to this station yet: check the routers' BMP configuration (station address and port), that --bmp-listen is reachable from them and that --bmp-allow holds their addresses".to_string()
+        } else {
+            format!(
+                "no router is synced yet ({syncing} syncing, {stale} stale): a router's paths are known once every peer's initial dump is complete"
+            )
+        })
+    }
+
+    /// The routers as `/status` shows them; `unix_ms` converts the owner's
+    /// milliseconds to wall-clock time.
+    pub fn status(&self, unix_ms: &dyn Fn(Millis) -> u64) -> Vec<RouterStatus> {
+        self.view
+            .routers()
+            .map(|(name, state)| {
+                let r = self.routers.get(name);
+                RouterStatus {
+                    router: name.to_string(),
+                    sys_name: r.and_then(|r| r.sys_name.clone()),
+                    address: r.map_or_else(String::new, |r| r.address.ip().to_string()),
+                    state: state_name(Some(state)).to_string(),
+                    forget_at: r
+                        .and_then(|r| r.forget_at)
+                        .map(|t| crate::status::rfc3339(unix_ms(t))),
+                    vips: self
+                        .vips
+                        .iter()
+                        .map(|p| RouterVip {
+                            prefix: *p,
+                            paths: self.view.paths(name, p),
+                            peers: self
+                                .view
+                                .detail(name, p)
+                                .into_iter()
+                                .map(|d| RouterPeer {
+                                    address: d.peer.address.to_string(),
+                                    asn: d.asn,
+                                    bgp_id: d.bgp_id.to_string(),
+                                    up: d.up,
+                                    rib: d.rib.to_string(),
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}
+
+fn state_name(s: Option<RouterState>) -> &'static str {
+    match s {
+        Some(RouterState::Syncing) => "syncing",
+        Some(RouterState::Synced) => "synced",
+        Some(RouterState::Stale) => "stale",
+        None => "unknown",
+    }
+}
+
+/// The counter label of a message.
+fn kind(m: &Message) -> &'static str {
+    match m {
+        Message::Initiation { .. } => "initiation",
+        Message::PeerUp { .. } => "peer_up",
+        Message::PeerDown { .. } => "peer_down",
+        Message::Route { .. } => "route",
+        Message::Stats { .. } => "stats",
+        Message::Termination { .. } => "termination",
+        Message::Ignored { .. } => "ignored",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bmp::{BmpCodec, Decoder};
+    use bytes::BytesMut;
+    use tokio_util::codec::Decoder as _;
+
+    /// The router as the station names it: the address of its sessions.
+    const ROUTER: &str = "127.0.0.1";
+    /// `--bmp-sync-secs`' default, in milliseconds.
+    const SYNC_PATIENCE_MS: Millis = 60_000;
+
+    fn vip() -> Prefix {
+        "192.0.2.10/32".parse().expect("prefix")
+    }
+
+    /// The messages of a captured session (tests/data/bmp/), framed and
+    /// decoded as a session task does.
+    fn session_file(path: &str) -> Vec<Message> {
+        let bytes = std::fs::read(format!("{}/{path}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut buf = BytesMut::from(&bytes[..]);
+        let mut codec = BmpCodec::default();
+        let mut decoder = Decoder::new();
+        let mut out = Vec::new();
+        while let Some(frame) = codec.decode(&mut buf).expect("frame") {
+            out.push(decoder.decode(frame).expect("message"));
+        }
+        assert!(buf.is_empty(), "{path}: a partial message at the end");
+        out
+    }
+
+    fn addr(s: &str) -> SocketAddr {
+        s.parse().expect("addr")
+    }
+
+    /// Feed a session; return the router's paths for the VIP each time it
+    /// changed (consecutive repeats folded).
+    fn feed(
+        st: &mut Station,
+        session: SessionId,
+        messages: Vec<Message>,
+        now: Millis,
+    ) -> Vec<Option<u32>> {
+        st.apply(
+            BmpInput::Up {
+                session,
+                address: addr("127.0.0.1:40000"),
+            },
+            now,
+        );
+        let mut seen = vec![];
+        for message in messages {
+            st.apply(BmpInput::Message { session, message }, now);
+            let p = st.view.paths(ROUTER, &vip());
+            if seen.last() != Some(&p) {
+                seen.push(p);
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn captured_frr_8_4_sessions_count_paths_go_stale_and_reconnect() {
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        assert!(st.not_ready().is_some_and(|w| w.contains("no router")));
+        // A starting router: known at once (0), the nodes' sessions come
+        // up (1, 2), node1 withdraws and re-adds.
+        let seen = feed(
+            &mut st,
+            1,
+            session_file("tests/data/bmp/8.4/session1.bin"),
+            0,
+        );
+        assert_eq!(seen, [None, Some(0), Some(1), Some(2), Some(1), Some(2)]);
+        assert_eq!(st.not_ready(), None, "synced: ready");
+        let doc = st.status(&|ms| ms);
+        assert_eq!(doc[0].router, ROUTER);
+        assert_eq!(
+            doc[0].sys_name.as_deref(),
+            Some("rb-router"),
+            "the sysName, a label"
+        );
+        assert_eq!(doc[0].state, "synced");
+        assert_eq!(doc[0].vips[0].paths, Some(2));
+        let held: Vec<&str> = doc[0].vips[0]
+            .peers
+            .iter()
+            .map(|p| p.address.as_str())
+            .collect();
+        assert_eq!(held, ["198.18.1.2", "198.18.2.2"]);
+        assert_eq!(doc[0].vips[0].peers[0].rib, "adj-rib-in-post");
+        st.apply(
+            BmpInput::Down {
+                session: 1,
+                kind: "closed",
+                reason: "the router closed the session".into(),
+            },
+            1_000,
+        );
+        assert_eq!(st.view.paths(ROUTER, &vip()), None, "stale is unknown");
+        assert!(st.not_ready().is_some_and(|w| w.contains("1 stale")));
+        assert_eq!(st.next_deadline(), Some(301_000));
+        let doc = st.status(&|ms| ms);
+        assert_eq!(
+            (doc[0].state.as_str(), doc[0].vips[0].paths),
+            ("stale", None)
+        );
+        assert_eq!(
+            doc[0].forget_at.as_deref(),
+            Some("1970-01-01T00:05:01.000Z")
+        );
+        // It reconnects and dumps (unknown until End-of-RIB), then node2's
+        // bgpd dies (Peer Down).
+        let seen = feed(
+            &mut st,
+            2,
+            session_file("tests/data/bmp/8.4/session2.bin"),
+            2_000,
+        );
+        assert_eq!(seen, [None, Some(2), Some(1)]);
+        assert_eq!(
+            st.next_deadline(),
+            None,
+            "no forget pending, every peer's End-of-RIB came"
+        );
+        st.expire(400_000);
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(1), "not forgotten");
+    }
+
+    #[test]
+    fn a_stale_router_is_forgotten_and_a_replaced_session_changes_nothing() {
+        let mut st = Station::new([vip()], 10, &crate::config::BmpLimits::default());
+        let messages = session_file("tests/data/bmp/8.4/session1.bin");
+        feed(&mut st, 1, messages.clone(), 0);
+        // A second session under the same name before the first one's end.
+        feed(&mut st, 2, messages[..1].to_vec(), 100);
+        st.apply(
+            BmpInput::Message {
+                session: 1,
+                message: messages[1].clone(),
+            },
+            150,
+        );
+        st.apply(
+            BmpInput::Down {
+                session: 1,
+                kind: "closed",
+                reason: "closed".into(),
+            },
+            200,
+        );
+        assert_eq!(st.routers.get(ROUTER).and_then(|r| r.session), Some(2));
+        assert_eq!(
+            st.status(&|ms| ms)[0].state,
+            "syncing",
+            "the new session's, not stale"
+        );
+        // The new session ends with malformed input: stale, then forgotten.
+        st.apply(
+            BmpInput::Down {
+                session: 2,
+                kind: "malformed",
+                reason: "BMP version 9".into(),
+            },
+            1_000,
+        );
+        assert_eq!(st.next_deadline(), Some(11_000));
+        st.expire(10_999);
+        assert_eq!(st.status(&|ms| ms).len(), 1);
+        st.expire(11_000);
+        assert!(st.status(&|ms| ms).is_empty());
+        assert!(st.not_ready().is_some_and(|w| w.contains("no router")));
+        assert_eq!(st.next_deadline(), None);
+    }
+
+    #[test]
+    fn a_router_without_end_of_rib_is_counted_after_the_patience() {
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        // The reconnect's dump, without its End-of-RIBs, before node2 dies.
+        let messages: Vec<Message> = session_file("tests/data/bmp/8.4/session2.bin")
+            .into_iter()
+            .filter(|m| {
+                !matches!(
+                    m,
+                    Message::Route {
+                        end_of_rib: Some(_),
+                        ..
+                    }
+                )
+            })
+            .take_while(|m| !matches!(m, Message::PeerDown { .. }))
+            .collect();
+        let seen = feed(&mut st, 1, messages, 0);
+        assert_eq!(seen, [None], "no End-of-RIB: unknown");
+        assert!(st.not_ready().is_some_and(|w| w.contains("1 syncing")));
+        assert_eq!(st.next_deadline(), Some(SYNC_PATIENCE_MS));
+        st.expire(SYNC_PATIENCE_MS - 1);
+        assert_eq!(st.view.paths(ROUTER, &vip()), None);
+        st.expire(SYNC_PATIENCE_MS);
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(2));
+        assert_eq!(st.not_ready(), None);
+    }
+
+    fn initiation(name: &str) -> Message {
+        Message::Initiation {
+            sys_name: Some(name.to_string()),
+            sys_descr: None,
+        }
+    }
+
+    fn up_from(st: &mut Station, session: SessionId, from: &str) {
+        st.apply(
+            BmpInput::Up {
+                session,
+                address: addr(from),
+            },
+            0,
+        );
+    }
+
+    #[test]
+    fn a_session_speaks_only_for_its_own_address_whatever_its_sys_name() {
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let real = session_file("tests/data/bmp/8.4/session1.bin");
+        feed(&mut st, 1, real, 0);
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(2));
+        // An impostor claims the real router's sysName from elsewhere.
+        up_from(&mut st, 2, "192.0.2.99:50000");
+        st.apply(
+            BmpInput::Message {
+                session: 2,
+                message: initiation("rb-router"),
+            },
+            10,
+        );
+        assert_eq!(
+            st.view.paths(ROUTER, &vip()),
+            Some(2),
+            "the real router's paths stay"
+        );
+        let doc = st.status(&|ms| ms);
+        let names: Vec<(&str, Option<&str>)> = doc
+            .iter()
+            .map(|r| (r.router.as_str(), r.sys_name.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("127.0.0.1", Some("rb-router")),
+                ("192.0.2.99", Some("rb-router"))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sys_name_is_a_printable_label_of_at_most_255_bytes() {
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        up_from(&mut st, 1, "127.0.0.1:40000");
+        let long = format!("evil\n\x1b[2J{}", "x".repeat(65_000));
+        st.apply(
+            BmpInput::Message {
+                session: 1,
+                message: initiation(&long),
+            },
+            0,
+        );
+        let label = st.status(&|ms| ms)[0].sys_name.clone().expect("label");
+        assert!(label.len() <= MAX_SYS_NAME, "{} bytes", label.len());
+        assert!(label.starts_with("evil\\n\\u{1b}[2J"), "{label}");
+        assert!(!label.chars().any(char::is_control), "{label:?}");
+        assert_eq!(printable("a\tb\u{7f}é", 100), "a\\tb\\u{7f}é");
+        assert_eq!(printable("ééé", 5), "éé", "cut at a character boundary");
+    }
+
+    #[test]
+    fn routers_beyond_the_limit_are_ignored_and_counted() {
+        let limits = crate::config::BmpLimits {
+            max_routers: 3,
+            ..crate::config::BmpLimits::default()
+        };
+        let mut st = Station::new([vip()], 300, &limits);
+        for n in 0..5_000u64 {
+            let last = u8::try_from(n % 250).expect("fits");
+            let third = u8::try_from(n / 250).expect("fits");
+            up_from(&mut st, n + 1, &format!("10.0.{third}.{last}:179"));
+            st.apply(
+                BmpInput::Message {
+                    session: n + 1,
+                    message: initiation("r"),
+                },
+                0,
+            );
+        }
+        assert_eq!(st.routers.len(), 3);
+        assert_eq!(st.status(&|ms| ms).len(), 3);
+        assert_eq!(st.sessions.len(), 5_000, "kept as sessions, ignored");
+        assert_eq!(st.logged.len(), 1, "logged once");
+    }
+
+    #[test]
+    fn peers_beyond_the_limit_are_refused_and_counted_per_router() {
+        let limits = crate::config::BmpLimits {
+            max_peers: 100,
+            ..crate::config::BmpLimits::default()
+        };
+        let mut st = Station::new([vip()], 300, &limits);
+        up_from(&mut st, 1, "127.0.0.1:40000");
+        for n in 0..200_000u32 {
+            let message = Message::PeerUp {
+                peer: crate::bmp::PeerKey {
+                    address: std::net::IpAddr::from(n.to_be_bytes()),
+                    distinguisher: 0,
+                },
+                asn: 64512,
+                bgp_id: std::net::Ipv4Addr::new(198, 18, 0, 1),
+                loc_rib: false,
+                families: vec![crate::bmp::Family::Ipv4],
+            };
+            st.apply(
+                BmpInput::Message {
+                    session: 1,
+                    message,
+                },
+                0,
+            );
+        }
+        assert_eq!(st.view.counters().peers_refused, 199_900);
+        assert_eq!(st.counted.peers_refused, 199_900, "reported to telemetry");
+    }
+}
