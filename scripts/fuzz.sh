@@ -37,6 +37,7 @@ seed config_parse fuzz/seeds/config_parse/*
 seed peer_mapping tests/render/*.json
 seed bmp_decode tests/data/bmp/*/session*.bin
 seed bmp_update fuzz/seeds/bmp_update/*
+seed bmp_station fuzz/seeds/bmp_station/*
 seed intent_eval tests/data/frr/*/*running-config*
 
 targets=$(cd fuzz && cargo fuzz list)

@@ -468,6 +468,12 @@ impl View {
                 for p in &late {
                     r.paid(p, None);
                 }
+                // The peers of the opening owed and are paid: the opening is
+                // over even if no other message came (a router with nothing
+                // to send until its first statistics report).
+                if matches!(r.phase, Phase::Opening(_)) {
+                    r.phase = Phase::Dumping;
+                }
                 r.settle();
                 (changed(r, before), late)
             });
@@ -1193,5 +1199,18 @@ mod tests {
             v.apply("r1", &eor(loc_rib(), Rib::LocRib, f));
         }
         assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
+    }
+
+    #[test]
+    fn the_fallback_ends_an_opening_no_other_message_followed() {
+        // Peer Ups, then silence (GoBGP with no route and statistics
+        // minutes apart): the fallback must not wait for a message.
+        let mut v = opened(&[1, 2]);
+        assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+        let done = v.expire(DEFAULT_PATIENCE_MS);
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].2, vec![peer(1), peer(2)]);
+        assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
+        assert_eq!(v.paths("r1", &vip()), Some(0));
     }
 }
