@@ -11,6 +11,7 @@ mod cri;
 mod drain;
 mod faults;
 mod frr_clients;
+mod gobgp;
 mod image;
 mod intent;
 mod kernel_mirror;
