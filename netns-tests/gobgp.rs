@@ -285,14 +285,13 @@ const PREFIX: [&str; 11] = [
     "65000:100",
 ];
 
-/// The lab's station started (after the lab: gobgpd dials it with its
-/// back-off) and synced; prints the figures.
-async fn first_station(frr_dir: &Path, t0: Instant, what: &str) -> Daemon {
+/// The lab's station started (after the lab: gobgpd has been dialling it
+/// since its start, backing off) and synced; prints the figures.
+async fn first_station(frr_dir: &Path, what: &str) -> Daemon {
     let (mut st, listening) = station(frr_dir).await;
     let (connected, synced) = connect_and_sync(&mut st, listening, what).await;
     eprintln!(
-        "GoBGP {what}: station start -> router connected {connected:?}, synced {synced:?} (gobgpd up {:?} before the station)",
-        listening.duration_since(t0)
+        "GoBGP {what}: station start (after the lab's up) -> router connected {connected:?}, synced {synced:?}"
     );
     st
 }
@@ -311,7 +310,7 @@ async fn gobgp_router_at_the_bmp_station() {
     // sends Initiation and a Peer Up per established peer, then
     // (pre-policy) each peer's Adj-RIB-In and an End-of-RIB per peer and
     // configured family, all empty here.
-    let mut st = first_station(frr_dir.path(), t0, "IPv4").await;
+    let mut st = first_station(frr_dir.path(), "IPv4").await;
     check(&st, 0, "synced, no VIP yet").await;
 
     let m = mark(&mut st);
@@ -393,8 +392,9 @@ async fn gobgp_vpnv4_and_evpn_beside_the_vip() {
     let t_lab = Instant::now();
     let lab = GobgpLab::up(2, &["--bmp", STATION]);
     let t0 = Instant::now();
+    eprintln!("GoBGP lab up (with the lock's wait) {:?}", t_lab.elapsed());
     let frr_dir = tempfile::tempdir().expect("tempdir");
-    let mut st = first_station(frr_dir.path(), t0, "VPNv4+EVPN").await;
+    let mut st = first_station(frr_dir.path(), "VPNv4+EVPN").await;
     check(&st, 0, "synced: End-of-RIB for IPv4, VPNv4 and EVPN").await;
 
     // Each VPNv4 or EVPN change is followed by a VIP change on the same
