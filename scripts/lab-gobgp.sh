@@ -36,7 +36,7 @@ log() { echo "lab-gobgp.sh: $*" >&2; }
 
 usage() {
     cat <<'EOF'
-usage: lab-gobgp.sh COMMAND [ARGS...]   (as root, except -h and status)
+usage: lab-gobgp.sh COMMAND [ARGS...]   (as root, except -h)
 
   lab-gobgp.sh up [--peers N] [--families LIST] [--bmp ADDR:PORT] [--bmp-policy pre-policy|post-policy|local-rib|all] [--stats-secs S] [--no-wait]
         router rb-gobgp + N peers rb-gobgp-peer<i> (default 2), each a
@@ -352,7 +352,7 @@ case $sub in
         need_root; cmd_down ;;
     status)
         [[ $# -eq 0 ]] || usage_error status "status: takes no argument"
-        cmd_status ;;
+        need_root; cmd_status ;;
     exec)
         [[ $# -ge 2 ]] || usage_error exec "exec: NAMESPACE and CMD are required"
         need_root; load_state
