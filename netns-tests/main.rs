@@ -1,4 +1,5 @@
-//! Netns tests: real kernel, real FRR (8.4, 10.3, 10.7), one lab at a time.
+//! Netns tests: real kernel, real FRR (8.4, 10.3, 10.7) and GoBGP 3.10
+//! (gobgp.rs, scripts/lab-gobgp.sh), one lab at a time.
 //! Run as root with `cargo test --test netns -- --test-threads=1`
 //! (`scripts/test.sh` does). See `support` for the fixtures.
 
@@ -11,6 +12,7 @@ mod cri;
 mod drain;
 mod faults;
 mod frr_clients;
+mod gobgp;
 mod image;
 mod intent;
 mod kernel_mirror;

@@ -9,12 +9,14 @@
 # prometheus for promtool (the alerting rules' checks and unit tests) and the
 # server binary the alerting netns test runs in the lab with its own data
 # directory: the package's own service is never used, so it is not started
-# at install and is disabled and stopped where systemd runs.
+# at install and is disabled and stopped where systemd runs; gobgpd (GoBGP
+# 3.10: gobgpd and the gobgp CLI) for the lab's second router family
+# (scripts/lab-gobgp.sh), whose own service is likewise never used.
 # Idempotent and quiet.
 set -euo pipefail
 [[ $(id -u) -eq 0 ]] || { echo "install-deps: must run as root" >&2; exit 1; }
 missing=()
-for p in iproute2 debootstrap procps podman runc python3-venv systemd-container prometheus; do
+for p in iproute2 debootstrap procps podman runc python3-venv systemd-container prometheus gobgpd; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
@@ -32,11 +34,14 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     if [[ -n $policy ]]; then rm -f "$policy"; fi
 fi
-# The packaged Prometheus service (port 9090, /var/lib/prometheus) is not
-# ours: where systemd is PID 1 keep it disabled and stopped.
-if [[ -d /run/systemd/system ]] && systemctl is-enabled --quiet prometheus 2>/dev/null; then
-    systemctl disable --now --quiet prometheus
-fi
+# The packaged Prometheus and GoBGP services (port 9090, /var/lib/prometheus;
+# BGP port 179, /etc/gobgpd.conf) are not ours: where systemd is PID 1 keep
+# them disabled and stopped.
+for svc in prometheus gobgpd; do
+    if [[ -d /run/systemd/system ]] && systemctl is-enabled --quiet "$svc" 2>/dev/null; then
+        systemctl disable --now --quiet "$svc"
+    fi
+done
 command -v cargo >/dev/null || { echo "install-deps: cargo is missing: this needs the machine's Rust toolchain" >&2; exit 1; }
 # The manifest checks' venv (scripts/check-manifests.py runs in it). A marker
 # names the pinned version, so a new pin reinstalls and nothing else does.

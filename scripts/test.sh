@@ -88,6 +88,11 @@ scripts/check-systemd-unit.sh
 # 10.7, 16-29 s); drain.rs's reload tests ~30 s per release.
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
 # every second; 23 dashboard expressions evaluated in the same lab).
+# gobgp.rs adds ~75 s (a GoBGP lab of its own per test, scripts/lab-gobgp.sh,
+# ~7 s up): IPv4 ~37-46 s, of which up to 8 s GoBGP's dial back-off, 10-14 s
+# its re-enabled peer and 5-15 s its reconnect after the station's restart
+# (its next statistics report); VPNv4/EVPN ~30 s (on the bmp-families branch;
+# on main at cd7d1ae it fails in ~15 s: the station ends the session).
 step "netns tests (real kernel, real FRR; one at a time; the image beside FRR 10.7)"
 # Each lab owns the rb-* namespaces: the tests must not run concurrently.
 out=$(mktemp)

@@ -145,7 +145,9 @@ pub struct Lab {
     _lock: nix::fcntl::Flock<std::fs::File>,
 }
 
-fn lab_lock() -> nix::fcntl::Flock<std::fs::File> {
+/// The lab lock (`/run/ribbridge-lab.lock`), held exclusively: every lab user
+/// (this one, [`GobgpLab`]) waits for the others.
+pub fn lab_lock() -> nix::fcntl::Flock<std::fs::File> {
     let f = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -192,6 +194,57 @@ impl Lab {
 
     pub fn sockdir(&self, ns: &str) -> PathBuf {
         PathBuf::from(lab(&["sockdir", ns]).trim())
+    }
+}
+
+/// Run `scripts/lab-gobgp.sh ARGS...`, failing with its output when it
+/// fails; its stdout.
+pub fn lab_gobgp(args: &[&str]) -> String {
+    let out = Command::new(repo().join("scripts/lab-gobgp.sh"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run scripts/lab-gobgp.sh: {e}"));
+    assert!(
+        out.status.success(),
+        "scripts/lab-gobgp.sh {} failed ({}):\n{}{}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The GoBGP lab (`scripts/lab-gobgp.sh`: the router rb-gobgp and its peers
+/// rb-gobgp-peer<i>), holding the lab lock for its whole life; dropping it
+/// tears the lab down, also when the test panics.
+#[derive(Debug)]
+pub struct GobgpLab {
+    pub peers: usize,
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+impl GobgpLab {
+    /// `lab-gobgp.sh up --peers N EXTRA...`, after clearing whatever a
+    /// crashed earlier run left behind. Fails (never skips) without gobgpd.
+    pub fn up(peers: usize, extra: &[&str]) -> GobgpLab {
+        require_root();
+        let lock = lab_lock();
+        lab_gobgp(&["down"]);
+        let n = peers.to_string();
+        let mut args = vec!["up", "--peers", &n];
+        args.extend(extra);
+        let guard = GobgpLab { peers, _lock: lock };
+        lab_gobgp(&args);
+        guard
+    }
+}
+
+impl Drop for GobgpLab {
+    fn drop(&mut self) {
+        let _ = Command::new(repo().join("scripts/lab-gobgp.sh"))
+            .arg("down")
+            .status();
     }
 }
 
