@@ -10,18 +10,19 @@
 //! that ends the session); [`view::View`] is the
 //! pure state: per router, per configured VIP, the paths the router holds,
 //! unknown until the router's initial dump is complete and again once its
-//! session is gone. The station task (in `daemon`) owns the sockets, the
-//! clock and the metrics; nothing here does I/O.
+//! session is gone. `crate::station` holds the view with the sessions and
+//! routers; `daemon::bmp` owns the sockets, the clock and the metrics;
+//! nothing here does I/O.
 //!
 //! Use per session: `FramedRead::new(socket, BmpCodec::default())`, a fresh
-//! `Decoder::new()`, `view.session_up(label)`, then for every frame
-//! `view.apply(label, &decoder.decode(frame)?)`; on close or error
-//! `view.session_down(label)`. The label is the router's sysName from the
-//! Initiation (the first message) or its address. A router that sends no
-//! End-of-RIB stays unknown until the station, after its own timeout,
-//! calls `view.assume_synced(label)` (the view has no clock). `Decoder` is
-//! per session because add-path use is learnt from each peer's Peer Up; the
-//! free `decode` is a decoder that has seen none.
+//! `Decoder::new()`, `view.session_up(router)`, then for every frame
+//! `view.apply_at(router, &decoder.decode(frame)?, now)`; on close or error
+//! `view.session_down(router)`; `view.expire(now)` at
+//! `view.next_deadline()` takes the peers that never sent their End-of-RIB
+//! as dumped (the view has no clock of its own). The router is the address
+//! its session comes from. `Decoder` is per session because add-path use
+//! and each peer's families are learnt from its Peer Up; the free `decode`
+//! is a decoder that has seen none.
 //!
 //! What FRR sends, release by release, and why the view's synced rule is
 //! what it is: docs/BMP.md.

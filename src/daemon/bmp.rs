@@ -439,4 +439,62 @@ mod tests {
         assert_eq!(run("127.0.0.0/8", 50).await, (2, 48));
         assert_eq!(run("192.0.2.0/24", 50).await, (0, 50));
     }
+
+    /// Slowloris: a connection that sends nothing, and one that sends a
+    /// header announcing 1 MiB and then 10 bytes, are both closed as
+    /// `idle` (the first at [`HELLO_TIMEOUT`], the second at
+    /// [`PARTIAL_TIMEOUT`]); the clock is tokio's paused one, so the test
+    /// waits for the ends, not for the time.
+    #[tokio::test(start_paused = true)]
+    async fn silent_and_half_sent_connections_are_closed() {
+        use tokio::io::AsyncWriteExt;
+        let listener = bind("127.0.0.1:0".parse().expect("addr"))
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, mut rx) = mpsc::channel(16);
+        let stop = CancellationToken::new();
+        let adm = Admission {
+            allow: vec!["127.0.0.0/8".parse().expect("cidr")],
+            per_address: 2,
+        };
+        let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
+        let capture = std::fs::read(format!(
+            "{}/tests/data/bmp/8.4/session1.bin",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("capture");
+        let first = u32::from_be_bytes([capture[1], capture[2], capture[3], capture[4]]) as usize;
+        let _silent = TcpStream::connect(addr).await.expect("connect");
+        let mut half = TcpStream::connect(addr).await.expect("connect");
+        half.write_all(&capture[..first]).await.expect("write");
+        let mut big = vec![3];
+        big.extend_from_slice(&(1u32 << 20).to_be_bytes());
+        big.extend_from_slice(&[0; 10]);
+        half.write_all(&big).await.expect("write");
+        let mut ends = Vec::new();
+        while ends.len() < 2 {
+            match rx.recv().await {
+                Some(BmpInput::Down { kind, reason, .. }) => ends.push((kind, reason)),
+                Some(_) => {}
+                None => panic!("the station's channel closed"),
+            }
+        }
+        ends.sort();
+        assert_eq!(
+            ends,
+            [
+                (
+                    "idle",
+                    format!("a BMP message did not arrive whole within {PARTIAL_TIMEOUT:?}")
+                ),
+                (
+                    "idle",
+                    format!("no BMP message within {HELLO_TIMEOUT:?} of connecting")
+                ),
+            ]
+        );
+        stop.cancel();
+        station.await.expect("the listener stops");
+    }
 }
