@@ -125,14 +125,28 @@ fn live(region: &Region<'_, System>) -> usize {
         .saturating_add(s.bytes_reallocated.max(0).unsigned_abs())
 }
 
+/// (VmRSS, VmHWM) of this process in kB, from /proc/self/status.
+fn rss_kib() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("bmp_station_message");
     for (routers, peers) in [(1, 1), (100, 1), (5_000, 1), (1, 30_000)] {
         let region = Region::new(GLOBAL);
         let mut st = station(routers, peers);
         let bytes = live(&region);
+        let (rss, peak) = rss_kib();
         eprintln!(
-            "station with {routers} routers x {peers} peers holding the VIP: {bytes} bytes live ({} per router, {} per path)",
+            "station with {routers} routers x {peers} peers holding the VIP: {bytes} bytes live ({} per router, {} per path); process RSS {rss} kB, peak {peak} kB",
             bytes / routers as usize,
             bytes / (routers as usize * peers as usize)
         );
