@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test of ribbridge, on a fresh Debian 12 machine, as root:
 #   formatting, clippy (warnings are errors), unit and integration tests, a
-#   bounded fuzz run of every decoder (FUZZ_SECS per target, default 15), the
+#   bounded fuzz run of every decoder (FUZZ_SECS per target, default 10: the
+#   long runs are scripts/fuzz.sh by hand), the
 #   deployment files (manifests against the Kubernetes schema and the
 #   security posture, the container image, the systemd unit), and the netns
 #   tests against the real kernel and FRR 8.4, 10.3 and 10.7 (the image among
@@ -46,8 +47,8 @@ cargo clippy --all-targets --test netns --test bench_e2e --locked -- -D warnings
 step "unit and integration tests"
 cargo test --locked
 
-step "fuzz: every cargo-fuzz target for ${FUZZ_SECS:-15} s (scripts/fuzz.sh)"
-scripts/fuzz.sh "${FUZZ_SECS:-15}"
+step "fuzz: every cargo-fuzz target for ${FUZZ_SECS:-10} s (scripts/fuzz.sh)"
+scripts/fuzz.sh "${FUZZ_SECS:-10}"
 
 # Costs below: this 2-core machine, shared with other builds.
 # ~5 s: strict schema validation of every manifest (Kubernetes 1.33, offline:
