@@ -280,30 +280,52 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
+    /// The listener on a loopback port, admitting 127.0.0.0/8 with
+    /// `per_address` sessions each: its address, the owner's end of the
+    /// channel (`capacity`), the stop token and the task.
+    async fn listening(
+        capacity: usize,
+        per_address: usize,
+    ) -> (
+        SocketAddr,
+        mpsc::Receiver<BmpInput>,
+        CancellationToken,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let listener = bind("127.0.0.1:0".parse().expect("addr"))
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = mpsc::channel(capacity);
+        let stop = CancellationToken::new();
+        let adm = Admission {
+            allow: vec!["127.0.0.0/8".parse().expect("cidr")],
+            per_address,
+        };
+        let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
+        (addr, rx, stop, station)
+    }
+
+    /// FRR 8.4's captured session, and the length of its first message
+    /// (the Initiation: the common header's length, bytes 1..5).
+    fn capture_and_initiation_len() -> (Vec<u8>, usize) {
+        let capture = std::fs::read(format!(
+            "{}/tests/data/bmp/8.4/session1.bin",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .expect("capture");
+        let first = u32::from_be_bytes([capture[1], capture[2], capture[3], capture[4]]) as usize;
+        (capture, first)
+    }
+
     /// The listener and a session task on loopback: a captured session's
     /// first message is forwarded, then garbage ends that session (and
     /// only it) as malformed; a clean close is `closed`.
     #[tokio::test]
     async fn malformed_input_ends_the_session_not_the_station() {
         use tokio::io::AsyncWriteExt;
-        let listener = bind("127.0.0.1:0".parse().expect("addr"))
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let (tx, mut rx) = mpsc::channel(16);
-        let stop = CancellationToken::new();
-        let adm = Admission {
-            allow: vec!["127.0.0.0/8".parse().expect("cidr")],
-            per_address: 2,
-        };
-        let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
-        let capture = std::fs::read(format!(
-            "{}/tests/data/bmp/8.4/session1.bin",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .expect("capture");
-        // The Initiation: the common header's length, bytes 1..5.
-        let first = u32::from_be_bytes([capture[1], capture[2], capture[3], capture[4]]) as usize;
+        let (addr, mut rx, stop, station) = listening(16, 2).await;
+        let (capture, first) = capture_and_initiation_len();
 
         let mut bad = TcpStream::connect(addr).await.expect("connect");
         bad.write_all(&capture[..first]).await.expect("write");
@@ -364,17 +386,7 @@ mod tests {
     #[tokio::test]
     async fn sessions_beyond_the_limit_are_refused() {
         use tokio::io::AsyncReadExt;
-        let listener = bind("127.0.0.1:0".parse().expect("addr"))
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let (tx, mut rx) = mpsc::channel(2 * MAX_SESSIONS);
-        let stop = CancellationToken::new();
-        let adm = Admission {
-            allow: vec!["127.0.0.0/8".parse().expect("cidr")],
-            per_address: MAX_SESSIONS,
-        };
-        let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
+        let (addr, mut rx, stop, station) = listening(2 * MAX_SESSIONS, MAX_SESSIONS).await;
         let mut open = Vec::new();
         for _ in 0..MAX_SESSIONS {
             open.push(TcpStream::connect(addr).await.expect("connect"));
@@ -448,23 +460,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn silent_and_half_sent_connections_are_closed() {
         use tokio::io::AsyncWriteExt;
-        let listener = bind("127.0.0.1:0".parse().expect("addr"))
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let (tx, mut rx) = mpsc::channel(16);
-        let stop = CancellationToken::new();
-        let adm = Admission {
-            allow: vec!["127.0.0.0/8".parse().expect("cidr")],
-            per_address: 2,
-        };
-        let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
-        let capture = std::fs::read(format!(
-            "{}/tests/data/bmp/8.4/session1.bin",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .expect("capture");
-        let first = u32::from_be_bytes([capture[1], capture[2], capture[3], capture[4]]) as usize;
+        let (addr, mut rx, stop, station) = listening(16, 2).await;
+        let (capture, first) = capture_and_initiation_len();
         let _silent = TcpStream::connect(addr).await.expect("connect");
         let mut half = TcpStream::connect(addr).await.expect("connect");
         half.write_all(&capture[..first]).await.expect("write");
