@@ -20,3 +20,4 @@ mod lab_ecmp;
 mod privilege;
 mod render;
 mod status_contract;
+mod supervision;

@@ -548,6 +548,18 @@ fn check_tables(
     let mut t = t;
     t.sort_unstable();
     t.dedup();
+    // A node subscribes to one redistribution over ZAPI, and its heals
+    // (8.4's re-import among them) know one table: refused rather than
+    // half watched. A router only reads its kernel: any number.
+    if vantage == Vantage::Node && t.len() > 1 {
+        return Err(value(
+            o,
+            "tables",
+            format!(
+                "a node watches one table, not {t:?} (zebra is subscribed to one table's redistribution and the heals act on one): give the table kube-vip writes (198 by default); several tables are for --vantage router"
+            ),
+        ));
+    }
     Ok(t)
 }
 
@@ -566,10 +578,10 @@ mod tests {
     #[test]
     fn full_file_resolves() {
         let s = file(
-            "frr_dir = \"/run/frr\"\ntables = [198, 199]\nvips = [\"192.0.2.10/32\"]\nlisten = \"127.0.0.1:7999\"\nmode = \"observe\"\ngrace_ms = 300\ntable_mode = \"import-table\"\nvantage = \"node\"\n",
+            "frr_dir = \"/run/frr\"\ntables = [199]\nvips = [\"192.0.2.10/32\"]\nlisten = \"127.0.0.1:7999\"\nmode = \"observe\"\ngrace_ms = 300\ntable_mode = \"import-table\"\nvantage = \"node\"\n",
         )
         .expect("resolve");
-        assert_eq!(s.tables, vec![198, 199]);
+        assert_eq!(s.tables, vec![199]);
         assert_eq!(s.mode, Mode::Observe);
         assert_eq!(s.grace_ms, 300);
         assert_eq!(s.listen.port(), 7999);
@@ -593,6 +605,10 @@ mod tests {
         let cases = [
             ("mode = \"fix\"", ":1: 'fix' is not a mode: use observe"),
             ("tables = [254]", ": key 'tables': table 254 is reserved"),
+            (
+                "tables = [198, 199]",
+                ": key 'tables': a node watches one table, not [198, 199]",
+            ),
             (
                 "tables = [70000]",
                 ": key 'tables': table 70000: zebra's redistribution",

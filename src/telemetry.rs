@@ -106,6 +106,14 @@ pub const BMP_TREAT_AS_WITHDRAW_TOTAL: &str = "ribbridge_bmp_treat_as_withdraw_t
 /// without their End-of-RIB.
 pub const BMP_SYNC_FALLBACKS_TOTAL: &str = "ribbridge_bmp_sync_fallbacks_total";
 
+/// `ribbridge_task_restarts_total{task}`: supervised tasks restarted after
+/// they ended or panicked (a poller, the ZAPI client); a steady rise is a
+/// restart loop.
+pub const TASK_RESTARTS_TOTAL: &str = "ribbridge_task_restarts_total";
+/// `ribbridge_task_failures_total{task,how}`: supervised tasks that ended
+/// (`how`: `error`, `ended`, `panic`), restarted or not.
+pub const TASK_FAILURES_TOTAL: &str = "ribbridge_task_failures_total";
+
 /// Buckets of the drift duration, seconds: from zebra's 10 ms to minutes.
 pub const DRIFT_BUCKETS: &[f64] = &[
     0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0,
@@ -245,6 +253,24 @@ pub fn describe() {
         VIPS_FORGOTTEN_TOTAL,
         "Discovered VIPs forgotten after the retention, absent from every view"
     );
+    describe_counter!(
+        TASK_RESTARTS_TOTAL,
+        "Supervised tasks restarted after they ended or panicked, by task"
+    );
+    describe_counter!(
+        TASK_FAILURES_TOTAL,
+        "Supervised tasks that ended before the daemon stopped, by task and how (error, ended, panic)"
+    );
+}
+
+/// A supervised task ended (`how`: error, ended, panic).
+pub fn task_failed(task: &'static str, how: &'static str) {
+    counter!(TASK_FAILURES_TOTAL, "task" => task, "how" => how).increment(1);
+}
+
+/// A supervised task was restarted.
+pub fn task_restarted(task: &'static str) {
+    counter!(TASK_RESTARTS_TOTAL, "task" => task).increment(1);
 }
 
 /// The ceiling on heal actions: held-back actions since the last call,

@@ -62,6 +62,17 @@ impl Daemon {
         args: &[&str],
         wrapper: &[&str],
     ) -> Daemon {
+        Daemon::spawn_env(ns, frr_dir, args, wrapper, &[])
+    }
+
+    /// The same, with `env` set for the daemon (e.g. `FAILPOINTS`).
+    pub fn spawn_env(
+        ns: &'static str,
+        frr_dir: &Path,
+        args: &[&str],
+        wrapper: &[&str],
+        env: &[(&str, &str)],
+    ) -> Daemon {
         let dir = tempfile::tempdir().expect("tempdir").keep();
         // Writable by a daemon running as another user (the record).
         std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
@@ -79,7 +90,8 @@ impl Daemon {
             .arg("--drain-state")
             .arg(super::drain_state(frr_dir))
             .args(args)
-            .env("RUST_LOG", "info");
+            .env("RUST_LOG", "info")
+            .envs(env.iter().copied());
         Daemon::spawn_command(ns, cmd, record, port, args)
     }
 

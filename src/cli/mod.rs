@@ -6,7 +6,8 @@
 //! typed error it returns to an exit code. Nothing here decides anything
 //! about routes. Exit codes, for every subcommand: 0 success, 1 `status`
 //! found drift or `drain`/`undrain` not done within its timeout, 2 error (usage, input, a view that cannot be seen), 3
-//! `render --out` left an unchanged file alone.
+//! `render --out` left an unchanged file alone, 4 `run` stopped because an
+//! essential task ended (the runtime is to restart it).
 
 mod drain;
 mod frr;
@@ -37,7 +38,7 @@ pub const EXIT_UNCHANGED: u8 = 3;
 kernel's VIP table (198 by default) over rtnetlink, zebra over its ZAPI socket and bgpd over its vty \
 socket, joins the three views for every VIP, names each difference, heals the ones with a proven \
 safe action, counts ECMP paths, and exports everything to Prometheus and a status command.",
-    after_help = "Exit status: 0 success, 1 drift found (status) or not done in time (drain, undrain), 2 error, 3 unchanged (render --out)."
+    after_help = "Exit status: 0 success, 1 drift found (status) or not done in time (drain, undrain), 2 error, 3 unchanged (render --out), 4 an essential task ended (run: restart it)."
 )]
 struct Cli {
     /// Log filter, in tracing's EnvFilter syntax, e.g. `info` or

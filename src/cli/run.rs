@@ -177,6 +177,8 @@ pub fn run(args: Args) -> ExitCode {
         Ok(held) => super::log_privileges(&held),
         Err(e) => return super::fail_err(CMD, &e),
     }
+    // The tests' failpoints (a build with the `failpoints` feature only).
+    let _faults = crate::fault::setup();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -185,8 +187,16 @@ pub fn run(args: Args) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return super::fail(CMD, &format!("cannot start the runtime: {e}")),
     };
-    match rt.block_on(crate::daemon::run(settings)) {
+    let outcome = rt.block_on(crate::daemon::run(settings));
+    // A wedged task (the fault the liveness probe exists for) must not
+    // hold the exit: the runtime's threads get a second.
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e @ crate::daemon::DaemonError::TaskEnded(_)) => {
+            super::fail_err(CMD, &e);
+            ExitCode::from(crate::daemon::EXIT_TASK_ENDED)
+        }
         Err(e) => super::fail_err(CMD, &e),
     }
 }

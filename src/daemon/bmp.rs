@@ -133,13 +133,36 @@ pub async fn listen(
     let mut open: HashMap<IpAddr, usize> = HashMap::new();
     let mut logged: BTreeSet<(IpAddr, &'static str)> = BTreeSet::new();
     let mut next: SessionId = 0;
+    // Each session task's id: its session and address.
+    let mut running: HashMap<tokio::task::Id, (SessionId, IpAddr)> = HashMap::new();
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
-            Some(done) = sessions.join_next(), if !sessions.is_empty() => {
-                if let Ok(ip) = done
-                    && let Some(n) = open.get_mut(&ip)
+            Some(done) = sessions.join_next_with_id(), if !sessions.is_empty() => {
+                let id = match &done {
+                    Ok((id, ())) => *id,
+                    Err(e) => e.id(),
+                };
+                let Some((session, ip)) = running.remove(&id) else {
+                    continue;
+                };
+                if let Err(e) = done
+                    && e.is_panic()
                 {
+                    // The task could not say goodbye: say it for it, or
+                    // its router would stay synced on a dead session.
+                    tracing::error!(session, %ip, error = %e, "bmp: a session task panicked; its router's paths are unknown until it reconnects");
+                    crate::telemetry::task_failed("bmp session", "panic");
+                    let down = BmpInput::Down {
+                        session,
+                        kind: "panic",
+                        reason: format!("the session's task panicked: {e}"),
+                    };
+                    if tx.send(down).await.is_err() {
+                        break;
+                    }
+                }
+                if let Some(n) = open.get_mut(&ip) {
                     *n = n.saturating_sub(1);
                     if *n == 0 {
                         open.remove(&ip);
@@ -163,10 +186,10 @@ pub async fn listen(
                     *open.entry(ip).or_default() += 1;
                     next += 1;
                     let (tx, stop) = (tx.clone(), stop.clone());
-                    sessions.spawn(async move {
-                        session(next, stream, address, tx, stop).await;
-                        ip
-                    });
+                    let id = sessions
+                        .spawn(async move { session(next, stream, address, tx, stop).await })
+                        .id();
+                    running.insert(id, (next, ip));
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "bmp: accept failed; pausing");
@@ -194,7 +217,23 @@ fn keepalive(stream: &TcpStream, address: SocketAddr) {
     }
 }
 
-/// One router's session: frame, decode, forward; the end is always sent.
+/// Failpoint `bmp-session-panic`: the session task panics when the router
+/// announces the armed prefix.
+fn failpoint_session(message: &Message) {
+    if let Message::Route { announced, .. } = message {
+        for p in announced {
+            if crate::fault::armed("bmp-session-panic", &p.prefix) {
+                panic!(
+                    "failpoint bmp-session-panic: the router announced {}",
+                    p.prefix
+                );
+            }
+        }
+    }
+}
+
+/// One router's session: frame, decode, forward; the end is always sent
+/// (by the listener when the session's task panicked).
 async fn session(
     session: SessionId,
     stream: TcpStream,
@@ -247,6 +286,7 @@ async fn session(
         first = false;
         match decoder.decode(bytes) {
             Ok(message) => {
+                failpoint_session(&message);
                 let end = match &message {
                     Message::Termination { reason } => Some(printable(reason, 1024)),
                     _ => None,

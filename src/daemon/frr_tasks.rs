@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::supervise::Supervisor;
 use tokio::sync::{Notify, mpsc};
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::owner::Input;
@@ -43,9 +43,10 @@ fn zapi_config(s: &Settings) -> ZapiConfig {
     cfg
 }
 
-/// Start the ZAPI client and the poller.
+/// Start the ZAPI client and the poller, both restartable: what they hold
+/// is read again from FRR.
 pub fn spawn(
-    tasks: &mut JoinSet<()>,
+    tasks: &mut Supervisor,
     s: &Settings,
     frr_tx: mpsc::Sender<ZapiEvent>,
     results: mpsc::Sender<Input>,
@@ -54,46 +55,83 @@ pub fn spawn(
 ) {
     let cfg = zapi_config(s);
     let zstop = stop.clone();
-    tasks.spawn(async move {
-        tokio::select! {
-            () = zstop.cancelled() => {}
-            () = zapi::run(cfg, frr_tx) => {}
-        }
+    tasks.restartable("zapi client", move || {
+        let (cfg, tx, stop) = (cfg.clone(), frr_tx.clone(), zstop.clone());
+        Box::pin(async move {
+            // However the client ends (a panic included), the owner hears
+            // that zebra's view is gone until the restart's dump.
+            let _gone = Gone(tx.clone());
+            tokio::select! {
+                () = stop.cancelled() => {}
+                () = zapi::run(cfg, tx) => {}
+            }
+            Ok(())
+        })
     });
     let s = s.clone();
-    tasks.spawn(async move {
-        let mut poller = Poller::new(&s);
-        let period = Duration::from_secs(s.bgp_poll_secs);
-        let mut slow = tokio::time::interval(period);
-        slow.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut config_tick = tokio::time::interval(CONFIG_POLL);
-        config_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = poll.0.notified() => {}
-                _ = slow.tick() => {}
-                _ = config_tick.tick() => {
-                    // Only bgpd's configuration; when it changed (a drain,
-                    // a reload), its events, then a full poll.
-                    let changed = poller.read_config().await;
-                    if changed.is_empty() {
-                        continue;
-                    }
-                    for ev in changed {
-                        if results.send(Input::Core(ev, "vty")).await.is_err() {
-                            return;
-                        }
-                    }
+    tasks.restartable("vty poller", move || {
+        let (s, results, poll, stop) = (s.clone(), results.clone(), poll.clone(), stop.clone());
+        Box::pin(async move {
+            run_poller(&s, &results, &poll, &stop).await;
+            Ok(())
+        })
+    });
+}
+
+/// Tells the owner the ZAPI client ended, when dropped (also while a
+/// panic unwinds). Best effort: a full channel means the owner is busy
+/// with the client's events, and the restart's `Connected` follows.
+struct Gone(mpsc::Sender<ZapiEvent>);
+
+impl Drop for Gone {
+    fn drop(&mut self) {
+        let _ = self.0.try_send(ZapiEvent::Disconnected {
+            reason: "the ZAPI client task ended; it restarts".to_string(),
+            retry_in_ms: u64::try_from(super::supervise::BACKOFF_MIN.as_millis())
+                .unwrap_or(u64::MAX),
+        });
+    }
+}
+
+/// The vty poller: a full poll when asked, every `bgp_poll_secs`, and
+/// after bgpd's configuration changed (read every [`CONFIG_POLL`]).
+async fn run_poller(
+    s: &Settings,
+    results: &mpsc::Sender<Input>,
+    poll: &PollTrigger,
+    stop: &CancellationToken,
+) {
+    let mut poller = Poller::new(s);
+    let period = Duration::from_secs(s.bgp_poll_secs);
+    let mut slow = tokio::time::interval(period);
+    slow.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut config_tick = tokio::time::interval(CONFIG_POLL);
+    config_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = poll.0.notified() => {}
+            _ = slow.tick() => {}
+            _ = config_tick.tick() => {
+                // Only bgpd's configuration; when it changed (a drain,
+                // a reload), its events, then a full poll.
+                let changed = poller.read_config().await;
+                if changed.is_empty() {
+                    continue;
                 }
-            }
-            for ev in poller.poll().await {
-                if results.send(Input::Core(ev, "vty")).await.is_err() {
-                    return;
+                for ev in changed {
+                    if results.send(Input::Core(ev, "vty")).await.is_err() {
+                        return;
+                    }
                 }
             }
         }
-    });
+        for ev in poller.poll().await {
+            if results.send(Input::Core(ev, "vty")).await.is_err() {
+                return;
+            }
+        }
+    }
 }
 
 /// How often the poller reads bgpd's configuration alone (the drain and

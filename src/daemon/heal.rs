@@ -36,13 +36,34 @@ pub struct Job {
     pub zebra_vty: PathBuf,
 }
 
-/// Run `job` in its own task; the result goes to `results`.
+/// How long a heal action may take, all its steps included: beyond it the
+/// action is reported failed (`timed out`), never left in flight. The
+/// slowest action (the address cycle: two settle pauses and three kernel
+/// writes, each bounded by the writer's receive timeout) takes ~0.3 s.
+pub const HEAL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Run `job` in its own task with a deadline; the result goes to
+/// `results`, whatever happens to the task: done, failed, timed out or
+/// panicked (a supervisor task awaits it and always reports).
 pub fn spawn(job: Job, results: mpsc::Sender<Input>) {
     tokio::spawn(async move {
         let (table, prefix, action) = (job.table, job.prefix, job.action);
-        let outcome = execute(job).await;
+        let mut worker = tokio::spawn(execute(job));
+        let outcome = match tokio::time::timeout(HEAL_DEADLINE, &mut worker).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => Err(HealError::Task(e)),
+            Err(_) => {
+                worker.abort();
+                Err(HealError::TimedOut(HEAL_DEADLINE))
+            }
+        };
         let ok = outcome.is_ok();
-        telemetry::heal_action(action.name(), if ok { "ok" } else { "error" });
+        let result = match &outcome {
+            Ok(()) => "ok",
+            Err(HealError::TimedOut(_)) => "timeout",
+            Err(_) => "error",
+        };
+        telemetry::heal_action(action.name(), result);
         let detail = match outcome {
             Ok(()) => {
                 tracing::info!(%prefix, table, action = action.name(), "heal action done");
@@ -81,12 +102,20 @@ enum HealError {
         /// Its table.
         table: TableId,
     },
-    /// The blocking task running the kernel writes died.
+    /// The task running the action died (a panic).
     #[error("heal task: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// The action did not finish within its deadline.
+    #[error("timed out after {0:?} (the action was abandoned; the core retries with backoff)")]
+    TimedOut(std::time::Duration),
 }
 
 async fn execute(job: Job) -> Result<(), HealError> {
+    // Failpoint: the action hangs (a lost acknowledgement, a stuck vty).
+    if crate::fault::armed("heal-hang", &job.prefix) {
+        tracing::warn!(prefix = %job.prefix, "failpoint heal-hang: the heal action never finishes");
+        std::future::pending::<()>().await;
+    }
     match job.action {
         HealAction::ReimportTable => {
             let n = job.table;

@@ -12,6 +12,7 @@ pub mod bmp;
 mod frr_tasks;
 mod heal;
 mod owner;
+pub mod supervise;
 pub mod translate;
 
 use std::path::PathBuf;
@@ -55,6 +56,12 @@ pub enum DaemonError {
         /// Why.
         source: std::io::Error,
     },
+    /// An essential task ended (docs/RELIABILITY.md, "Supervision"): the
+    /// process exits with [`EXIT_TASK_ENDED`] so that its runtime restarts it.
+    #[error(
+        "{0} (the daemon stops so that its runtime restarts it: see the log above for the cause)"
+    )]
+    TaskEnded(supervise::Ended),
     /// zebra gave no complete view (one-shot only; the daemon retries).
     #[error("zebra at {}: {reason} (is FRR running, and is --frr-dir its socket directory?)", dir.display())]
     Zebra {
@@ -64,6 +71,14 @@ pub enum DaemonError {
         reason: String,
     },
 }
+
+/// The exit code of `ribbridge run` when an essential task ended
+/// ([`DaemonError::TaskEnded`]).
+pub const EXIT_TASK_ENDED: u8 = 4;
+
+/// How long the owner loop may go without a turn before `/healthz` fails
+/// (it turns at least once a second when idle; the probes' period is 10 s).
+pub const LIVENESS_BOUND: Duration = Duration::from_secs(10);
 
 /// Capacities of the channels into the owner (ARCHITECTURE.md lists them).
 pub const KERNEL_CHANNEL: usize = 4096;
@@ -152,13 +167,15 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     let (ready_tx, ready_rx) = watch::channel((false, "starting".to_string()));
     let poll = frr_tasks::PollTrigger::default();
 
-    let mut tasks = tokio::task::JoinSet::new();
+    let live = crate::http::Liveness::new(LIVENESS_BOUND);
+    let mut tasks = supervise::Supervisor::new();
     if let Some(watcher) = watcher {
         let stop = stop.clone();
-        tasks.spawn(async move {
-            if let Err(e) = watcher.run(kernel_tx, stop.cancelled_owned()).await {
-                tracing::error!(error = %e, "kernel watcher stopped");
-            }
+        tasks.essential("kernel watcher", async move {
+            watcher
+                .run(kernel_tx, stop.cancelled_owned())
+                .await
+                .map_err(|e| e.to_string())
         });
     }
     if let Some(l) = bmp_listener {
@@ -166,7 +183,11 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
             allow: s.bmp.allow.clone(),
             per_address: s.bmp.sessions_per_address,
         };
-        tasks.spawn(bmp::listen(l, adm, bmp_tx, stop.clone()));
+        let (tx, stop) = (bmp_tx, stop.clone());
+        tasks.essential("bmp listener", async move {
+            bmp::listen(l, adm, tx, stop).await;
+            Ok(())
+        });
     }
     // The router vantage reads only its kernel: no ZAPI, no vty.
     if s.vantage == crate::model::Vantage::Node {
@@ -178,35 +199,48 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
         let http = crate::http::Endpoint {
             status: status_tx,
             ready: ready_rx,
+            live: live.clone(),
         };
-        tasks.spawn(crate::http::serve(listener, http, metrics, stop));
+        tasks.essential("http", async move {
+            crate::http::serve(listener, http, metrics, stop).await;
+            Ok(())
+        });
     }
-    let owner = owner::Owner::new(&s, result_tx, poll, ready_tx, lookup)?;
-    let owner_task = tokio::spawn(owner.run(
-        owner::Inputs {
-            kernel: kernel_rx,
-            frr: frr_rx,
-            results: result_rx,
-            status: status_rx,
-            bmp: bmp_rx,
-        },
-        stop.clone(),
-    ));
-    shutdown_signal().await?;
-    tracing::info!("stopping");
+    let owner = owner::Owner::new(&s, result_tx, poll, ready_tx, lookup, live.clone())?;
+    let inputs = owner::Inputs {
+        kernel: kernel_rx,
+        frr: frr_rx,
+        results: result_rx,
+        status: status_rx,
+        bmp: bmp_rx,
+    };
+    let ostop = stop.clone();
+    tasks.essential("owner", async move {
+        owner.run(inputs, ostop).await;
+        Ok(())
+    });
+    let ended = tokio::select! {
+        r = shutdown_signal() => {
+            r?;
+            tracing::info!("stopping");
+            None
+        }
+        ended = tasks.watch() => Some(ended),
+    };
+    if let Some(e) = &ended {
+        // Not alive and not ready from now on, for whoever probes during
+        // the stop.
+        live.fail(e.to_string());
+    }
     stop.cancel();
     // Everything honours the token; a task still busy after a second is cut.
-    let drain = async {
-        let _ = owner_task.await;
-        while tasks.join_next().await.is_some() {}
-    };
-    if tokio::time::timeout(Duration::from_millis(900), drain)
-        .await
-        .is_err()
-    {
+    if !tasks.shutdown(Duration::from_millis(900)).await {
         tracing::warn!("tasks did not stop within 0.9 s; aborting them");
     }
-    Ok(())
+    match ended {
+        Some(e) => Err(DaemonError::TaskEnded(e)),
+        None => Ok(()),
+    }
 }
 
 async fn shutdown_signal() -> Result<(), DaemonError> {

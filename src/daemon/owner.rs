@@ -28,6 +28,9 @@ use crate::model::{Prefix, TableId};
 use crate::reconcile::{self, Action, Event, Millis, State};
 use crate::telemetry;
 
+/// The owner's heartbeat period when nothing else wakes it.
+const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What the I/O tasks send back to the owner (results and polled views).
 #[derive(Debug)]
 pub enum Input {
@@ -82,6 +85,8 @@ pub struct Owner {
     station: Option<Station>,
     /// The ceiling's binding was logged (once per episode).
     ceiling_logged: bool,
+    /// Beaten on every loop turn: `/healthz` fails when it stops.
+    live: crate::http::Liveness,
 }
 
 impl Owner {
@@ -92,6 +97,7 @@ impl Owner {
         poll: PollTrigger,
         ready: watch::Sender<(bool, String)>,
         lookup: Option<RouteLookup>,
+        live: crate::http::Liveness,
     ) -> Result<Owner, DaemonError> {
         let record = match &s.record {
             Some(p) => Some(BufWriter::new(File::create(p).map_err(|source| {
@@ -123,6 +129,7 @@ impl Owner {
             station: (s.vantage == crate::model::Vantage::Bmp)
                 .then(|| Station::new(s.vips.iter().copied(), s.bmp_stale_secs, &s.bmp)),
             ceiling_logged: false,
+            live,
         };
         telemetry::drained(false);
         telemetry::drain_lost(false);
@@ -139,7 +146,11 @@ impl Owner {
         if let Some(why) = self.station.as_ref().map(Station::not_ready) {
             self.publish_ready(why.is_none(), why.unwrap_or_default());
         }
+        // An idle loop still turns once a second: the heartbeat.
+        let mut heartbeat = tokio::time::interval(HEARTBEAT);
+        heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            self.live.beat();
             let sleep_until = self
                 .wake_at
                 .map(|at| self.start + std::time::Duration::from_millis(at));
@@ -170,6 +181,7 @@ impl Owner {
                     self.wake_at = None;
                     self.feed(Event::Tick, "timer");
                 }
+                _ = heartbeat.tick() => {}
             }
         }
         if let Some(r) = self.record.as_mut() {
@@ -239,6 +251,12 @@ impl Owner {
             | KernelEvent::Reasserted { route }
                 if self.is_vip(route) =>
             {
+                // Failpoint: the owner wedges (blocks its thread, as a
+                // deadlock would) when this VIP's route arrives.
+                if crate::fault::armed("owner-wedge", &route.prefix) {
+                    tracing::warn!(prefix = %route.prefix, "failpoint owner-wedge: the owner loop blocks");
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                }
                 self.keep_hops(route);
                 let n = translate::facts(route).nexthops;
                 self.ecmp(route.table, route.prefix, n);

@@ -6,7 +6,9 @@
 //! - Loopback by default ([`DEFAULT_LISTEN`]); one request per connection
 //!   (no keep-alive: the answer ends with `Connection: close`).
 //! - Paths: `/metrics` (Prometheus text, `text/plain; version=0.0.4`),
-//!   `/healthz` (`ok`), `/readyz` (200 `ready`, or 503 `not ready: WHY`),
+//!   `/healthz` (200 `ok`, or 503 `not alive: WHY` when the owner loop has
+//!   not turned within its bound or an essential task ended: [`Liveness`]),
+//!   `/readyz` (200 `ready`, or 503 `not ready: WHY`),
 //!   `/status` (the owner loop's JSON, `application/json`; 503 at once when
 //!   the loop's bounded status channel is full, or when it does not answer).
 //!   The query string is ignored. Any other path: 404.
@@ -33,8 +35,10 @@
 //! and spawns no task of its own, so a current-thread runtime is enough.
 
 pub mod client;
+mod liveness;
 mod server;
 
+pub use liveness::Liveness;
 pub use server::{BindError, Endpoint, Metrics, bind, serve};
 
 /// Default listen address: loopback, port 7585. Outside 9000-9999, which

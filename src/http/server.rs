@@ -30,6 +30,9 @@ pub struct Endpoint {
     pub status: mpsc::Sender<oneshot::Sender<String>>,
     /// (ready, why not), as the owner loop last set it; `/readyz` reads it.
     pub ready: watch::Receiver<(bool, String)>,
+    /// The owner's heartbeat and the supervisor's verdict; `/healthz`
+    /// reads it.
+    pub live: super::Liveness,
 }
 
 /// What `/metrics` answers: the catalogue's text, rendered at each scrape.
@@ -276,9 +279,19 @@ impl App {
         }
         match path {
             Path::Metrics => reply(StatusCode::OK, PROMETHEUS, self.metrics.render()),
-            Path::Healthz => reply(StatusCode::OK, TEXT, "ok\n"),
+            Path::Healthz => match self.shared.live.check() {
+                Ok(()) => reply(StatusCode::OK, TEXT, "ok\n"),
+                Err(why) => reply(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    TEXT,
+                    format!("not alive: {why}\n"),
+                ),
+            },
             Path::Readyz => {
-                let (ready, why) = self.shared.ready.borrow().clone();
+                let (ready, why) = match self.shared.live.failed() {
+                    Some(failed) => (false, failed),
+                    None => self.shared.ready.borrow().clone(),
+                };
                 if ready {
                     reply(StatusCode::OK, TEXT, "ready\n")
                 } else {

@@ -27,6 +27,9 @@ const NLM_F_REPLACE: u16 = 0x100;
 const NLM_F_EXCL: u16 = 0x200;
 const NLM_F_CREATE: u16 = 0x400;
 
+/// How long one write waits for the kernel's acknowledgement.
+pub const RECV_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Writes routes of the watched tables.
 #[derive(Debug)]
 pub struct KernelWriter {
@@ -40,6 +43,16 @@ impl KernelWriter {
     pub fn new(tables: impl IntoIterator<Item = TableId>) -> Result<KernelWriter, KernelError> {
         let mut sock = Socket::new(NETLINK_ROUTE).map_err(sock_err("socket(NETLINK_ROUTE)"))?;
         sock.bind_auto().map_err(sock_err("bind"))?;
+        // A lost acknowledgement must not pin the thread: every receive
+        // gives up after RECV_TIMEOUT (EAGAIN, reported as the write's
+        // failure).
+        let timeout = nix::sys::time::TimeVal::new(
+            i64::try_from(RECV_TIMEOUT.as_secs()).unwrap_or(i64::MAX),
+            0,
+        );
+        nix::sys::socket::setsockopt(&sock, nix::sys::socket::sockopt::ReceiveTimeout, &timeout)
+            .map_err(std::io::Error::from)
+            .map_err(sock_err("setsockopt(SO_RCVTIMEO)"))?;
         Ok(KernelWriter {
             sock,
             tables: tables.into_iter().collect(),

@@ -215,6 +215,22 @@ pub(super) fn sock_err(step: &'static str) -> impl FnOnce(io::Error) -> KernelEr
     move |source| KernelError::Socket { step, source }
 }
 
+/// Failpoint `kernel-watcher-fail`: the watcher fails (as a socket error
+/// would end it) when a route of the armed prefix arrives.
+fn failpoint_watcher(events: &[KernelEvent]) -> Result<(), KernelError> {
+    for e in events {
+        if let KernelEvent::RouteAdded { route } = e
+            && crate::fault::armed("kernel-watcher-fail", &route.prefix)
+        {
+            return Err(KernelError::Socket {
+                step: "recv (failpoint kernel-watcher-fail)",
+                source: io::Error::other(format!("failpoint armed for {}", route.prefix)),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Counters of the kernel task, readable at any time (telemetry).
 #[derive(Debug, Default)]
 pub struct KernelCounters {
@@ -531,6 +547,7 @@ impl Watcher {
                         }
                         Recv::Data(n) => self.apply_datagram(n),
                     };
+                    failpoint_watcher(&events)?;
                     self.send_all(&tx, events);
                     if let Some(r) = resync {
                         let ev = self.resync(r).await?;

@@ -504,6 +504,11 @@ async fn session(
                 continue;
             }
             let key = (route.vrf_id, route.prefix);
+            // Failpoint `zapi-panic`: the client panics when zebra
+            // redistributes the armed prefix.
+            if crate::fault::armed("zapi-panic", &route.prefix) {
+                panic!("failpoint zapi-panic: zebra redistributed {}", route.prefix);
+            }
             let ev = if c == add {
                 view.insert(key, false);
                 ZapiEvent::RouteAdd { route }

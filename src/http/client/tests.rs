@@ -314,7 +314,11 @@ async fn round_trip_with_the_real_server() {
     let stop = CancellationToken::new();
     let served = tokio::spawn(crate::http::serve(
         listener,
-        crate::http::Endpoint { status, ready },
+        crate::http::Endpoint {
+            status,
+            ready,
+            live: crate::http::Liveness::new(std::time::Duration::from_secs(3600)),
+        },
         PrometheusBuilder::new().build_recorder().handle(),
         stop.clone(),
     ));

@@ -33,6 +33,7 @@ enum Owner {
 struct Harness {
     addr: SocketAddr,
     ready: watch::Sender<(bool, String)>,
+    live: crate::http::Liveness,
     stop: CancellationToken,
     served: JoinHandle<()>,
     _keep: Vec<Box<dyn std::any::Any + Send>>,
@@ -49,6 +50,7 @@ async fn start(owner: Owner, limits: Limits) -> Harness {
     });
     let metrics = recorder.handle();
     let (ready, ready_rx) = watch::channel((false, "zebra not connected".to_string()));
+    let live = crate::http::Liveness::new(std::time::Duration::from_secs(3600));
     let mut keep: Vec<Box<dyn std::any::Any + Send>> = vec![Box::new(recorder)];
     let (status, mut status_rx) = mpsc::channel::<oneshot::Sender<String>>(1);
     match owner {
@@ -83,6 +85,7 @@ async fn start(owner: Owner, limits: Limits) -> Harness {
         Endpoint {
             status,
             ready: ready_rx,
+            live: live.clone(),
         },
         metrics,
         stop.clone(),
@@ -91,6 +94,7 @@ async fn start(owner: Owner, limits: Limits) -> Harness {
     Harness {
         addr,
         ready,
+        live,
         stop,
         served,
         _keep: keep,
@@ -209,6 +213,30 @@ async fn healthz_is_ok() {
     assert_eq!((a.code, a.text().as_str()), (200, "ok\n"));
     assert_eq!(a.header("content-type"), Some("text/plain"));
     assert_eq!(a.header("content-length"), Some("3"));
+}
+
+#[tokio::test]
+async fn healthz_is_503_with_the_reason_once_a_task_failed() {
+    let h = start(Owner::Answers, LIMITS).await;
+    h.live.fail("kernel watcher ended: netlink socket closed");
+    let a = get(h.addr, "GET", "/healthz").await;
+    assert_eq!(
+        (a.code, a.text().as_str()),
+        (
+            503,
+            "not alive: kernel watcher ended: netlink socket closed\n"
+        )
+    );
+    // Not ready either, whatever the owner last said: the process stops.
+    h.ready.send_replace((true, String::new()));
+    let r = get(h.addr, "GET", "/readyz").await;
+    assert_eq!(
+        (r.code, r.text().as_str()),
+        (
+            503,
+            "not ready: kernel watcher ended: netlink socket closed\n"
+        )
+    );
 }
 
 #[tokio::test]
