@@ -87,6 +87,8 @@ pub struct Owner {
     ceiling_logged: bool,
     /// Beaten on every loop turn: `/healthz` fails when it stops.
     live: crate::http::Liveness,
+    /// Failpoint `owner-wedge` fired: the loop stops turning.
+    wedged: bool,
 }
 
 impl Owner {
@@ -130,6 +132,7 @@ impl Owner {
                 .then(|| Station::new(s.vips.iter().copied(), s.bmp_stale_secs, &s.bmp)),
             ceiling_logged: false,
             live,
+            wedged: false,
         };
         telemetry::drained(false);
         telemetry::drain_lost(false);
@@ -150,6 +153,9 @@ impl Owner {
         let mut heartbeat = tokio::time::interval(HEARTBEAT);
         heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            if self.wedged {
+                std::future::pending::<()>().await;
+            }
             self.live.beat();
             let sleep_until = self
                 .wake_at
@@ -251,11 +257,11 @@ impl Owner {
             | KernelEvent::Reasserted { route }
                 if self.is_vip(route) =>
             {
-                // Failpoint: the owner wedges (blocks its thread, as a
-                // deadlock would) when this VIP's route arrives.
+                // Failpoint: the owner wedges (awaits what never comes, as
+                // a deadlock would) when this VIP's route arrives.
                 if crate::fault::armed("owner-wedge", &route.prefix) {
-                    tracing::warn!(prefix = %route.prefix, "failpoint owner-wedge: the owner loop blocks");
-                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                    tracing::warn!(prefix = %route.prefix, "failpoint owner-wedge: the owner loop stops turning");
+                    self.wedged = true;
                 }
                 self.keep_hops(route);
                 let n = translate::facts(route).nexthops;
