@@ -15,10 +15,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use super::vocab::{Action, Class, Config, Event, KernelEntry, Millis, Stamp, State, Vip};
+use super::vocab::{
+    Action, Class, Config, Event, KernelEntry, KernelFacts, Millis, Stamp, State, Vip,
+};
 use super::{HealAction, heal_policy};
 use crate::model::intent::{Intent, Verdict};
-use crate::model::{Mode, PeerView, Prefix, Release, TableId, TableMode, Vantage};
+use crate::model::{Mode, PeerView, Prefix, PrefixSet, Release, TableId, TableMode, Vantage};
 
 /// The instantaneous class of one VIP from the joined views.
 ///
@@ -123,165 +125,38 @@ enum Scope {
 /// view, zebra's session) touch every VIP.
 pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
     let mut actions = Vec::new();
-    let mut touched_bgp = false;
-    let scope = match event {
+    let next = match event {
         Event::KernelRoute {
             table,
             prefix,
             route,
-        } => {
-            if !state.tracks(table, &prefix) {
-                return actions;
-            }
-            let present = route.is_some();
-            let v = state.touch(table, prefix, now);
-            let added = !v.in_kernel() && present;
-            match (v.in_kernel(), present) {
-                (false, true) => v.added_at = Stamp::at(now),
-                (_, false) => {
-                    v.added_at = Stamp::NONE;
-                    if let Some(c) = v.cold_if_any() {
-                        c.fast_due = None;
-                    }
-                }
-                (true, true) => {}
-            }
-            v.set_kernel(route);
-            if present {
-                triggered(state, (table, prefix), now);
-            }
-            if added {
-                route_after_address(state, (table, prefix), now);
-            }
-            touched_bgp = true;
-            Scope::One(table, prefix)
-        }
-        Event::KernelSynced { routes } => {
-            let mut fresh: Vec<KernelEntry> = routes
-                .into_iter()
-                .filter(|r| state.tracks(r.table, &r.prefix))
-                .collect();
-            // By key, the last of a key's routes winning (a stable sort).
-            // The mirror's dump comes in key order: no sort, and none of
-            // the sort's scratch (a copy of half the dump) either.
-            if !fresh.is_sorted_by_key(|r| (r.table, r.prefix)) {
-                fresh.sort_by_key(|r| (r.table, r.prefix));
-            }
-            fresh.dedup_by(|later, kept| {
-                let same = (later.table, later.prefix) == (kept.table, kept.prefix);
-                if same {
-                    std::mem::swap(&mut kept.facts, &mut later.facts);
-                }
-                same
-            });
-            // Known VIPs take the dump's facts or none; the others are new.
-            merge_vips(
-                &mut state.vips,
-                fresh.iter().map(|r| ((r.table, r.prefix), r.facts.clone())),
-                |_, v| v.set_kernel(None),
-                |v, facts| v.set_kernel(Some(facts)),
-                |facts| {
-                    let mut v = Vip::new(now);
-                    v.set_kernel(Some(facts));
-                    v
-                },
-            );
-            state.kernel_synced = true;
-            touched_bgp = true;
-            Scope::All
-        }
+        } => on_kernel_route(state, (table, prefix), route, now),
+        Event::KernelSynced { routes } => on_kernel_synced(state, routes, now),
         Event::KernelReasserted { table, prefix } => {
-            let Some(v) = state.vips.get_mut(&(table, prefix)) else {
-                return actions;
-            };
-            v.reasserted();
-            // A beat on a VIP in drift re-arms its heal (the drift may be
-            // this beat's doing); on a consistent VIP it is only remembered.
-            if !triggered(state, (table, prefix), now) {
-                return actions;
-            }
-            Scope::One(table, prefix)
+            on_kernel_reasserted(state, (table, prefix), now)
         }
-        Event::KernelAddress { prefix, present } => {
-            if present {
-                state.addresses.insert(prefix);
-                address_after_route(state, prefix, now);
-            } else {
-                state.addresses.remove(&prefix);
-            }
-            Scope::Prefix(prefix)
-        }
+        Event::KernelAddress { prefix, present } => on_kernel_address(state, prefix, present, now),
         Event::ZebraUp {
             release,
             table_mode,
         } => {
             state.zebra = Some((release, table_mode));
             state.zebra_synced = false;
-            Scope::All
+            Next::all()
         }
-        Event::ZebraDown => {
-            // Its absence is its own state: views freeze, nothing is decided.
-            state.zebra = None;
-            state.zebra_synced = false;
-            for v in state.vips.values_mut() {
-                v.zebra = false;
-            }
-            Scope::All
-        }
+        Event::ZebraDown => on_zebra_down(state),
         Event::ZebraRoute {
             table,
             prefix,
             present,
-        } => {
-            if !state.is_watched(table) {
-                return actions;
-            }
-            state.touch(table, prefix, now).zebra = present;
-            if !present {
-                fast_reimport(state, (table, prefix), now, &mut actions);
-            }
-            touched_bgp = true;
-            Scope::One(table, prefix)
-        }
-        Event::ZebraSynced { table, prefixes } => {
-            state.zebra_synced = state.zebra.is_some();
-            if state.is_watched(table) {
-                // Known VIPs of the table are redistributed or not; zebra's
-                // other prefixes are new VIPs.
-                merge_vips(
-                    &mut state.vips,
-                    prefixes.iter().map(|p| ((table, *p), ())),
-                    |k, v| v.zebra &= k.0 != table,
-                    |v, ()| v.zebra = true,
-                    |()| {
-                        let mut v = Vip::new(now);
-                        v.zebra = true;
-                        v
-                    },
-                );
-            } else {
-                for ((t, p), v) in state.vips.iter_mut() {
-                    if *t == table {
-                        v.zebra = prefixes.contains(p);
-                    }
-                }
-            }
-            touched_bgp = true;
-            Scope::All
-        }
-        Event::ZebraTable { table, prefixes } => {
-            for ((t, p), v) in state.vips.iter_mut() {
-                if *t == table {
-                    v.zebra_table = Some(prefixes.contains(p));
-                }
-            }
-            Scope::All
-        }
+        } => on_zebra_route(state, (table, prefix), present, now, &mut actions),
+        Event::ZebraSynced { table, prefixes } => on_zebra_synced(state, table, &prefixes, now),
+        Event::ZebraTable { table, prefixes } => on_zebra_table(state, table, &prefixes),
         Event::BgpView { peers } => {
             note_sent(&mut state.sent, &peers, now);
             state.peers = peers;
             state.bgp_view_at = Some(now);
-            Scope::All
+            Next::all()
         }
         Event::HealDone {
             table,
@@ -289,71 +164,286 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             action,
             ok,
             detail,
-        } => {
-            let backoff = state.config.backoff_ms;
-            let cap = state.config.backoff_max_ms;
-            let Some(v) = state.vips.get_mut(&(table, prefix)) else {
-                return actions;
-            };
-            let h = v.heal_mut();
-            h.in_flight = false;
-            h.done_at = now;
-            h.last_action = Some(action);
-            // After a give-up the status keeps saying so until the VIP is
-            // consistent again, whatever the retries at the cap return.
-            if !(ok && h.gave_up) {
-                h.last_result = Some(if ok {
-                    "ok".to_string()
-                } else {
-                    format!("error: {detail}")
-                });
-            }
-            if std::mem::take(&mut h.fast) && ok {
-                // A fast heal is no attempt of a drift: nothing was
-                // reported; what follows it is judged after a new grace,
-                // and a failure falls back to the graced path.
-                v.observed_since = now;
-                state
-                    .wakeups
-                    .insert(now + state.config.grace_ms, (table, prefix));
-                touched_bgp = true;
-                return finish(state, Scope::One(table, prefix), touched_bgp, now, actions);
-            }
-            h.attempts += 1;
-            let shift = h.attempts.saturating_sub(1).min(16);
-            h.next_at = now
-                + if h.gave_up {
-                    cap
-                } else {
-                    backoff.saturating_mul(1 << shift).min(cap)
-                };
-            // Verification: the next observations decide, after a new grace.
-            v.observed_since = now;
-            touched_bgp = true;
-            Scope::One(table, prefix)
-        }
-        Event::Tick => Scope::Due,
-        Event::Drain { drained } => {
-            if drained == state.drained {
-                return actions;
-            }
-            state.drained = drained;
-            Scope::All
-        }
-        Event::Intent { intent } => {
-            if state.intent.as_ref() == Some(&intent) {
-                return actions;
-            }
-            // A change, not the first read: bgpd applies it on its own
-            // timers, which the grace of what it sends must cover.
-            if state.intent.is_some() {
-                state.intent_at = now;
-            }
-            state.intent = Some(intent);
-            Scope::All
-        }
+        } => on_heal_done(state, (table, prefix), action, ok, &detail, now),
+        Event::Tick => Some(Next {
+            scope: Scope::Due,
+            touched_bgp: false,
+        }),
+        Event::Drain { drained } => on_drain(state, drained),
+        Event::Intent { intent } => on_intent(state, intent, now),
     };
-    finish(state, scope, touched_bgp, now, actions)
+    match next {
+        Some(Next { scope, touched_bgp }) => finish(state, scope, touched_bgp, now, actions),
+        None => actions,
+    }
+}
+
+/// What an event leaves to [`finish`]: which VIPs to re-evaluate, and
+/// whether it may have changed what bgpd sends (a bgpd view is then due).
+/// `None` from a handler: nothing changed.
+struct Next {
+    scope: Scope,
+    touched_bgp: bool,
+}
+
+impl Next {
+    fn all() -> Option<Next> {
+        Some(Next {
+            scope: Scope::All,
+            touched_bgp: false,
+        })
+    }
+
+    fn touching(scope: Scope) -> Option<Next> {
+        Some(Next {
+            scope,
+            touched_bgp: true,
+        })
+    }
+}
+
+/// A route of a watched table appeared, changed or went away.
+fn on_kernel_route(
+    state: &mut State,
+    key: (TableId, Prefix),
+    route: Option<KernelFacts>,
+    now: Millis,
+) -> Option<Next> {
+    let (table, prefix) = key;
+    if !state.tracks(table, &prefix) {
+        return None;
+    }
+    let present = route.is_some();
+    let v = state.touch(table, prefix, now);
+    let added = !v.in_kernel() && present;
+    match (v.in_kernel(), present) {
+        (false, true) => v.added_at = Stamp::at(now),
+        (_, false) => {
+            v.added_at = Stamp::NONE;
+            if let Some(c) = v.cold_if_any() {
+                c.fast_due = None;
+            }
+        }
+        (true, true) => {}
+    }
+    v.set_kernel(route);
+    if present {
+        triggered(state, key, now);
+    }
+    if added {
+        route_after_address(state, key, now);
+    }
+    Next::touching(Scope::One(table, prefix))
+}
+
+/// The kernel's whole table, after a dump.
+fn on_kernel_synced(state: &mut State, routes: Vec<KernelEntry>, now: Millis) -> Option<Next> {
+    let mut fresh: Vec<KernelEntry> = routes
+        .into_iter()
+        .filter(|r| state.tracks(r.table, &r.prefix))
+        .collect();
+    // By key, the last of a key's routes winning (a stable sort).
+    // The mirror's dump comes in key order: no sort, and none of
+    // the sort's scratch (a copy of half the dump) either.
+    if !fresh.is_sorted_by_key(|r| (r.table, r.prefix)) {
+        fresh.sort_by_key(|r| (r.table, r.prefix));
+    }
+    fresh.dedup_by(|later, kept| {
+        let same = (later.table, later.prefix) == (kept.table, kept.prefix);
+        if same {
+            std::mem::swap(&mut kept.facts, &mut later.facts);
+        }
+        same
+    });
+    // Known VIPs take the dump's facts or none; the others are new.
+    merge_vips(
+        &mut state.vips,
+        fresh.iter().map(|r| ((r.table, r.prefix), r.facts.clone())),
+        |_, v| v.set_kernel(None),
+        |v, facts| v.set_kernel(Some(facts)),
+        |facts| {
+            let mut v = Vip::new(now);
+            v.set_kernel(Some(facts));
+            v
+        },
+    );
+    state.kernel_synced = true;
+    Next::touching(Scope::All)
+}
+
+/// kube-vip's heartbeat: the same route replaced.
+fn on_kernel_reasserted(state: &mut State, key: (TableId, Prefix), now: Millis) -> Option<Next> {
+    let v = state.vips.get_mut(&key)?;
+    v.reasserted();
+    // A beat on a VIP in drift re-arms its heal (the drift may be
+    // this beat's doing); on a consistent VIP it is only remembered.
+    if !triggered(state, key, now) {
+        return None;
+    }
+    Some(Next {
+        scope: Scope::One(key.0, key.1),
+        touched_bgp: false,
+    })
+}
+
+/// The VIP's address came or went on the node.
+fn on_kernel_address(
+    state: &mut State,
+    prefix: Prefix,
+    present: bool,
+    now: Millis,
+) -> Option<Next> {
+    if present {
+        state.addresses.insert(prefix);
+        address_after_route(state, prefix, now);
+    } else {
+        state.addresses.remove(&prefix);
+    }
+    Some(Next {
+        scope: Scope::Prefix(prefix),
+        touched_bgp: false,
+    })
+}
+
+/// zebra's session ended: its absence is its own state: views freeze,
+/// nothing is decided.
+fn on_zebra_down(state: &mut State) -> Option<Next> {
+    state.zebra = None;
+    state.zebra_synced = false;
+    for v in state.vips.values_mut() {
+        v.zebra = false;
+    }
+    Next::all()
+}
+
+/// zebra redistributed a route, or withdrew it.
+fn on_zebra_route(
+    state: &mut State,
+    key: (TableId, Prefix),
+    present: bool,
+    now: Millis,
+    actions: &mut Vec<Action>,
+) -> Option<Next> {
+    if !state.is_watched(key.0) {
+        return None;
+    }
+    state.touch(key.0, key.1, now).zebra = present;
+    if !present {
+        fast_reimport(state, key, now, actions);
+    }
+    Next::touching(Scope::One(key.0, key.1))
+}
+
+/// The end of zebra's dump: what it redistributes of `table`, whole.
+fn on_zebra_synced(
+    state: &mut State,
+    table: TableId,
+    prefixes: &PrefixSet,
+    now: Millis,
+) -> Option<Next> {
+    state.zebra_synced = state.zebra.is_some();
+    if state.is_watched(table) {
+        // Known VIPs of the table are redistributed or not; zebra's
+        // other prefixes are new VIPs.
+        merge_vips(
+            &mut state.vips,
+            prefixes.iter().map(|p| ((table, *p), ())),
+            |k, v| v.zebra &= k.0 != table,
+            |v, ()| v.zebra = true,
+            |()| {
+                let mut v = Vip::new(now);
+                v.zebra = true;
+                v
+            },
+        );
+    } else {
+        for ((t, p), v) in state.vips.iter_mut() {
+            if *t == table {
+                v.zebra = prefixes.contains(p);
+            }
+        }
+    }
+    Next::touching(Scope::All)
+}
+
+/// zebra's own table view (its vty): the cross-check.
+fn on_zebra_table(state: &mut State, table: TableId, prefixes: &PrefixSet) -> Option<Next> {
+    for ((t, p), v) in state.vips.iter_mut() {
+        if *t == table {
+            v.zebra_table = Some(prefixes.contains(p));
+        }
+    }
+    Next::all()
+}
+
+/// A heal action's result: backoff, then verification after a new grace.
+fn on_heal_done(
+    state: &mut State,
+    key: (TableId, Prefix),
+    action: HealAction,
+    ok: bool,
+    detail: &str,
+    now: Millis,
+) -> Option<Next> {
+    let backoff = state.config.backoff_ms;
+    let cap = state.config.backoff_max_ms;
+    let grace = state.config.grace_ms;
+    let v = state.vips.get_mut(&key)?;
+    let h = v.heal_mut();
+    h.in_flight = false;
+    h.done_at = now;
+    h.last_action = Some(action);
+    // After a give-up the status keeps saying so until the VIP is
+    // consistent again, whatever the retries at the cap return.
+    if !(ok && h.gave_up) {
+        h.last_result = Some(if ok {
+            "ok".to_string()
+        } else {
+            format!("error: {detail}")
+        });
+    }
+    if std::mem::take(&mut h.fast) && ok {
+        // A fast heal is no attempt of a drift: nothing was
+        // reported; what follows it is judged after a new grace,
+        // and a failure falls back to the graced path.
+        v.observed_since = now;
+        state.wakeups.insert(now + grace, key);
+        return Next::touching(Scope::One(key.0, key.1));
+    }
+    h.attempts += 1;
+    let shift = h.attempts.saturating_sub(1).min(16);
+    h.next_at = now
+        + if h.gave_up {
+            cap
+        } else {
+            backoff.saturating_mul(1 << shift).min(cap)
+        };
+    // Verification: the next observations decide, after a new grace.
+    v.observed_since = now;
+    Next::touching(Scope::One(key.0, key.1))
+}
+
+/// The drain read from bgpd's configuration.
+fn on_drain(state: &mut State, drained: bool) -> Option<Next> {
+    if drained == state.drained {
+        return None;
+    }
+    state.drained = drained;
+    Next::all()
+}
+
+/// bgpd's configuration read as an intent.
+fn on_intent(state: &mut State, intent: Intent, now: Millis) -> Option<Next> {
+    if state.intent.as_ref() == Some(&intent) {
+        return None;
+    }
+    // A change, not the first read: bgpd applies it on its own
+    // timers, which the grace of what it sends must cover.
+    if state.intent.is_some() {
+        state.intent_at = now;
+    }
+    state.intent = Some(intent);
+    Next::all()
 }
 
 /// Re-evaluate the VIPs of `scope`, ask for a bgpd view when one is due,
