@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use rtnetlink::sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
+use netlink_sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
 
 use super::types::{Address, Route};
 use super::watcher::{KernelError, sock_err};
