@@ -149,16 +149,37 @@ async fn drain_cycle(frr: &'static str) {
     assert_eq!(router.nexthops(vip_addr(), 32).await, 1);
 
     // A restarted ribbridge reads the drain back from bgpd.
+    // bgpd polled every second, so that the polls that would see a drift
+    // can be awaited.
     let (_, _, _) = d.stop().await;
-    let mut d = Daemon::start(&lab_guard, "rb-node1", &[]).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("ribbridge.toml");
+    std::fs::write(&config, "bgp_poll_secs = 1\n").expect("write config");
+    let config = config.to_str().expect("utf-8 path");
+    let mut d = Daemon::start(&lab_guard, "rb-node1", &["--config", config]).await;
     d.wait_log("VIP consistent && to=drained", Duration::from_secs(15))
         .await;
     let (doc, code) = d.status().await;
     assert_eq!((state_of(&doc), code), (Class::Drained, 0), "{doc:?}");
-    // Long enough for every grace and a slow poll to pass: still no heal.
     let out = cli("drain", &node1, &["--endpoint", "127.0.0.1:7585"]).await;
     assert_ok(&out, "drain a third time, after the restart");
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Three bgpd views after it, past bgpd's 2 s grace: what would have
+    // seen a drift and healed it has run. Still no heal.
+    let views = |m: &str| {
+        m.lines()
+            .find(|l| l.starts_with("ribbridge_events_total{source=\"vty\"}"))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let before = views(&d.metrics().await);
+    let t = std::time::Instant::now();
+    while views(&d.metrics().await) < before + 6.0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "bgpd was not polled three times in 20 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let log: Vec<String> = d.drain().to_vec();
     assert!(
         heals_or_drifts(&log).is_empty(),

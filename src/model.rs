@@ -41,6 +41,12 @@ pub type TableId = u32;
 /// The table kube-vip writes VIPs into by default.
 pub const VIP_TABLE: TableId = 198;
 
+/// The description that marks the drain's deny entry in bgpd's
+/// configuration: how `ribbridge drain`, a restarted daemon and `render`
+/// tell ribbridge's drain from an operator's deny, at whatever sequence it
+/// sits.
+pub const DRAIN_MARK: &str = "ribbridge-drain";
+
 /// The route protocol kube-vip marks its routes with by default.
 pub const VIP_PROTOCOL: u8 = 248;
 

@@ -564,44 +564,21 @@ pub async fn poll_once(s: &Settings) -> Vec<Event> {
 /// One ZAPI session until its first complete view: the release and the
 /// events up to and including `Synced`.
 pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), super::DaemonError> {
-    let cfg = zapi_config(s);
-    let (tx, mut rx) = mpsc::channel(FRR_SNAPSHOT_CHANNEL);
-    let task = tokio::spawn(zapi::run(cfg, tx));
-    let mut events = Vec::new();
-    let mut release = None;
-    let deadline = tokio::time::sleep(Duration::from_secs(10));
-    tokio::pin!(deadline);
-    let result = loop {
-        tokio::select! {
-            () = &mut deadline => break Err("no complete view within 10 s".to_string()),
-            ev = rx.recv() => match ev {
-                None => break Err("the ZAPI client stopped".to_string()),
-                Some(ZapiEvent::Disconnected { reason, .. }) => break Err(reason),
-                Some(ev) => {
-                    if let ZapiEvent::Connected { release: r, .. } = &ev {
-                        release = Some(r.to_string());
-                    }
-                    let done = matches!(ev, ZapiEvent::Synced { .. });
-                    events.push(ev);
-                    if done {
-                        break Ok(());
-                    }
-                }
-            },
-        }
-    };
-    task.abort();
-    match result {
-        Ok(()) => Ok((release.unwrap_or_else(|| "unknown".to_string()), events)),
-        Err(reason) => Err(super::DaemonError::Zebra {
+    let events = zapi::until_synced(zapi_config(s), Duration::from_secs(10))
+        .await
+        .map_err(|e| super::DaemonError::Zebra {
             dir: s.frr_dir.clone(),
-            reason,
-        }),
-    }
+            reason: e.to_string(),
+        })?;
+    let release = events
+        .iter()
+        .find_map(|ev| match ev {
+            ZapiEvent::Connected { release, .. } => Some(release.to_string()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "unknown".to_string());
+    Ok((release, events))
 }
-
-/// Capacity of the one-shot ZAPI channel (a dump of every VIP fits).
-const FRR_SNAPSHOT_CHANNEL: usize = 4096;
 
 #[cfg(test)]
 mod tests {

@@ -28,7 +28,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::vty::client::DRAIN_MARK;
+use crate::model::DRAIN_MARK;
 use super::zapi::codec::Afi;
 use crate::model::TableId;
 use crate::model::intent::{Family, Intent, parse};

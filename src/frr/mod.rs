@@ -182,39 +182,29 @@ pub async fn report(input: &ReportInput) -> Result<Report, FrrError> {
     })
 }
 
-/// Runs the ZAPI client until its first `Synced` and returns the routes.
+/// zebra's first dump, as routes.
 async fn zapi_dump(cfg: ZapiConfig, limit: Duration) -> Result<Vec<ZapiRoute>, FrrError> {
     let dir = cfg
         .zserv
         .parent()
         .map_or_else(PathBuf::new, std::path::Path::to_path_buf);
-    let (tx, mut rx) = tokio::sync::mpsc::channel(1024);
-    let task = tokio::spawn(zapi::client::run(cfg, tx));
+    let events = zapi::client::until_synced(cfg, limit)
+        .await
+        .map_err(|e| FrrError::Zapi {
+            dir,
+            reason: e.to_string(),
+        })?;
     let mut routes = BTreeMap::new();
-    let collect = async {
-        while let Some(ev) = rx.recv().await {
-            match ev {
-                ZapiEvent::RouteAdd { route } => {
-                    routes.insert((route.vrf_id, route.prefix), route);
-                }
-                ZapiEvent::RouteDel { route, .. } => {
-                    routes.remove(&(route.vrf_id, route.prefix));
-                }
-                ZapiEvent::Synced { .. } => return Ok(()),
-                ZapiEvent::Disconnected { reason, .. } => return Err(reason),
-                _ => {}
+    for ev in events {
+        match ev {
+            ZapiEvent::RouteAdd { route } => {
+                routes.insert((route.vrf_id, route.prefix), route);
             }
+            ZapiEvent::RouteDel { route, .. } => {
+                routes.remove(&(route.vrf_id, route.prefix));
+            }
+            _ => {}
         }
-        Err("the ZAPI client stopped".to_string())
-    };
-    let r = tokio::time::timeout(limit, collect).await;
-    task.abort();
-    let reason = match r {
-        Ok(Ok(())) => return Ok(routes.into_values().collect()),
-        Err(_) => format!(
-            "the dump did not complete within {limit:?} (raise --timeout-secs for a large table)"
-        ),
-        Ok(Err(e)) => e,
-    };
-    Err(FrrError::Zapi { dir, reason })
+    }
+    Ok(routes.into_values().collect())
 }

@@ -33,10 +33,7 @@ use crate::model::{Prefix, TableMode, VIP_TABLE};
 /// The built-in template.
 pub const BUILTIN: &str = include_str!("frr.conf.j2");
 
-/// The description that marks the drain's deny entry: the same mark
-/// `ribbridge drain` writes and recognises (`crate::frr::vty::client::DRAIN_MARK`;
-/// tests/render.rs checks they agree).
-pub const DRAIN_MARK: &str = "ribbridge-drain";
+pub use crate::model::DRAIN_MARK;
 
 /// The drain entry's sequence in a rendered route-map: ahead of its first
 /// entry (10).

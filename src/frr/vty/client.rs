@@ -411,10 +411,7 @@ fn is_afi(s: &str) -> bool {
     matches!(s, "ipv4" | "ipv6")
 }
 
-/// The description that marks the drain's entry (how a restarted
-/// ribbridge tells its own drain from an operator's deny, at whatever
-/// sequence it sits: `crate::frr::drain`).
-pub const DRAIN_MARK: &str = "ribbridge-drain";
+use crate::model::DRAIN_MARK;
 
 /// The configuration commands healing and the drain may send, checked word by word:
 /// `[no] ip import-table N [distance D]` (zebra), `router bgp ASN`,

@@ -336,7 +336,9 @@ impl Encoder<&str> for VtyCodec {
     }
 }
 
-/// Encodes a reply as a daemon would (for tests and fakes).
+/// Encodes a reply as a daemon would: for tests and fake daemons only
+/// (the `testing` feature, which the crate's own tests enable).
+#[cfg(any(test, feature = "testing"))]
 pub fn encode_reply(reply: &VtyReply, dst: &mut BytesMut) -> Result<(), VtyError> {
     if reply.text.contains('\0') {
         return Err(VtyError::BadCommand("reply text with NUL".into()));

@@ -344,6 +344,57 @@ enum SessionError {
     },
 }
 
+/// Why [`until_synced`] has no complete view.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotError {
+    /// The session ended before its dump did (the client's reason).
+    #[error("{0}")]
+    Disconnected(String),
+    /// The dump did not complete in time.
+    #[error("the dump did not complete within {0:?} (raise the timeout for a large table)")]
+    Timeout(Duration),
+    /// The client stopped.
+    #[error("the ZAPI client stopped")]
+    Stopped,
+}
+
+/// One-shot: run the client until zebra's first dump is complete (its
+/// `Synced`), at most `limit`; every event up to it, in order. For the
+/// commands that read zebra once (`status --oneshot`, `ribbridge frr`).
+pub async fn until_synced(
+    cfg: ZapiConfig,
+    limit: Duration,
+) -> Result<Vec<ZapiEvent>, SnapshotError> {
+    // The dump of every VIP of a table fits; the collector keeps up anyway.
+    let (tx, mut rx) = mpsc::channel(4096);
+    let task = tokio::spawn(run(cfg, tx));
+    let mut events = Vec::new();
+    let collect = async {
+        while let Some(ev) = rx.recv().await {
+            match ev {
+                ZapiEvent::Disconnected { reason, .. } => {
+                    return Err(SnapshotError::Disconnected(reason));
+                }
+                ev => {
+                    let done = matches!(ev, ZapiEvent::Synced { .. });
+                    events.push(ev);
+                    if done {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Err(SnapshotError::Stopped)
+    };
+    let r = tokio::time::timeout(limit, collect).await;
+    task.abort();
+    match r {
+        Ok(Ok(())) => Ok(events),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(SnapshotError::Timeout(limit)),
+    }
+}
+
 /// Runs the ZAPI client until `tx` is closed. Never returns an error: every
 /// failure is reported as [`ZapiEvent::Disconnected`] and retried.
 pub async fn run(cfg: ZapiConfig, tx: mpsc::Sender<ZapiEvent>) {

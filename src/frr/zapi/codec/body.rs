@@ -4,6 +4,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+#[cfg(any(test, feature = "testing"))]
 use bytes::{BufMut, BytesMut};
 
 use super::error::ZapiError;
@@ -116,6 +117,7 @@ impl<'a> Reader<'a> {
 
 /// The inverse of [`Reader::prefix`]: family (when `with_family`), length,
 /// then only the bytes the length covers.
+#[cfg(any(test, feature = "testing"))]
 pub(super) fn put_prefix(b: &mut BytesMut, p: &Prefix, with_family: bool) {
     if with_family {
         b.put_u8(if p.is_ipv4() { AF_INET } else { AF_INET6 });

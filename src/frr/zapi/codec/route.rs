@@ -8,13 +8,17 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use bytes::{BufMut, BytesMut};
 use serde::{Deserialize, Serialize};
 
-use super::body::{AF_INET, AF_INET6, Reader, opt, put_prefix};
+use super::body::{AF_INET, AF_INET6, Reader, opt};
 use super::error::ZapiError;
-use super::frame::{Frame, HEADER_SIZE};
-use super::numbering::{Command, Dialect};
+use super::frame::Frame;
+use super::numbering::Dialect;
+// What only the test encoders use.
+#[cfg(any(test, feature = "testing"))]
+use super::{body::put_prefix, frame::HEADER_SIZE, numbering::Command};
+#[cfg(any(test, feature = "testing"))]
+use bytes::{BufMut, BytesMut};
 use crate::model::Prefix;
 
 /// `ZAPI_MESSAGE_*` bits of a route's `message` field.
@@ -97,6 +101,7 @@ pub enum Gateway {
 
 impl Gateway {
     /// The `nexthop_types_t` value zebra writes before the gateway.
+    #[cfg(any(test, feature = "testing"))]
     fn wire_type(&self) -> u8 {
         match self {
             Gateway::Ifindex { .. } => 1,
@@ -354,7 +359,9 @@ impl Dialect {
     /// Encodes a route as zebra would (REDISTRIBUTE_ROUTE_ADD if `add`, else
     /// DEL): used by tests and fake peers, and to check the decoder against
     /// its inverse. Fields follow `route.message`; a nexthop's optional parts
-    /// follow its `flags`. Frames may be up to 65535 bytes.
+    /// follow its `flags`. Frames may be up to 65535 bytes. Tests and fakes
+    /// only (the `testing` feature, which the crate's own tests enable).
+    #[cfg(any(test, feature = "testing"))]
     pub fn encode_route(self, add: bool, route: &ZapiRoute) -> Result<Frame, ZapiError> {
         let c = if add {
             Command::RedistributeRouteAdd
@@ -409,6 +416,7 @@ impl Dialect {
     }
 
     /// The inverse of [`Dialect::nexthops`]: the count, then each nexthop.
+    #[cfg(any(test, feature = "testing"))]
     fn put_nexthops(self, b: &mut BytesMut, msg: u32, nhs: &[Nexthop]) -> Result<(), ZapiError> {
         let n = u16::try_from(nhs.len()).map_err(|_| ZapiError::TooLarge(nhs.len()))?;
         b.put_u16(n);
