@@ -243,3 +243,102 @@ async fn supervision_frr_10_7() {
     watcher_fails_and_the_daemon_exits(&lab_guard).await;
     heal_hangs_and_times_out(&lab_guard).await;
 }
+
+/// The BMP station's address in the router's namespace.
+const STATION: &str = "127.0.0.1:11019";
+
+/// The station's paths for `vip` at the lab router: `None` while unknown
+/// (or while the router is not listed).
+fn router_paths(doc: &ribbridge::status::StatusDoc, vip: &str) -> Option<u32> {
+    doc.routers
+        .iter()
+        .find(|r| r.router == "127.0.0.1")?
+        .vips
+        .iter()
+        .find(|v| v.prefix.to_string() == vip)?
+        .paths
+}
+
+/// Poll the station's `/status` until `ok` holds of the VIP's paths.
+async fn await_paths(d: &mut Daemon, what: &str, ok: impl Fn(Option<u32>) -> bool) {
+    let t = std::time::Instant::now();
+    loop {
+        let (doc, _) = d.status().await;
+        if ok(router_paths(&doc, VIP)) {
+            return;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(45),
+            "{what}: not within 45 s; /status: {doc:?}\nthe station's log:\n{}",
+            d.drain().join("\n")
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// A BMP session task panics (the router announced the poisoned prefix):
+/// the listener says the session's `Down` for it, so the router's paths
+/// are unknown, never counted from a dead session; once the prefix is
+/// gone the router's next session syncs again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn supervision_bmp_session_panic_frr_10_7() {
+    crate::support::require_root();
+    // The poisoned prefix is one the nodes may advertise.
+    let lab_guard = Lab::up_bmp("10.7", 2, &[VIP, POISON], STATION);
+    let fp = format!("bmp-session-panic=return({POISON})");
+    let mut station = Daemon::spawn_env(
+        "rb-router",
+        &lab_guard.sockdir("rb-router"),
+        &[
+            "--vantage",
+            "bmp",
+            "--bmp-listen",
+            STATION,
+            "--bmp-allow",
+            "127.0.0.0/8",
+            "--vip",
+            VIP,
+        ],
+        &[],
+        &[("FAILPOINTS", &fp)],
+    );
+    station
+        .wait_log("bmp: station listening", Duration::from_secs(15))
+        .await;
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    await_paths(&mut station, "both nodes' paths counted", |p| p == Some(2)).await;
+    lab(&["vip-add", "node1", POISON]);
+    let line = station
+        .wait_log(
+            "bmp: a session task panicked && failpoint bmp-session-panic",
+            Duration::from_secs(30),
+        )
+        .await;
+    eprintln!("supervision: {line}");
+    // While the router still holds the prefix, every session it opens
+    // panics before its End-of-RIB: the paths stay unknown.
+    await_paths(&mut station, "the paths unknown after the panic", |p| {
+        p.is_none()
+    })
+    .await;
+    let m = station.metrics().await;
+    let panics = metric(
+        &m,
+        "ribbridge_task_failures_total",
+        "how=\"panic\",task=\"bmp session\"",
+    ) + metric(
+        &m,
+        "ribbridge_task_failures_total",
+        "task=\"bmp session\",how=\"panic\"",
+    );
+    assert!(panics >= 1.0, "the panic is counted: {panics}\n{m}");
+    let (code, _) = get(&station, "/healthz").await;
+    assert_eq!(code, 200, "a session's panic leaves the station alive");
+    lab(&["vip-del", "node1", POISON]);
+    await_paths(&mut station, "synced again once the prefix is gone", |p| {
+        p == Some(2)
+    })
+    .await;
+    station.stop().await;
+}

@@ -28,8 +28,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::DRAIN_MARK;
 use super::zapi::codec::Afi;
+use crate::model::DRAIN_MARK;
 use crate::model::TableId;
 use crate::model::intent::{Family, Intent, parse};
 

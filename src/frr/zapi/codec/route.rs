@@ -17,9 +17,9 @@ use super::numbering::Dialect;
 // What only the test encoders use.
 #[cfg(any(test, feature = "testing"))]
 use super::{body::put_prefix, frame::HEADER_SIZE, numbering::Command};
+use crate::model::Prefix;
 #[cfg(any(test, feature = "testing"))]
 use bytes::{BufMut, BytesMut};
-use crate::model::Prefix;
 
 /// `ZAPI_MESSAGE_*` bits of a route's `message` field.
 pub mod message {
