@@ -185,6 +185,28 @@ check_run() {
     while IFS= read -r l; do echo "    $l"; done <<<"$status" >&2
 }
 check_run repair 0000000000001000
+# Type=notify: the restart above returned once ribbridge said READY=1. The
+# watchdog: the unit as shipped asks for it (30 s); with a 2 s period (a
+# drop-in, so as not to wait 30 s) the pings must move systemd's watchdog
+# timestamp while the service stays up, unrestarted.
+wd=$(inside systemctl show -p WatchdogUSec --value ribbridge.service)
+[[ $wd == 30s ]] || die "ribbridge.service: WatchdogUSec is '$wd', expected 30s"
+inside mkdir -p /etc/systemd/system/ribbridge.service.d
+printf '[Service]\nWatchdogSec=2s\n' | inside sh -c 'cat > /etc/systemd/system/ribbridge.service.d/watchdog-check.conf'
+inside systemctl daemon-reload
+inside systemctl restart ribbridge.service
+first=$(inside systemctl show -p WatchdogTimestampMonotonic --value ribbridge.service)
+pinged=0
+for _ in $(seq 1 50); do
+    now=$(inside systemctl show -p WatchdogTimestampMonotonic --value ribbridge.service)
+    if [[ $now != "$first" ]]; then pinged=1; break; fi
+    sleep 0.2
+done
+(( pinged )) || die "ribbridge.service: no watchdog ping within 10 s (WatchdogSec=2s):$(echo; inside journalctl -u ribbridge --no-pager -n 20)"
+[[ $(inside systemctl show -p NRestarts --value ribbridge.service) == 0 ]] \
+    || die "ribbridge.service restarted under the 2 s watchdog:$(echo; inside journalctl -u ribbridge --no-pager -n 20)"
+log "ribbridge.service: Type=notify ready, WatchdogSec=30s as shipped; with 2 s the pings move the watchdog timestamp ($first -> $now), no restart"
+inside rm /etc/systemd/system/ribbridge.service.d/watchdog-check.conf
 # The drain's intent directory: made by the unit for frr, kept when it stops.
 rundir_ok() {
     local got

@@ -11,6 +11,7 @@
 pub mod bmp;
 mod frr_tasks;
 mod heal;
+mod notify;
 mod owner;
 pub mod supervise;
 pub mod translate;
@@ -219,6 +220,18 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
         owner.run(inputs, ostop).await;
         Ok(())
     });
+    if let Some(period) = notify::watchdog_period() {
+        tracing::info!(
+            ?period,
+            "systemd: watchdog enabled; pinged while the owner loop turns"
+        );
+        let (l, st) = (live.clone(), stop.clone());
+        tasks.essential("systemd watchdog", async move {
+            notify::watchdog(l, period, st).await;
+            Ok(())
+        });
+    }
+    notify::ready();
     let ended = tokio::select! {
         r = shutdown_signal() => {
             r?;
@@ -232,6 +245,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
         // the stop.
         live.fail(e.to_string());
     }
+    notify::stopping();
     stop.cancel();
     // Everything honours the token; a task still busy after a second is cut.
     if !tasks.shutdown(Duration::from_millis(900)).await {
