@@ -309,6 +309,100 @@ async fn faults_frr_dir_absent_then_created() {
     drop(lab_guard);
 }
 
+/// `GET /status` from inside `ns`, every 100 ms (a pace, not a wait),
+/// timing each whole answer, until finished.
+struct StatusSampler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<(Vec<Duration>, usize)>,
+}
+
+impl StatusSampler {
+    fn start(ns: &'static str, port: u16) -> StatusSampler {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            crate::support::in_netns(ns, move || {
+                use std::io::{Read, Write};
+                let mut took = Vec::new();
+                let mut unanswered = 0;
+                while !flag.load(Ordering::Relaxed) {
+                    let t = Instant::now();
+                    let answered = std::net::TcpStream::connect(("127.0.0.1", port))
+                        .and_then(|mut c| {
+                            c.write_all(b"GET /status HTTP/1.1\r\n\r\n")?;
+                            let mut body = Vec::new();
+                            c.read_to_end(&mut body)?;
+                            Ok(body.starts_with(b"HTTP/1.1 200"))
+                        })
+                        .unwrap_or(false);
+                    if answered {
+                        took.push(t.elapsed());
+                    } else {
+                        unanswered += 1;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                (took, unanswered)
+            })
+        });
+        StatusSampler { stop, thread }
+    }
+
+    /// The latencies of the answered requests, and how many got no 200
+    /// (the endpoint's 503 after its 5 s wait for the owner).
+    fn finish(self) -> (Vec<Duration>, usize) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().expect("sampler")
+    }
+}
+
+/// (p50, p99, max) of `d` (zero when empty).
+fn quantiles(d: &[Duration]) -> (Duration, Duration, Duration) {
+    let mut v = d.to_vec();
+    v.sort_unstable();
+    let at = |q: f64| {
+        v.get(((v.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or_default()
+    };
+    (at(0.5), at(0.99), at(1.0))
+}
+
+/// The owner's timer lag from `/metrics`: per timer, the count, the mean
+/// and the bucket holding the 99th percentile.
+fn owner_lag(metrics: &str) -> String {
+    let mut out = Vec::new();
+    for timer in ["heartbeat", "deadline"] {
+        let value = |suffix: &str, extra: &str| -> Vec<(String, f64)> {
+            metrics
+                .lines()
+                .filter(|l| {
+                    l.starts_with(&format!("ribbridge_owner_lag_seconds{suffix}{{"))
+                        && l.contains(&format!("timer=\"{timer}\""))
+                        && l.contains(extra)
+                })
+                .filter_map(|l| {
+                    let (k, v) = l.rsplit_once(' ')?;
+                    Some((k.to_string(), v.parse().ok()?))
+                })
+                .collect()
+        };
+        let count = value("_count", "").first().map_or(0.0, |x| x.1);
+        let sum = value("_sum", "").first().map_or(0.0, |x| x.1);
+        let p99 = value("_bucket", "le=")
+            .into_iter()
+            .find(|(_, n)| *n >= 0.99 * count)
+            .and_then(|(k, _)| Some(k.split("le=\"").nth(1)?.split('"').next()?.to_string()))
+            .unwrap_or_else(|| "?".to_string());
+        let mean_ms = if count > 0.0 { sum / count * 1000.0 } else { 0.0 };
+        out.push(format!(
+            "{timer}: {count} served, mean {mean_ms:.2} ms late, p99 <= {p99} s"
+        ));
+    }
+    out.join("; ")
+}
+
 /// One million route changes in an unwatched table (500 000 adds, 500 000
 /// deletes) with the VIP's drift written in the middle of the flood: the
 /// drift is classified and healed, resyncs (overruns, if any) are counted,
@@ -355,6 +449,7 @@ async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
             }
         }
     }
+    let sampler = StatusSampler::start(NODE, d.port);
     let t = Instant::now();
     let flood = tokio::spawn(
         tokio::process::Command::new("ip")
@@ -381,6 +476,7 @@ async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
     let status = flood.await.expect("join").expect("ip -batch");
     assert!(status.success(), "ip -batch failed: {status}");
     let flood_took = t.elapsed();
+    let (latencies, unanswered) = sampler.finish();
     let mut router = RouteWatch::open("rb-router");
     router
         .wait_nexthops(
@@ -408,6 +504,18 @@ async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
         },
         rss_before
     );
+    // Fairness (docs/PERFORMANCE.md): /status answered through the flood,
+    // and how late the owner served its own timers.
+    let (p50, p99, max) = quantiles(&latencies);
+    eprintln!(
+        "flood: /status latency over {} answered requests during the flood ({unanswered} unanswered): p50 {p50:?}, p99 {p99:?}, max {max:?}; owner lag: {}",
+        latencies.len(),
+        owner_lag(&m)
+    );
+    assert!(
+        !latencies.is_empty(),
+        "/status never answered during the flood"
+    );
     assert!(
         resyncs.iter().any(|l| l.contains("reason=\"startup\"")),
         "resyncs are not counted:\n{m}"
@@ -415,6 +523,98 @@ async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
     assert!(
         peak < 64 * 1024,
         "memory is not bounded: peak RSS {peak} KiB"
+    );
+    d.stop().await;
+    drop(lab_guard);
+}
+
+/// Fairness under a flood the owner itself must take: route changes in the
+/// watched table (every one a VIP, seen by the kernel watcher and
+/// redistributed by zebra), observe mode so that nothing heals. `/status`
+/// is sampled all through it, and the owner's timers report their lag.
+/// CI writes 20 000 adds and 20 000 deletes; the bench's figure
+/// (docs/PERFORMANCE.md) sets `RIBBRIDGE_FLOOD_VIPS=100000`.
+#[tokio::test]
+async fn faults_flood_in_the_watched_table_status_and_timers_stay_served() {
+    let n = crate::support::env_count("RIBBRIDGE_FLOOD_VIPS", 20_000);
+    let lab_guard = Lab::up("10.7", 2, &[VIP]);
+    let mut d = Daemon::start(&lab_guard, NODE, &["--mode", "observe"]).await;
+    lab(&["vip-add", "node1", VIP]);
+    d.wait_log("VIP ECMP legs && 192.0.2.10/32", Duration::from_secs(15))
+        .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let batch = dir.path().join("flood.batch");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&batch).expect("batch"));
+        for op in ["add", "del"] {
+            for i in 0..n {
+                writeln!(
+                    f,
+                    "route {op} 10.{}.{}.{}/32 dev lo table 198 proto 248 scope global",
+                    i >> 16,
+                    (i >> 8) & 0xff,
+                    i & 0xff
+                )
+                .expect("write");
+            }
+        }
+    }
+    let sampler = StatusSampler::start(NODE, d.port);
+    let t = Instant::now();
+    let status = tokio::process::Command::new("ip")
+        .args(["netns", "exec", NODE, "ip", "-batch"])
+        .arg(&batch)
+        .status()
+        .await
+        .expect("ip -batch");
+    assert!(status.success(), "ip -batch failed: {status}");
+    let flood_took = t.elapsed();
+    // The flood is over for the owner once it has taken the last delete:
+    // no flooded VIP is in the kernel or zebra any more (they stay listed,
+    // withdrawn, until forgotten).
+    let t_settle = Instant::now();
+    loop {
+        // The owner may be too busy to answer within the endpoint's 5 s.
+        let raw = d.http("GET /status HTTP/1.1\\r\\n\\r\\n").await;
+        let doc: Option<ribbridge::status::StatusDoc> = raw
+            .starts_with("HTTP/1.1 200")
+            .then(|| serde_json::from_str(raw.split("\r\n\r\n").nth(1)?).ok())
+            .flatten();
+        let left = doc.map_or(usize::MAX, |doc| {
+            doc.vips
+                .iter()
+                .filter(|v| v.prefix.to_string() != VIP)
+                .filter(|v| v.kernel != Some(false) || v.zebra != Some(false))
+                .count()
+        });
+        if left == 0 {
+            break;
+        }
+        assert!(
+            t_settle.elapsed() < Duration::from_secs(300),
+            "the owner did not take the flood's deletes within 300 s ({left} VIPs left)"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let settled = t.elapsed();
+    let (latencies, unanswered) = sampler.finish();
+    let m = d.metrics().await;
+    let (p50, p99, max) = quantiles(&latencies);
+    eprintln!(
+        "flood of {} changes in the watched table (10.7, observe): ip -batch took {flood_took:?}, the owner settled at {settled:?}; /status over {} answered requests ({unanswered} unanswered): p50 {p50:?}, p99 {p99:?}, max {max:?}; owner lag: {}; peak RSS {} KiB",
+        2 * n,
+        latencies.len(),
+        owner_lag(&m),
+        d.peak_rss_kib()
+    );
+    assert!(
+        !latencies.is_empty(),
+        "/status never answered during the flood"
+    );
+    assert!(
+        m.contains("ribbridge_owner_lag_seconds_count{timer=\"heartbeat\"}"),
+        "the owner's heartbeat lag is exported:\n{m}"
     );
     d.stop().await;
     drop(lab_guard);

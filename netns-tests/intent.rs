@@ -32,6 +32,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::support::env_count;
 use crate::support::daemon::Daemon;
 use crate::support::{Lab, RouteWatch, lab};
 use ribbridge::reconcile::Class;
@@ -66,15 +67,6 @@ async fn lab_async(args: &[&str]) -> String {
     .expect("lab.sh task")
 }
 
-fn env_count(name: &str, default: usize) -> usize {
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a count")),
-        Err(_) => default,
-    }
-}
 
 /// The sum over every label set of metric `name` (0 when it has no series
 /// yet: a counter is exported from its first increment).

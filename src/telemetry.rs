@@ -114,6 +114,14 @@ pub const TASK_RESTARTS_TOTAL: &str = "ribbridge_task_restarts_total";
 /// (`how`: `error`, `ended`, `panic`), restarted or not.
 pub const TASK_FAILURES_TOTAL: &str = "ribbridge_task_failures_total";
 
+/// `ribbridge_owner_lag_seconds{timer}`: how late the owner loop served
+/// its own timers (`heartbeat`, `deadline`): its backlog under load.
+pub const OWNER_LAG: &str = "ribbridge_owner_lag_seconds";
+/// Buckets of the owner's lag, seconds: a free loop is under a millisecond.
+pub const OWNER_LAG_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
 /// Buckets of the drift duration, seconds: from zebra's 10 ms to minutes.
 pub const DRIFT_BUCKETS: &[f64] = &[
     0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0,
@@ -135,6 +143,7 @@ pub enum TelemetryError {
 pub fn install() -> Result<PrometheusHandle, TelemetryError> {
     let recorder = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Full(DRIFT_DURATION.to_string()), DRIFT_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(OWNER_LAG.to_string()), OWNER_LAG_BUCKETS)?
         .build_recorder();
     let handle = recorder.handle();
     metrics::set_global_recorder(recorder).map_err(|_| TelemetryError::AlreadyInstalled)?;
@@ -156,6 +165,11 @@ pub fn describe() {
     describe_counter!(
         HEAL_GIVEN_UP_TOTAL,
         "Drifts whose healing was given up after the bounded attempts"
+    );
+    describe_histogram!(
+        OWNER_LAG,
+        Unit::Seconds,
+        "How late the owner loop served its own timers (heartbeat, deadline): its backlog under load"
     );
     describe_histogram!(
         DRIFT_DURATION,
@@ -261,6 +275,11 @@ pub fn describe() {
         TASK_FAILURES_TOTAL,
         "Supervised tasks that ended before the daemon stopped, by task and how (error, ended, panic)"
     );
+}
+
+/// The owner served `timer` (`heartbeat`, `deadline`) `late` after it was due.
+pub fn owner_lag(timer: &'static str, late: std::time::Duration) {
+    histogram!(OWNER_LAG, "timer" => timer).record(late.as_secs_f64());
 }
 
 /// A supervised task ended (`how`: error, ended, panic).

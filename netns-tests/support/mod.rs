@@ -100,6 +100,18 @@ pub async fn reproduce_drift(
     }
 }
 
+/// A count from the environment (a bench's large figure), else `default`
+/// (what CI runs).
+pub fn env_count(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a count")),
+        Err(_) => default,
+    }
+}
+
 /// The repository root (where `scripts/` lives).
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -184,10 +184,13 @@ impl Owner {
                     let _ = reply.send(serde_json::to_string(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")));
                 }
                 () = sleep(sleep_until) => {
+                    if let Some(due) = sleep_until {
+                        telemetry::owner_lag("deadline", due.elapsed());
+                    }
                     self.wake_at = None;
                     self.feed(Event::Tick, "timer");
                 }
-                _ = heartbeat.tick() => {}
+                due = heartbeat.tick() => telemetry::owner_lag("heartbeat", due.elapsed()),
             }
         }
         if let Some(r) = self.record.as_mut() {
