@@ -395,7 +395,11 @@ fn owner_lag(metrics: &str) -> String {
             .find(|(_, n)| *n >= 0.99 * count)
             .and_then(|(k, _)| Some(k.split("le=\"").nth(1)?.split('"').next()?.to_string()))
             .unwrap_or_else(|| "?".to_string());
-        let mean_ms = if count > 0.0 { sum / count * 1000.0 } else { 0.0 };
+        let mean_ms = if count > 0.0 {
+            sum / count * 1000.0
+        } else {
+            0.0
+        };
         out.push(format!(
             "{timer}: {count} served, mean {mean_ms:.2} ms late, p99 <= {p99} s"
         ));
@@ -536,6 +540,7 @@ async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
 /// (docs/PERFORMANCE.md) sets `RIBBRIDGE_FLOOD_VIPS=100000`.
 #[tokio::test]
 async fn faults_flood_in_the_watched_table_status_and_timers_stay_served() {
+    let t_test = Instant::now();
     let n = crate::support::env_count("RIBBRIDGE_FLOOD_VIPS", 20_000);
     let lab_guard = Lab::up("10.7", 2, &[VIP]);
     let mut d = Daemon::start(&lab_guard, NODE, &["--mode", "observe"]).await;
@@ -560,6 +565,7 @@ async fn faults_flood_in_the_watched_table_status_and_timers_stay_served() {
             }
         }
     }
+    eprintln!("flood: lab and daemon ready after {:?}", t_test.elapsed());
     let sampler = StatusSampler::start(NODE, d.port);
     let t = Instant::now();
     let status = tokio::process::Command::new("ip")

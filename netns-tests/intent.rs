@@ -32,8 +32,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::env_count;
 use crate::support::daemon::Daemon;
+use crate::support::env_count;
 use crate::support::{Lab, RouteWatch, lab};
 use ribbridge::reconcile::Class;
 use ribbridge::status::{StatusDoc, VipStatus};
@@ -66,7 +66,6 @@ async fn lab_async(args: &[&str]) -> String {
     .await
     .expect("lab.sh task")
 }
-
 
 /// The sum over every label set of metric `name` (0 when it has no series
 /// yet: a counter is exported from its first increment).

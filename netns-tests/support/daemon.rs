@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use ribbridge::reconcile::{self, Action, Event, Millis};
 use ribbridge::status::StatusDoc;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
@@ -25,7 +24,7 @@ use super::Lab;
 pub struct Daemon {
     pub ns: &'static str,
     pub child: Child,
-    lines: mpsc::Receiver<String>,
+    lines: mpsc::UnboundedReceiver<String>,
     pub log: Vec<String>,
     pub record: PathBuf,
     pub port: u16,
@@ -112,11 +111,19 @@ impl Daemon {
             .kill_on_drop(true);
         let mut child = cmd.spawn().expect("spawn ribbridge");
         let stderr = child.stderr.take().expect("stderr");
-        let (tx, lines) = mpsc::channel(1024);
-        tokio::spawn(async move {
-            let mut r = BufReader::new(stderr).lines();
-            while let Ok(Some(l)) = r.next_line().await {
-                if tx.send(l).await.is_err() {
+        // Unbounded: the daemon's stderr is read as fast as it writes,
+        // whether or not the test is draining the log. A bounded buffer
+        // here filled during a 1 000-VIP episode, the pipe behind it
+        // filled, and the daemon's logging write blocked its owner loop.
+        // A thread of its own: the test's runtime may be busy in a
+        // blocking call (lab.sh) while the daemon logs.
+        let (tx, lines) = mpsc::unbounded_channel();
+        let stderr = std::fs::File::from(stderr.into_owned_fd().expect("stderr's descriptor"));
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(stderr).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
                     break;
                 }
             }

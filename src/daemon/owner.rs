@@ -165,24 +165,17 @@ impl Owner {
                 .as_ref()
                 .and_then(Station::next_deadline)
                 .map(|at| self.start + std::time::Duration::from_millis(at));
+            // The order (docs/PERFORMANCE.md, "Fairness"): what is rare
+            // and cheap first (a stop, a /status request, the core's and
+            // the station's deadlines, the heartbeat), then the inputs. With
+            // the inputs first, a flood of kernel or ZAPI events held
+            // /status past its 5 s and the timers by seconds; the rare arms
+            // cannot starve the inputs (a bounded status queue, one
+            // deadline at a time, one beat a second).
             tokio::select! {
                 biased;
                 _ = stop.cancelled() => break,
-                Some(ev) = inputs.kernel.recv() => self.on_kernel(ev),
-                Some(ev) = inputs.frr.recv() => self.on_zapi(ev),
-                Some(Input::Core(ev, source)) = inputs.results.recv() => self.feed(ev, source),
-                Some(input) = inputs.bmp.recv() => self.on_bmp(Some(input)),
-                () = sleep(forget_at) => self.on_bmp(None),
-                Some(reply) = inputs.status.recv() => {
-                    if self.station.is_some() {
-                        let _ = reply.send(self.station_status());
-                        continue;
-                    }
-                    let hops = |t, p| self.routes.get(&(t, p)).map(next_hops).unwrap_or_default();
-                    let why = Some(self.ready.borrow().1.clone()).filter(|w| !w.is_empty());
-                    let doc = crate::status::document(&self.state, self.frr_release.clone(), (self.zero_unix_ms, self.now()), &hops, why);
-                    let _ = reply.send(serde_json::to_string(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")));
-                }
+                Some(reply) = inputs.status.recv() => self.answer_status(reply),
                 () = sleep(sleep_until) => {
                     if let Some(due) = sleep_until {
                         telemetry::owner_lag("deadline", due.elapsed());
@@ -191,11 +184,35 @@ impl Owner {
                     self.feed(Event::Tick, "timer");
                 }
                 due = heartbeat.tick() => telemetry::owner_lag("heartbeat", due.elapsed()),
+                () = sleep(forget_at) => self.on_bmp(None),
+                Some(ev) = inputs.kernel.recv() => self.on_kernel(ev),
+                Some(ev) = inputs.frr.recv() => self.on_zapi(ev),
+                Some(Input::Core(ev, source)) = inputs.results.recv() => self.feed(ev, source),
+                Some(input) = inputs.bmp.recv() => self.on_bmp(Some(input)),
             }
         }
         if let Some(r) = self.record.as_mut() {
             let _ = r.flush();
         }
+    }
+
+    /// Answer one `/status` request with the document of now.
+    fn answer_status(&self, reply: oneshot::Sender<String>) {
+        if self.station.is_some() {
+            let _ = reply.send(self.station_status());
+            return;
+        }
+        let hops = |t, p| self.routes.get(&(t, p)).map(next_hops).unwrap_or_default();
+        let why = Some(self.ready.borrow().1.clone()).filter(|w| !w.is_empty());
+        let doc = crate::status::document(
+            &self.state,
+            self.frr_release.clone(),
+            (self.zero_unix_ms, self.now()),
+            &hops,
+            why,
+        );
+        let _ = reply
+            .send(serde_json::to_string(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}")));
     }
 
     /// A BMP input, or (`None`) a stale router's time is up; then publish
