@@ -58,35 +58,23 @@ pub struct Prefix {
 }
 
 /// Why a prefix could not be built or parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PrefixError {
     /// The text is not `ADDRESS/LENGTH`.
+    #[error("'{0}' is not a prefix: write ADDRESS/LENGTH, e.g. 192.0.2.10/32 or 2001:db8::10/128")]
     Syntax(String),
     /// The length is larger than the family allows.
-    Length { text: String, max: u8 },
+    #[error("'{text}': the length must be at most {max}")]
+    Length {
+        /// The text.
+        text: String,
+        /// The family's longest.
+        max: u8,
+    },
     /// Bits are set beyond the length.
+    #[error("'{0}' has bits set beyond its length: use the network address")]
     HostBits(String),
 }
-
-impl fmt::Display for PrefixError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PrefixError::Syntax(t) => write!(
-                f,
-                "'{t}' is not a prefix: write ADDRESS/LENGTH, e.g. 192.0.2.10/32 or 2001:db8::10/128"
-            ),
-            PrefixError::Length { text, max } => {
-                write!(f, "'{text}': the length must be at most {max}")
-            }
-            PrefixError::HostBits(t) => write!(
-                f,
-                "'{t}' has bits set beyond its length: use the network address"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for PrefixError {}
 
 impl Prefix {
     /// The greatest prefix in the ordering (an upper bound for ranges).

@@ -138,9 +138,13 @@ impl Default for WatcherConfig {
 }
 
 /// A kernel-side failure, with where and what to do.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum KernelError {
     /// Opening or configuring the netlink socket failed.
+    #[error(
+        "rtnetlink socket: {step} failed: {source} (ribbridge needs a Linux kernel with \
+         rtnetlink and, for writes and large buffers, CAP_NET_ADMIN)"
+    )]
     Socket {
         /// The step that failed.
         step: &'static str,
@@ -148,6 +152,11 @@ pub enum KernelError {
         source: io::Error,
     },
     /// The kernel refused a request.
+    #[error(
+        "the kernel refused {what}: {} (errno {errno}){}",
+        io::Error::from_raw_os_error(*errno),
+        eperm_hint(*errno)
+    )]
     Refused {
         /// The request.
         what: String,
@@ -156,58 +165,30 @@ pub enum KernelError {
     },
     /// A write for a table that is not watched (the heal primitives only
     /// touch watched tables).
+    #[error(
+        "refusing to write to table {table}: it is not a watched table (add it to the \
+         watched tables or leave it alone)"
+    )]
     NotWatched {
         /// The table asked for.
         table: TableId,
     },
     /// The kernel watcher has stopped: nobody can answer for the mirror.
+    #[error(
+        "the kernel watcher has stopped, so no route can be read from its mirror (its \
+         error is in the log; restart ribbridge)"
+    )]
     WatcherGone,
 }
 
-impl fmt::Display for KernelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KernelError::Socket { step, source } => write!(
-                f,
-                "rtnetlink socket: {step} failed: {source} (ribbridge needs a Linux kernel with \
-                 rtnetlink and, for writes and large buffers, CAP_NET_ADMIN)"
-            ),
-            KernelError::Refused { what, errno } => write!(
-                f,
-                "the kernel refused {what}: {} (errno {errno}){}",
-                io::Error::from_raw_os_error(*errno),
-                if *errno == libc_eperm() {
-                    "; route and address writes need CAP_NET_ADMIN, which this process lacks \
-                     (the start-up log says what it holds)"
-                } else {
-                    ""
-                }
-            ),
-            KernelError::NotWatched { table } => write!(
-                f,
-                "refusing to write to table {table}: it is not a watched table (add it to the \
-                 watched tables or leave it alone)"
-            ),
-            KernelError::WatcherGone => write!(
-                f,
-                "the kernel watcher has stopped, so no route can be read from its mirror (its \
-                 error is in the log; restart ribbridge)"
-            ),
-        }
-    }
-}
-
-/// EPERM, the kernel's answer to a write without CAP_NET_ADMIN.
-fn libc_eperm() -> i32 {
-    nix::errno::Errno::EPERM as i32
-}
-
-impl std::error::Error for KernelError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            KernelError::Socket { source, .. } => Some(source),
-            _ => None,
-        }
+/// What to do about EPERM, the kernel's answer to a write without
+/// CAP_NET_ADMIN.
+fn eperm_hint(errno: i32) -> &'static str {
+    if errno == nix::errno::Errno::EPERM as i32 {
+        "; route and address writes need CAP_NET_ADMIN, which this process lacks \
+         (the start-up log says what it holds)"
+    } else {
+        ""
     }
 }
 

@@ -13,7 +13,6 @@
 //! and it is immune to that crate's frequent breaking releases. The bench
 //! `kernel_decode` compares both on the same captured bytes.
 
-use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::nexthop::decode_nexthop;
@@ -65,7 +64,8 @@ pub const AF_INET6: u8 = 10;
 const NLMSG_HDRLEN: usize = 16;
 
 /// A decoding failure, with what was wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("undecodable netlink message (type {msg_type}): {what}")]
 pub struct WireError {
     /// Message type being decoded (0 for framing).
     pub msg_type: u16,
@@ -81,18 +81,6 @@ impl WireError {
         }
     }
 }
-
-impl fmt::Display for WireError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "undecodable netlink message (type {}): {}",
-            self.msg_type, self.what
-        )
-    }
-}
-
-impl std::error::Error for WireError {}
 
 /// One netlink message of a datagram: its header and payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -82,12 +82,13 @@ impl VtyClient {
         let s = tokio::time::timeout(self.timeout, UnixStream::connect(&self.path))
             .await
             .map_err(|_| self.timeout_err("connect"))?
-            .map_err(|e| {
-                VtyError::Io(format!(
-                    "connect {}: {e}{}",
+            .map_err(|e| VtyError::Io {
+                what: format!(
+                    "connect {}{}",
                     self.path.display(),
                     crate::frr::access::refusal(&self.path, &e)
-                ))
+                ),
+                source: e,
             })?;
         let mut f = Framed::new(s, VtyCodec::default());
         // Like vtysh: enable at once, so that exec-level show commands
@@ -123,7 +124,7 @@ impl VtyClient {
             f.send(cmd).await?;
             let reply = match f.next().await {
                 Some(r) => r,
-                None => Err(VtyError::Io(format!(
+                None => Err(VtyError::Closed(format!(
                     "{} closed the connection",
                     self.path.display()
                 ))),
@@ -177,11 +178,13 @@ impl VtyClient {
                     return Ok(r);
                 }
                 // The daemon restarted under a reused session: one retry.
-                Err(VtyError::Io(_)) if reused && attempt == 0 => continue,
+                Err(VtyError::Io { .. } | VtyError::Closed(_)) if reused && attempt == 0 => {
+                    continue;
+                }
                 Err(e) => return Err(e),
             }
         }
-        Err(VtyError::Io(format!(
+        Err(VtyError::Closed(format!(
             "{}: retry failed",
             self.path.display()
         )))
@@ -240,7 +243,7 @@ impl VtyClient {
             });
         }
         let scan =
-            scan.ok_or_else(|| VtyError::Io(format!("{cmd}: the reply was not streamed")))?;
+            scan.ok_or_else(|| VtyError::Closed(format!("{cmd}: the reply was not streamed")))?;
         scan.finish().map_err(|error| VtyError::Json {
             command: cmd,
             error,

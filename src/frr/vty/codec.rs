@@ -14,8 +14,6 @@
 //! [`MAX_REPLY`] then: the client's timeout bounds it). Depends on the
 //! sibling `scan` module (and through it `model`) only.
 
-use std::fmt;
-
 use bytes::{Buf, BufMut, BytesMut};
 use serde::{Deserialize, Serialize};
 use tokio_util::codec::{Decoder, Encoder};
@@ -123,19 +121,40 @@ pub struct VtyReply {
 }
 
 /// Errors of the vty codec and client.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum VtyError {
     /// The command cannot be sent (NUL, newline, too long).
+    #[error(
+        "vty command '{0}' cannot be sent: no NUL or newline, shorter than {MAX_COMMAND} bytes"
+    )]
     BadCommand(String),
     /// The command is not on the client's allowlist.
+    #[error(
+        "vty command '{0}' is not on ribbridge's configuration allowlist; refused without sending"
+    )]
     NotAllowed(String),
     /// The trailer was not `00 00 00 <status>`.
+    #[error(
+        "vty reply trailer is {0:02x?} + status, expected 00 00 00 + status: the stream is out of sync"
+    )]
     BadTrailer([u8; 3]),
     /// The reply exceeded [`MAX_REPLY`].
+    #[error("vty reply exceeds {0} bytes; refused")]
     TooLarge(usize),
-    /// The socket failed or closed.
-    Io(String),
+    /// The socket failed: `what` says where (connect PATH, read, write),
+    /// with what to check.
+    #[error("vty socket: {what}: {source}")]
+    Io {
+        /// The step and the socket.
+        what: String,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// The daemon closed the connection, or the exchange broke off.
+    #[error("vty socket: {0}")]
+    Closed(String),
     /// No reply within the timeout.
+    #[error("vty command '{command}': no reply within {ms} ms")]
     Timeout {
         /// The command.
         command: String,
@@ -143,6 +162,7 @@ pub enum VtyError {
         ms: u64,
     },
     /// The daemon answered with a failure status.
+    #[error("vty command '{command}' failed with {status:?}: {}", text.trim())]
     Failed {
         /// The command.
         command: String,
@@ -152,66 +172,25 @@ pub enum VtyError {
         text: String,
     },
     /// The JSON reply did not have the expected shape.
+    #[error("vty command '{command}': unexpected JSON: {error}")]
     Json {
         /// The command.
         command: String,
         /// Why it could not be read.
+        #[source]
         error: super::json::JsonError,
     },
     /// `show version` does not name a supported FRR release.
+    #[error(transparent)]
     Release(crate::frr::release::ReleaseError),
 }
 
-impl fmt::Display for VtyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            VtyError::BadCommand(c) => write!(
-                f,
-                "vty command '{c}' cannot be sent: no NUL or newline, shorter than {MAX_COMMAND} bytes"
-            ),
-            VtyError::NotAllowed(c) => write!(
-                f,
-                "vty command '{c}' is not on ribbridge's configuration allowlist; refused without sending"
-            ),
-            VtyError::BadTrailer(t) => write!(
-                f,
-                "vty reply trailer is {t:02x?} + status, expected 00 00 00 + status: the stream is out of sync"
-            ),
-            VtyError::TooLarge(n) => write!(f, "vty reply exceeds {n} bytes; refused"),
-            VtyError::Io(e) => write!(f, "vty socket: {e}"),
-            VtyError::Timeout { command, ms } => {
-                write!(f, "vty command '{command}': no reply within {ms} ms")
-            }
-            VtyError::Failed {
-                command,
-                status,
-                text,
-            } => write!(
-                f,
-                "vty command '{command}' failed with {status:?}: {}",
-                text.trim()
-            ),
-            VtyError::Json { command, error } => {
-                write!(f, "vty command '{command}': unexpected JSON: {error}")
-            }
-            VtyError::Release(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for VtyError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            VtyError::Json { error, .. } => Some(error),
-            VtyError::Release(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
 impl From<std::io::Error> for VtyError {
-    fn from(e: std::io::Error) -> VtyError {
-        VtyError::Io(e.to_string())
+    fn from(source: std::io::Error) -> VtyError {
+        VtyError::Io {
+            what: "read or write".to_string(),
+            source,
+        }
     }
 }
 
@@ -364,7 +343,7 @@ mod tests {
     fn a_split_trailer_waits_and_a_bad_one_is_an_error() {
         let mut c = VtyCodec::default();
         let mut b = BytesMut::from(&b"hello\0\0"[..]);
-        assert_eq!(c.decode(&mut b), Ok(None));
+        assert!(matches!(c.decode(&mut b), Ok(None)));
         b.extend_from_slice(&[0, 2]);
         let r = c.decode(&mut b).unwrap().unwrap();
         assert_eq!((r.status, r.text.as_str()), (VtyStatus::NoMatch, "hello"));
@@ -406,7 +385,10 @@ mod tests {
         let mut c = VtyCodec::default();
         c.stream_into(KeyScan::new(KeysOf::TopLevel));
         let mut b = BytesMut::from(&b"{}\0\x01\0\0"[..]);
-        assert_eq!(c.decode(&mut b), Err(VtyError::BadTrailer([0, 1, 0])));
+        assert!(matches!(
+            c.decode(&mut b),
+            Err(VtyError::BadTrailer([0, 1, 0]))
+        ));
     }
 
     #[test]
