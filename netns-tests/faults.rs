@@ -309,6 +309,20 @@ async fn faults_frr_dir_absent_then_created() {
     drop(lab_guard);
 }
 
+/// `ip -batch` lines: `route OP 10.x.y.z/32 TAIL` for `n` host routes.
+fn flood_routes(f: &mut impl std::io::Write, op: &str, n: usize, tail: &str) {
+    for i in 0..n {
+        writeln!(
+            f,
+            "route {op} 10.{}.{}.{}/32 {tail}",
+            i >> 16,
+            (i >> 8) & 0xff,
+            i & 0xff
+        )
+        .expect("write");
+    }
+}
+
 /// `GET /status` from inside `ns`, every 100 ms (a pace, not a wait),
 /// timing each whole answer, until finished.
 struct StatusSampler {
@@ -441,16 +455,7 @@ async fn faults_flood_of_a_million_changes_while_a_vip_drifts() {
                 .expect("write");
                 continue;
             }
-            for i in 0..500_000u32 {
-                writeln!(
-                    f,
-                    "route {op} 10.{}.{}.{}/32 dev lo table 4242",
-                    i >> 16,
-                    (i >> 8) & 0xff,
-                    i & 0xff
-                )
-                .expect("write");
-            }
+            flood_routes(&mut f, op, 500_000, "dev lo table 4242");
         }
     }
     let sampler = StatusSampler::start(NODE, d.port);
@@ -550,19 +555,9 @@ async fn faults_flood_in_the_watched_table_status_and_timers_stay_served() {
     let dir = tempfile::tempdir().expect("tempdir");
     let batch = dir.path().join("flood.batch");
     {
-        use std::io::Write;
         let mut f = std::io::BufWriter::new(std::fs::File::create(&batch).expect("batch"));
         for op in ["add", "del"] {
-            for i in 0..n {
-                writeln!(
-                    f,
-                    "route {op} 10.{}.{}.{}/32 dev lo table 198 proto 248 scope global",
-                    i >> 16,
-                    (i >> 8) & 0xff,
-                    i & 0xff
-                )
-                .expect("write");
-            }
+            flood_routes(&mut f, op, n, "dev lo table 198 proto 248 scope global");
         }
     }
     eprintln!("flood: lab and daemon ready after {:?}", t_test.elapsed());

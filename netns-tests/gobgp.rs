@@ -38,20 +38,7 @@ const RECONNECT: Duration = Duration::from_secs(60);
 
 /// The station in rb-gobgp (its FRR directory unused: an empty one).
 async fn station(frr_dir: &Path) -> (Daemon, Instant) {
-    let mut d = Daemon::spawn(
-        NS,
-        frr_dir,
-        &[
-            "--vantage",
-            "bmp",
-            "--bmp-listen",
-            STATION,
-            "--bmp-allow",
-            "127.0.0.0/8",
-            "--vip",
-            VIP,
-        ],
-    );
+    let mut d = Daemon::spawn(NS, frr_dir, &crate::support::station_args(STATION, VIP));
     d.wait_log("bmp: station listening", STEP).await;
     (d, Instant::now())
 }

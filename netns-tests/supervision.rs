@@ -289,16 +289,7 @@ async fn supervision_bmp_session_panic_frr_10_7() {
     let mut station = Daemon::spawn_env(
         "rb-router",
         &lab_guard.sockdir("rb-router"),
-        &[
-            "--vantage",
-            "bmp",
-            "--bmp-listen",
-            STATION,
-            "--bmp-allow",
-            "127.0.0.0/8",
-            "--vip",
-            VIP,
-        ],
+        &crate::support::station_args(STATION, VIP),
         &[],
         &[("FAILPOINTS", &fp)],
     );

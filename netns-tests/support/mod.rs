@@ -100,6 +100,21 @@ pub async fn reproduce_drift(
     }
 }
 
+/// The flags of a BMP station listening on `listen` for the lab's
+/// routers (127.0.0.0/8) and counting the paths of `vip`.
+pub fn station_args<'a>(listen: &'a str, vip: &'a str) -> [&'a str; 8] {
+    [
+        "--vantage",
+        "bmp",
+        "--bmp-listen",
+        listen,
+        "--bmp-allow",
+        "127.0.0.0/8",
+        "--vip",
+        vip,
+    ]
+}
+
 /// A count from the environment (a bench's large figure), else `default`
 /// (what CI runs).
 pub fn env_count(name: &str, default: usize) -> usize {
