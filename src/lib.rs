@@ -8,7 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod drain;
-pub mod fault;
+mod fault;
 pub mod frr;
 pub mod http;
 pub mod kernel;

@@ -87,11 +87,6 @@ impl Liveness {
     pub fn check(&self) -> Result<(), String> {
         judge(self.failed(), self.since_beat(), self.inner.bound)
     }
-
-    /// The bound.
-    pub fn bound(&self) -> Duration {
-        self.inner.bound
-    }
 }
 
 /// The verdict: a recorded failure, else a beat older than `bound`.
