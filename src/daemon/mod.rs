@@ -4,7 +4,11 @@
 //! Contract: the owner loop ([`owner`]) is the only code that holds the
 //! core's state; the kernel watcher, the ZAPI client, the vty poller and the
 //! heal executor talk to it only through the bounded channels listed in
-//! ARCHITECTURE.md. SIGTERM and SIGINT stop everything within a second.
+//! ARCHITECTURE.md. Every task runs under [`supervise::Supervisor`]: an
+//! essential one that ends stops the daemon ([`EXIT_TASK_ENDED`]), a
+//! restartable one is started again with a backoff; the owner's heartbeat
+//! is `/healthz` and systemd's watchdog ([`LIVENESS_BOUND`]). SIGTERM and
+//! SIGINT stop everything within a second.
 //! The bmp vantage ([`bmp`]) runs no kernel watcher and no FRR task: its
 //! input is the routers' BMP sessions.
 
