@@ -620,3 +620,101 @@ async fn faults_flood_in_the_watched_table_status_and_timers_stay_served() {
     d.stop().await;
     drop(lab_guard);
 }
+
+/// The open file descriptors of `pid`.
+fn open_fds(pid: nix::unistd::Pid) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// A restart storm: node1's whole FRR (mgmtd, zebra, bgpd, as watchfrr
+/// restarts them) killed and started back to back while kube-vip's
+/// heartbeat re-asserts the VIP every second; repair mode. ribbridge stays
+/// up, takes no action and reports no drift, is ready and `advertised`
+/// after each restart, and its memory and descriptors stay bounded.
+/// CI runs 3 restarts; the bench's figure sets `RIBBRIDGE_STORM_RESTARTS=20`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_restart_storm_of_the_whole_frr_frr_10_7() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let n = crate::support::env_count("RIBBRIDGE_STORM_RESTARTS", 3);
+    let lab_guard = Lab::up("10.7", 2, &[VIP]);
+    let config = fast_poll_config();
+    let config = config.to_str().expect("utf-8 path");
+    let mut d = Daemon::start(&lab_guard, NODE, &["--config", config]).await;
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
+        .await;
+    let (fds_before, rss_before) = (open_fds(d.pid()), d.peak_rss_kib());
+    let before = d.drain().len();
+    // kube-vip's heartbeat, at its pace (not a synchronisation).
+    let beating = std::sync::Arc::new(AtomicBool::new(true));
+    let beat = {
+        let beating = beating.clone();
+        std::thread::spawn(move || {
+            while beating.load(Ordering::Relaxed) {
+                lab(&["vip-reassert", "node1", VIP]);
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    let mut back = Vec::new();
+    for i in 0..n {
+        for daemon in ["bgpd", "zebra", "mgmtd"] {
+            lab(&["kill", NODE, daemon]);
+        }
+        d.wait_log("zebra: disconnected", Duration::from_secs(10))
+            .await;
+        let t = Instant::now();
+        for daemon in ["mgmtd", "zebra", "bgpd"] {
+            lab(&["start", NODE, daemon]);
+        }
+        // Ready and advertised again: zebra's view complete, bgpd's
+        // sessions back and sending the VIP.
+        loop {
+            let (doc, _) = d.status().await;
+            if doc.ready && state_of(&doc) == Class::Advertised {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "round {i}: not ready and advertised 60 s after FRR's start; /status: {doc:?}\n{}",
+                d.drain().join("\n")
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        back.push(t.elapsed());
+    }
+    beating.store(false, Ordering::Relaxed);
+    beat.join().expect("heartbeat thread");
+    let log = d.drain()[before..].to_vec();
+    let (fds_after, rss_after) = (open_fds(d.pid()), d.peak_rss_kib());
+    let (median, worst) = ms(&back);
+    eprintln!(
+        "restart storm (10.7): {n} restarts of mgmtd+zebra+bgpd under kube-vip's heartbeat: ready and advertised after median {median} ms, worst {worst} ms from the start; descriptors {fds_before} -> {fds_after}; peak RSS {rss_before} -> {rss_after} KiB"
+    );
+    // The one report is the truth: `no_peer` while bgpd is gone (no
+    // session sends the VIP), never a class that would heal, never an
+    // action.
+    let drifts: Vec<&String> = log.iter().filter(|l| l.contains("VIP drift")).collect();
+    assert!(
+        drifts.iter().all(|l| l.contains("to=no_peer")),
+        "a drift other than no_peer during the storm:\n{}",
+        log.join("\n")
+    );
+    assert_eq!(
+        count(&log, "healing"),
+        0,
+        "a heal action during the storm:\n{}",
+        log.join("\n")
+    );
+    // Bounded: every connection to FRR is closed when FRR goes (a leak
+    // would add a descriptor or more per restart).
+    assert!(
+        fds_after <= fds_before + 2,
+        "descriptors grew over {n} restarts: {fds_before} -> {fds_after}"
+    );
+    d.stop().await;
+    drop(lab_guard);
+}

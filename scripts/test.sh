@@ -105,6 +105,8 @@ scripts/check-systemd-unit.sh
 # its re-enabled peer and 5-15 s its reconnect after the station's restart
 # (its next statistics report); VPNv4/EVPN ~30 s (on the bmp-families branch;
 # on main at cd7d1ae it fails in ~15 s: the station ends the session).
+# faults.rs's restart storm adds ~35 s (3 restarts of node1's whole FRR; the
+# bench's 20 take ~4 min), its watched-table flood ~5 s.
 # supervision.rs adds ~46 s (a 10.7 lab with four daemons, each killed,
 # wedged or hung through a failpoint; a 10.7 BMP lab with a station whose
 # session panics).
