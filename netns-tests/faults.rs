@@ -47,9 +47,9 @@ fn ms(d: &[Duration]) -> (u128, u128) {
     (v[v.len() / 2], v[v.len() - 1])
 }
 
-/// zebra SIGKILLed and restarted ten times, then bgpd once, under one
-/// ribbridge in repair mode with the VIP advertised.
-async fn zebra_and_bgpd_restarts(frr: &'static str) {
+/// A lab of `frr`, node1's ribbridge in repair mode polling bgpd every
+/// second, the VIP advertised by both nodes.
+async fn advertised_with_fast_polls(frr: &'static str) -> (Lab, Daemon) {
     let lab_guard = Lab::up(frr, 2, &[VIP]);
     let config = fast_poll_config();
     let config = config.to_str().expect("utf-8 path");
@@ -58,6 +58,13 @@ async fn zebra_and_bgpd_restarts(frr: &'static str) {
     lab(&["vip-add", "node2", VIP]);
     d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
         .await;
+    (lab_guard, d)
+}
+
+/// zebra SIGKILLed and restarted ten times, then bgpd once, under one
+/// ribbridge in repair mode with the VIP advertised.
+async fn zebra_and_bgpd_restarts(frr: &'static str) {
+    let (lab_guard, mut d) = advertised_with_fast_polls(frr).await;
     let before = d.drain().len();
 
     let mut back = Vec::new();
@@ -638,14 +645,7 @@ fn open_fds(pid: nix::unistd::Pid) -> usize {
 async fn faults_restart_storm_of_the_whole_frr_frr_10_7() {
     use std::sync::atomic::{AtomicBool, Ordering};
     let n = crate::support::env_count("RIBBRIDGE_STORM_RESTARTS", 3);
-    let lab_guard = Lab::up("10.7", 2, &[VIP]);
-    let config = fast_poll_config();
-    let config = config.to_str().expect("utf-8 path");
-    let mut d = Daemon::start(&lab_guard, NODE, &["--config", config]).await;
-    lab(&["vip-add", "node1", VIP]);
-    lab(&["vip-add", "node2", VIP]);
-    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
-        .await;
+    let (lab_guard, mut d) = advertised_with_fast_polls("10.7").await;
     let (fds_before, rss_before) = (open_fds(d.pid()), d.peak_rss_kib());
     let before = d.drain().len();
     // kube-vip's heartbeat, at its pace (not a synchronisation).
