@@ -58,9 +58,15 @@ async fn await_code(d: &mut Daemon, path: &str, code: u16, limit: Duration) -> S
     }
 }
 
-fn daemon(lab: &Lab, failpoint: &str, args: &[&str]) -> Daemon {
+/// node1's ribbridge with `failpoint` armed for the poisoned prefix,
+/// subscribed to zebra and ready.
+async fn started(lab: &Lab, failpoint: &str) -> Daemon {
     let fp = format!("{failpoint}=return({POISON})");
-    Daemon::spawn_env(NODE, &lab.sockdir(NODE), args, &[], &[("FAILPOINTS", &fp)])
+    let mut d = Daemon::spawn_env(NODE, &lab.sockdir(NODE), &[], &[], &[("FAILPOINTS", &fp)]);
+    d.wait_log("zebra: subscribed", Duration::from_secs(15))
+        .await;
+    await_code(&mut d, "/readyz", 200, Duration::from_secs(15)).await;
+    d
 }
 
 /// The ZAPI client panics on the poisoned prefix, again after each
@@ -68,10 +74,7 @@ fn daemon(lab: &Lab, failpoint: &str, args: &[&str]) -> Daemon {
 /// counted, the daemon alive throughout and ready again once the prefix
 /// is gone.
 async fn zapi_panics_and_is_restarted(lab_guard: &Lab) {
-    let mut d = daemon(lab_guard, "zapi-panic", &[]);
-    d.wait_log("zebra: subscribed", Duration::from_secs(15))
-        .await;
-    await_code(&mut d, "/readyz", 200, Duration::from_secs(15)).await;
+    let mut d = started(lab_guard, "zapi-panic").await;
     lab(&["vip-add", "node1", POISON]);
     let line = d
         .wait_log(
@@ -123,9 +126,7 @@ async fn zapi_panics_and_is_restarted(lab_guard: &Lab) {
 /// The owner loop wedges (its thread blocks, as a deadlock would):
 /// `/healthz` fails with the reason, and SIGTERM still ends the process.
 async fn owner_wedges_and_liveness_fails(lab_guard: &Lab) {
-    let mut d = daemon(lab_guard, "owner-wedge", &[]);
-    d.wait_log("zebra: subscribed", Duration::from_secs(15))
-        .await;
+    let mut d = started(lab_guard, "owner-wedge").await;
     let (code, _) = get(&d, "/healthz").await;
     assert_eq!(code, 200, "alive before the fault");
     lab(&["vip-add", "node1", POISON]);
@@ -149,10 +150,7 @@ async fn owner_wedges_and_liveness_fails(lab_guard: &Lab) {
 /// The kernel watcher fails: an essential task, so the daemon goes not
 /// alive and exits with code 4 naming it, for its runtime to restart.
 async fn watcher_fails_and_the_daemon_exits(lab_guard: &Lab) {
-    let mut d = daemon(lab_guard, "kernel-watcher-fail", &[]);
-    d.wait_log("zebra: subscribed", Duration::from_secs(15))
-        .await;
-    await_code(&mut d, "/readyz", 200, Duration::from_secs(15)).await;
+    let mut d = started(lab_guard, "kernel-watcher-fail").await;
     lab(&["vip-add", "node1", POISON]);
     let ended = d
         .wait_log(
@@ -189,25 +187,13 @@ async fn heal_hangs_and_times_out(lab_guard: &Lab) {
         .await;
     // 10.7 loses a route written with its address in one batch
     // (kernel_only), a race inside zebra: tried again until it drifts.
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        lab(&["exec", NODE, "sh", "-c", crate::support::ROUTE_THEN_ADDRESS]);
-        let (hung, _) = d
-            .wait_either(
-                "failpoint heal-hang",
-                "VIP consistent && to=advertised",
-                Duration::from_secs(10),
-            )
-            .await;
-        if hung {
-            break;
-        }
-        assert!(tries < 5, "kernel_only not reproduced in {tries} tries");
-        lab(&["exec", NODE, "sh", "-c", crate::support::UNDO]);
-        d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
-            .await;
-    }
+    let (tries, _, _) = crate::support::reproduce(
+        &mut d,
+        "FRR 10.7: kernel_only (a heal that hangs)",
+        crate::support::ROUTE_THEN_ADDRESS,
+        "failpoint heal-hang",
+    )
+    .await;
     eprintln!("supervision: a heal started and hung after {tries} tries");
     let first = d
         .wait_log(

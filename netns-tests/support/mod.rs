@@ -75,25 +75,35 @@ pub async fn reproduce_drift(
     class: ribbridge::reconcile::Class,
 ) -> (u32, Instant, String) {
     let drift = format!("VIP drift && to={}", class.name());
+    reproduce(d, &format!("FRR {frr}: {class}"), setup, &drift).await
+}
+
+/// Run `setup` on node1 until its ribbridge `d` logs `hit` (a drift, or
+/// what a heal of it does) rather than the VIP advertised; undo and try
+/// again, at most 5 times. Returns the tries, when the successful setup
+/// ran, and the line.
+pub async fn reproduce(
+    d: &mut daemon::Daemon,
+    what: &str,
+    setup: &str,
+    hit: &str,
+) -> (u32, Instant, String) {
     let mut tries = 0;
     loop {
         tries += 1;
         lab(&["exec", "rb-node1", "sh", "-c", setup]);
         let t = Instant::now();
-        let (hit, line) = d
+        let (got, line) = d
             .wait_either(
-                &drift,
+                hit,
                 "VIP consistent && to=advertised",
                 Duration::from_secs(5),
             )
             .await;
-        if hit {
+        if got {
             return (tries, t, line);
         }
-        assert!(
-            tries < 5,
-            "FRR {frr}: {class} not reproduced in {tries} tries"
-        );
+        assert!(tries < 5, "{what} not reproduced in {tries} tries");
         lab(&["exec", "rb-node1", "sh", "-c", UNDO]);
         d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
             .await;
