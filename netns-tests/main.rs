@@ -21,3 +21,4 @@ mod privilege;
 mod render;
 mod status_contract;
 mod supervision;
+mod upgrades;

@@ -41,7 +41,7 @@ usage() {
     cat <<'EOF'
 usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
 
-  lab.sh up --frr 8.4|10.3|10.7 [--nodes N] [--vip PREFIX]... [--bmp ADDR:PORT] [--profile default|frr-k8s] [--no-wait]
+  lab.sh up --frr 8.4|10.3|10.7 [--nodes N] [--vip PREFIX]... [--bmp ADDR:PORT] [--profile default|frr-k8s] [--graceful-restart] [--no-wait]
         router + N nodes (default 2; VIP default 192.0.2.10/32); waits for
         every BGP session to be Established unless --no-wait; --bmp: the
         router's bgpd (-M bmp) exports post-policy Adj-RIB-In (IPv4 and
@@ -50,7 +50,18 @@ usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
         scripts/lab-node.conf.j2, frr-k8s scripts/lab-node-frrk8s.conf.j2
         (frr-k8s's shape: per-peer <peer>-in/-out route-maps and
         prefix-lists, graceful-restart preserve-fw-state, the VIPs through
-        BGP-VIP-ROUTES-V4/-V6 permit 10, deny 20)
+        BGP-VIP-ROUTES-V4/-V6 permit 10, deny 20); --graceful-restart:
+        every node peer with frr-k8s's enableGracefulRestart (`neighbor X
+        graceful-restart`: the router, a helper by default, keeps a node's
+        routes as stale for 120 s when its session drops without a
+        withdrawal)
+  lab.sh switch NODE [--frr 8.4|10.3|10.7] [--profile default|frr-k8s]
+        replace NODE's FRR in place, as an upgrade or a handover of its pod
+        does: stop its daemons (SIGTERM), render its frr.conf for the
+        release and profile (default: the node's current ones), start that
+        release's daemons, wait for every session; the socket directory (`lab.sh sockdir NODE`) and
+        the log directory stay the same paths, bind-mounted into another
+        release's root, as a hostPath outlives the pod
   lab.sh down
         removes every namespace, daemon and file the lab made
   lab.sh status
@@ -154,14 +165,24 @@ namespaces() { echo "$ROUTER"; for ((i = 1; i <= NODES; i++)); do echo "rb-node$
 # `hostname <machine>` and frr-reload.py would delete it on every reload.
 in_ns() { # NS CMD...
     local ns=$1; shift
-    local cmd=("$@")
-    [[ -n ${FRR_ROOT:-} ]] && cmd=(chroot "$FRR_ROOT" "${cmd[@]}")
+    local cmd=("$@") root
+    root=$(root_of "$ns")
+    [[ -n $root ]] && cmd=(chroot "$root" "${cmd[@]}")
     # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
-    [[ ${PROFILE:-default} == frr-k8s ]] && cmd=(unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$ns" "${cmd[@]}")
+    [[ $(profile_of "$ns") == frr-k8s ]] && cmd=(unshare --uts -- sh -c 'hostname "$0" && exec "$@"' "$ns" "${cmd[@]}")
     ip netns exec "$ns" "${cmd[@]}"
 }
 
+# A namespace's socket directory: where `up` made it, whatever release runs
+# there now (`switch` bind-mounts it into the new release's root).
 sockdir() { echo "${FRR_ROOT:-}/run/frr/$1"; }
+
+# The release, FRR root and profile namespace NS runs now: the lab's, unless
+# `switch` replaced them for a node (NODE_FRR_<ns>, NODE_PROFILE_<ns> in the
+# state).
+frr_of() { local v=NODE_FRR_${1//-/_}; echo "${!v:-$FRR}"; }
+root_of() { frr_root_for "$(frr_of "$1")"; }
+profile_of() { local v=NODE_PROFILE_${1//-/_}; echo "${!v:-${PROFILE:-default}}"; }
 
 # --- configuration -------------------------------------------------------------
 
@@ -189,16 +210,18 @@ ribbridge_bin() {
 
 # The lab's FRRPeerMapping (the schema `ribbridge render` reads): each node
 # has its own hostOverrides entry, the router over IPv4 and IPv6, and the
-# VIPs are the apiVIPs.
+# VIPs are the apiVIPs; with --graceful-restart each node peer has
+# enableGracefulRestart.
 lab_mapping() {
-    local i v sep=""
+    local i v sep="" gr=""
+    [[ ${GR:-0} -eq 1 ]] && gr=', "enableGracefulRestart": "true"'
     printf '{"localASN": %d,\n "apiVIPs": [' "$NODE_AS"
     for v in "${VIPS[@]}"; do printf '%s"%s"' "$sep" "$v"; sep=", "; done
     printf '],\n "hostOverrides": {'
     sep=""
     for ((i = 1; i <= NODES; i++)); do
-        printf '%s\n  "rb-node%d": [{"peerAddress": "198.18.%d.1", "peerASN": %d}, {"peerAddress": "fdbb:0:0:%d::1", "peerASN": %d}]' \
-            "$sep" "$i" "$i" "$ROUTER_AS" "$i" "$ROUTER_AS"
+        printf '%s\n  "rb-node%d": [{"peerAddress": "198.18.%d.1", "peerASN": %d%s}, {"peerAddress": "fdbb:0:0:%d::1", "peerASN": %d%s}]' \
+            "$sep" "$i" "$i" "$ROUTER_AS" "$gr" "$i" "$ROUTER_AS" "$gr"
         sep=","
     done
     printf '}}\n'
@@ -208,8 +231,8 @@ lab_mapping() {
 # template (template_for): one source of FRR configuration.
 node_conf() { # I FILE
     local i=$1 out=$2 release=10 rc=0 err template
-    [[ $FRR == 8.4 ]] && release=8.4
-    template=$(template_for "$PROFILE")
+    [[ $(frr_of "rb-node$i") == 8.4 ]] && release=8.4
+    template=$(template_for "$(profile_of "rb-node$i")")
     err=$("$RIBBRIDGE" render --peers "$LAB_DIR/frr-peers.json" --template "$template" \
         --hostname "rb-node$i" --router-id "198.18.$i.2" --frr-release "$release" --out "$out" 2>&1) || rc=$?
     # 0: written; 3: the file already held this text.
@@ -269,25 +292,26 @@ run_daemon() { # NS D
     # The BMP exporter is a bgpd module, loaded only when the lab has a station.
     [[ $d == bgpd && $ns == "$ROUTER" && -n ${BMP:-} ]] && cf+=(-M bmp)
     in_ns "$ns" "/usr/lib/frr/$d" -d -N "$ns" "${cf[@]}" -i "$run/$d.pid" \
-        </dev/null >/dev/null 2>>"${FRR_ROOT:-}$conf/stderr.log" \
+        </dev/null >/dev/null 2>>"$(root_of "$ns")$conf/stderr.log" \
         || die "$d failed to start in $ns; see $LAB_DIR/$ns/frr.log"
 }
 
 start_frr() { # NS
-    local ns=$1 conf=/run/ribbridge-lab/$1 run=/run/frr/$1 d
-    mkdir -p "${FRR_ROOT:-}$conf" "${FRR_ROOT:-}$run" "${FRR_ROOT:-}/etc/frr/$ns"
+    local ns=$1 conf=/run/ribbridge-lab/$1 run=/run/frr/$1 d root
+    root=$(root_of "$ns")
+    mkdir -p "$root$conf" "$root$run" "$root/etc/frr/$ns"
     # vtysh -N NS reads /etc/frr/NS/vtysh.conf and complains when it is missing.
     # frr-k8s's vtysh.conf says `service integrated-vtysh-config` (see
     # cmd_reload for why it matters).
-    if [[ ${PROFILE:-default} == frr-k8s ]]; then
-        echo "service integrated-vtysh-config" >"${FRR_ROOT:-}/etc/frr/$ns/vtysh.conf"
+    if [[ $(profile_of "$ns") == frr-k8s ]]; then
+        echo "service integrated-vtysh-config" >"$root/etc/frr/$ns/vtysh.conf"
     else
-        : >"${FRR_ROOT:-}/etc/frr/$ns/vtysh.conf"
+        : >"$root/etc/frr/$ns/vtysh.conf"
     fi
     in_ns "$ns" chown frr:frr "$run" "$conf"
     # FRR 10 moved part of the configuration into mgmtd, which must start first.
     local daemons=(zebra bgpd)
-    [[ $FRR != 8.4 ]] && daemons=(mgmtd zebra bgpd)
+    [[ $(frr_of "$ns") != 8.4 ]] && daemons=(mgmtd zebra bgpd)
     for d in "${daemons[@]}"; do run_daemon "$ns" "$d"; done
 }
 
@@ -305,7 +329,7 @@ wait_established() {
 }
 
 cmd_up() {
-    local frr="" nodes=2 wait=1 vips=() bmp="" profile=default
+    local frr="" nodes=2 wait=1 vips=() bmp="" profile=default gr=0
     while [[ $# -gt 0 ]]; do
         case $1 in
             --frr) frr=${2:?--frr needs a version}; shift 2 ;;
@@ -313,6 +337,7 @@ cmd_up() {
             --bmp) bmp=${2:?--bmp needs ADDR:PORT}; shift 2 ;;
             --nodes) nodes=${2:?--nodes needs a number}; shift 2 ;;
             --vip) vips+=("${2:?--vip needs a prefix}"); shift 2 ;;
+            --graceful-restart) gr=1; shift ;;
             --no-wait) wait=0; shift ;;
             *) usage_error up "up: unknown argument '$1'" ;;
         esac
@@ -345,7 +370,7 @@ cmd_up() {
     fi
     check_frr "$frr"
     RIBBRIDGE=$(ribbridge_bin)
-    FRR=$frr NODES=$nodes VIPS=("${vips[@]}") FRR_ROOT=$(frr_root_for "$frr") BMP=$bmp PROFILE=$profile
+    FRR=$frr NODES=$nodes VIPS=("${vips[@]}") FRR_ROOT=$(frr_root_for "$frr") BMP=$bmp PROFILE=$profile GR=$gr
     mkdir -p "$LAB_DIR"
     # From here on a failure must not leave a half lab.
     trap 'rc=$?; if [[ $rc -ne 0 ]]; then log "up failed; tearing down"; cmd_down >/dev/null 2>&1 || true; fi' EXIT
@@ -356,6 +381,7 @@ cmd_up() {
         printf 'VIPS=(%s)\n' "${VIPS[*]}"
         echo "BMP=$BMP"
         echo "PROFILE=$PROFILE"
+        echo "GR=$GR"
     } >"$LAB_DIR/state.tmp"
     mv "$LAB_DIR/state.tmp" "$LAB_DIR/state"
 
@@ -388,7 +414,7 @@ cmd_up() {
     for ns in $(namespaces); do start_frr "$ns"; done
     [[ $wait -eq 1 ]] && wait_established
     trap - EXIT
-    log "lab up: FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}${BMP:+, BMP to $BMP}, profile $PROFILE"
+    log "lab up: FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}${BMP:+, BMP to $BMP}, profile $PROFILE$( ((GR)) && echo ', graceful restart')"
 }
 
 kill_ns_procs() { # NS
@@ -416,6 +442,7 @@ cmd_down() {
     for ns in $(ip netns list | awk '{print $1}' | grep -E '^rb-(router|node[0-9]+)$' || true); do
         kill_ns_procs "$ns"
         ip netns del "$ns"
+        for r in "" "$CACHE"/frr-*; do unmount_node "$ns" "$r"; done
         rm -rf "/run/frr/$ns" "/etc/frr/$ns"
         for r in "$CACHE"/frr-*; do
             [[ -d $r/run ]] && rm -rf "$r/run/frr/$ns" "$r/run/ribbridge-lab/$ns" "$r/etc/frr/$ns"
@@ -433,7 +460,8 @@ cmd_status() {
     echo "FRR $FRR, $NODES nodes, VIPs ${VIPS[*]}${BMP:+, BMP to $BMP}, profile $PROFILE"
     local ns
     for ns in $(namespaces); do
-        printf '%-10s sockets %s  pids %s\n' "$ns" "$(sockdir "$ns")" "$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
+        printf '%-10s FRR %s (%s)  sockets %s  pids %s\n' "$ns" "$(frr_of "$ns")" "$(profile_of "$ns")" \
+            "$(sockdir "$ns")" "$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
     done
 }
 
@@ -489,26 +517,105 @@ cmd_vip() { # add|del|reassert NODE PREFIX [--with-address]
 cmd_node_config() { # NODE FILE
     [[ $# -eq 2 ]] || usage_error node-config "node-config: NODE and FILE are required"
     load_state
-    local node=$1 file=$2 d pid pids=() deadline
-    [[ $node =~ ^rb-node[0-9]+$ ]] || node=rb-node${node#node}
-    ip netns list | grep -qE "^$node\b" || die "node-config: no namespace $node (lab nodes are rb-node1..rb-node$NODES)"
+    local node file=$2
+    node=$(node_ns "$1" node-config)
     [[ -r $file ]] || die "node-config: cannot read $file"
-    for d in bgpd zebra mgmtd; do
-        pid=$(cat "${FRR_ROOT:-}/run/frr/$node/$d.pid" 2>/dev/null) || continue
-        kill "$pid" 2>/dev/null && pids+=("$pid")
-    done
-    deadline=$((SECONDS + 10))
-    for pid in "${pids[@]}"; do
-        while kill -0 "$pid" 2>/dev/null; do
-            ((SECONDS < deadline)) || die "node-config: FRR daemon $pid in $node did not stop within 10s"
-            sleep 0.05
-        done
-    done
+    stop_frr "$node" node-config
     # Overwrite in place: the file keeps the mode the daemons can read (and
     # FILE may be that file itself: then it stays as it is).
     [[ $file -ef $LAB_DIR/$node/frr.conf ]] || cat "$file" >"$LAB_DIR/$node/frr.conf"
     start_frr "$node"
     log "$node restarted with $file"
+}
+
+# The namespace of a NODE argument (rb-node<i>, node<i> or <i>).
+node_ns() { # NODE CMD
+    local node=$1
+    [[ $node =~ ^rb-node[0-9]+$ ]] || node=rb-node${node#node}
+    ip netns list | grep -qE "^$node\b" || die "$2: no namespace $node (lab nodes are rb-node1..rb-node$NODES)"
+    echo "$node"
+}
+
+# Stop NODE's FRR daemons (SIGTERM, as a pod's termination does) by their
+# pid files, so nothing else running in the namespace is touched; wait
+# until they are gone.
+stop_frr() { # NODE CMD
+    local node=$1 d pid pids=() deadline
+    for d in bgpd zebra mgmtd; do
+        pid=$(cat "$(sockdir "$node")/$d.pid" 2>/dev/null) || continue
+        kill "$pid" 2>/dev/null && pids+=("$pid")
+    done
+    deadline=$((SECONDS + 10))
+    for pid in "${pids[@]}"; do
+        while kill -0 "$pid" 2>/dev/null; do
+            ((SECONDS < deadline)) || die "$2: FRR daemon $pid in $node did not stop within 10s"
+            sleep 0.05
+        done
+    done
+}
+
+# Record KEY=VALUE in the lab's state, replacing an earlier value.
+set_state() { # KEY VALUE
+    { grep -v "^$1=" "$LAB_DIR/state" || true; echo "$1=$2"; } >"$LAB_DIR/state.tmp"
+    mv "$LAB_DIR/state.tmp" "$LAB_DIR/state"
+}
+
+# Undo `switch`'s bind mounts of NODE's directories in the root it runs
+# from (none when that is the lab's own root).
+unmount_node() { # NODE ROOT
+    local m
+    for m in "$2/run/frr/$1" "$2/run/ribbridge-lab/$1"; do
+        if mountpoint -q "$m"; then umount "$m"; fi
+    done
+}
+
+# Replace NODE's FRR in place with another release and/or profile, the socket
+# and log directories kept (see usage).
+cmd_switch() { # NODE [--frr VERSION] [--profile NAME]
+    [[ $# -ge 1 ]] || usage_error switch "switch: NODE is required"
+    load_state
+    local node key old_root new_root frr profile i
+    node=$(node_ns "$1" switch); shift
+    frr=$(frr_of "$node") profile=$(profile_of "$node")
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+            --frr) frr=${2:?--frr needs a version}; shift 2 ;;
+            --profile) profile=${2:?--profile needs a name}; shift 2 ;;
+            *) usage_error switch "switch: unknown argument '$1'" ;;
+        esac
+    done
+    [[ " $PROFILES " == *" $profile "* ]] || usage_error switch "switch: --profile must be one of: $PROFILES (got '$profile')"
+    check_frr "$frr"
+    RIBBRIDGE=$(ribbridge_bin)
+    if [[ $frr == 8.4 ]]; then
+        for p in "${VIPS[@]}"; do
+            is_v6 "$p" && die "switch: FRR 8.4 cannot import an IPv6 table, and the lab has VIP $p"
+        done
+    fi
+    key=${node//-/_} old_root=$(root_of "$node") new_root=$(frr_root_for "$frr")
+    stop_frr "$node" switch
+    [[ $old_root == "${FRR_ROOT:-}" ]] || unmount_node "$node" "$old_root"
+    if [[ $new_root != "${FRR_ROOT:-}" ]]; then
+        # The lab's directories of the node, seen at the same path inside
+        # the new release's root. On the host (8.4) /run/ribbridge-lab/NODE
+        # is already the lab's link to them.
+        mkdir -p "$new_root/run/frr/$node"
+        mount --bind "$(sockdir "$node")" "$new_root/run/frr/$node"
+        if [[ -n $new_root ]]; then
+            mkdir -p "$new_root/run/ribbridge-lab/$node"
+            mount --bind "$(realpath "$LAB_DIR/$node")" "$new_root/run/ribbridge-lab/$node"
+        fi
+    fi
+    set_state "NODE_FRR_$key" "$frr"
+    set_state "NODE_PROFILE_$key" "$profile"
+    load_state
+    # The new root's frr user may have another uid than the old one's.
+    in_ns "$node" chown -R frr:frr "/run/frr/$node" "/run/ribbridge-lab/$node"
+    i=${node#rb-node}
+    node_conf "$i" "$LAB_DIR/$node/frr.conf"
+    start_frr "$node"
+    wait_established
+    log "$node switched to FRR $frr, profile $profile (sockets still in $(sockdir "$node"))"
 }
 
 # --- a node's FRR reloaded, the way frr-k8s does it ------------------------------
@@ -535,9 +642,10 @@ cmd_reload() { # NODE [FILE]
     ip netns list | grep -qE "^$node\b" || die "reload: no namespace $node (lab nodes are rb-node1..rb-node$NODES)"
     [[ -n $file ]] || file=$LAB_DIR/$node/frr.conf
     [[ -r $file && -s $file ]] || die "reload: cannot read $file (or it is empty)"
-    local py=/usr/lib/frr/frr-reload.py
-    [[ -f ${FRR_ROOT:-}$py ]] \
-        || die "reload: FRR $FRR has no frr-reload.py (${FRR_ROOT:-}$py); run: scripts/install-frr.sh $FRR (it installs frr-pythontools)"
+    local py=/usr/lib/frr/frr-reload.py root release
+    root=$(root_of "$node") release=$(frr_of "$node")
+    [[ -f $root$py ]] \
+        || die "reload: FRR $release has no frr-reload.py ($root$py); run: scripts/install-frr.sh $release (it installs frr-pythontools)"
     inner=/run/ribbridge-lab/$node/reload.conf
     [[ $file -ef $LAB_DIR/$node/reload.conf ]] || cat "$file" >"$LAB_DIR/$node/reload.conf"
     # vtysh appends the pathspace to --vty_socket and --confdir.
@@ -550,7 +658,7 @@ cmd_reload() { # NODE [FILE]
     # frr.conf with its own part. frr-k8s's vtysh.conf names the integrated
     # config; so does this node's from here on (the frr-k8s profile starts
     # with it).
-    local vc=${FRR_ROOT:-}/etc/frr/$node/vtysh.conf
+    local vc=$root/etc/frr/$node/vtysh.conf
     grep -qx 'service integrated-vtysh-config' "$vc" 2>/dev/null \
         || echo "service integrated-vtysh-config" >>"$vc"
     local logf=$LAB_DIR/$node/frr-reload.log
@@ -591,7 +699,7 @@ cmd_kill() { # NAMESPACE DAEMON [SIGNAL]
     load_state
     local ns d=$2 sig=${3:-KILL} pid deadline
     ns=$(fault_ns "$1" kill)
-    pid=$(cat "${FRR_ROOT:-}/run/frr/$ns/$d.pid" 2>/dev/null) || die "kill: no pid file for $d in $ns (is it running?)"
+    pid=$(cat "$(sockdir "$ns")/$d.pid" 2>/dev/null) || die "kill: no pid file for $d in $ns (is it running?)"
     kill -s "${sig#SIG}" "$pid" 2>/dev/null || die "kill: $d (pid $pid) of $ns is not running"
     case ${sig#SIG} in
         KILL | TERM | 9 | 15)
@@ -646,6 +754,7 @@ case $sub in
     vip-del) need_root; cmd_vip del "$@" ;;
     vip-reassert) need_root; cmd_vip reassert "$@" ;;
     node-config) need_root; cmd_node_config "$@" ;;
+    switch) need_root; cmd_switch "$@" ;;
     reload) need_root; cmd_reload "$@" ;;
     kill) need_root; cmd_kill "$@" ;;
     start) need_root; cmd_start "$@" ;;

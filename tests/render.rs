@@ -271,6 +271,7 @@ fn every_optional_field() {
         " neighbor 192.168.111.1 port 1179\n",
         " neighbor 192.168.111.1 password s3cret\n",
         " neighbor 192.168.111.1 bfd\n",
+        " neighbor 192.168.111.1 graceful-restart\n",
         " neighbor 192.168.111.1 ebgp-multihop\n",
         " neighbor 192.168.111.1 timers 3 9\n",
         " neighbor 192.168.111.2 port 179\n",
@@ -282,6 +283,7 @@ fn every_optional_field() {
     }
     // Empty password, "false" flags: nothing emitted.
     assert!(!t.contains("192.168.111.2 password") && !t.contains("192.168.111.2 bfd"));
+    assert!(!t.contains("192.168.111.2 graceful-restart"));
 }
 
 #[test]
@@ -466,7 +468,7 @@ fn one_peer(fields: &str) -> String {
 
 const SCHEMA: &str = "the file must be an FRRPeerMapping (localASN, defaultPeers, \
                       hostOverrides, communities; peers with peerAddress, peerASN, password, \
-                      bfdEnabled, ebgpMultiHop, holdTime, keepaliveTime, port), optionally with \
+                      bfdEnabled, enableGracefulRestart, ebgpMultiHop, holdTime, keepaliveTime, port), optionally with \
                       apiVIPs and ingressVIPs";
 
 #[test]
@@ -479,8 +481,8 @@ fn unknown_fields_are_named_by_their_path() {
     let e = rejects(
         &one_peer(r#", "prot": 1179"#),
         "peers.json: defaultPeers[0].prot: unknown field `prot`, expected one of `peerAddress`, \
-         `peerASN`, `password`, `bfdEnabled`, `ebgpMultiHop`, `holdTime`, `keepaliveTime`, \
-         `port`",
+         `peerASN`, `password`, `bfdEnabled`, `enableGracefulRestart`, `ebgpMultiHop`, \
+         `holdTime`, `keepaliveTime`, `port`",
     );
     let RenderError::Mapping(m) = &e else {
         panic!("{e:?}")
@@ -611,6 +613,10 @@ fn bad_values_name_the_field() {
         (
             r#", "bfdEnabled": "yes""#,
             "defaultPeers[0].bfdEnabled: 'yes' must be \"true\" or \"false\"",
+        ),
+        (
+            r#", "enableGracefulRestart": "on""#,
+            "defaultPeers[0].enableGracefulRestart: 'on' must be \"true\" or \"false\"",
         ),
         (
             r#", "ebgpMultiHop": "True""#,

@@ -39,6 +39,10 @@ struct RawPeer {
     password: String,
     #[serde(default)]
     bfd_enabled: String,
+    /// frr-k8s's `enableGracefulRestart`: not in runtimecfg's schema, an
+    /// optional extension (absent means false, as there).
+    #[serde(default)]
+    enable_graceful_restart: String,
     #[serde(default)]
     ebgp_multi_hop: String,
     #[serde(default)]
@@ -111,6 +115,11 @@ pub struct Peer {
     pub password: Option<String>,
     /// `neighbor X bfd`.
     pub bfd: bool,
+    /// `neighbor X graceful-restart` (frr-k8s's `enableGracefulRestart`):
+    /// this node restarts gracefully towards the peer, so a peer in helper
+    /// mode (FRR's default) keeps the node's routes as stale when the
+    /// session drops, for the restart time (120 s), instead of at once.
+    pub graceful_restart: bool,
     /// `neighbor X ebgp-multihop`.
     pub ebgp_multihop: bool,
     /// `neighbor X port N`; absent means FRR's default (179).
@@ -146,7 +155,7 @@ pub struct Mapping {
 /// What the file must hold, said after a syntax error or a wrong top level.
 const SCHEMA: &str = "the file must be an FRRPeerMapping (localASN, defaultPeers, hostOverrides, \
                       communities; peers with peerAddress, peerASN, password, bfdEnabled, \
-                      ebgpMultiHop, holdTime, keepaliveTime, port), optionally with apiVIPs \
+                      enableGracefulRestart, ebgpMultiHop, holdTime, keepaliveTime, port), optionally with apiVIPs \
                       and ingressVIPs";
 
 /// Why a mapping file was rejected: the file, the field, the problem.
@@ -325,7 +334,7 @@ pub enum ValueError {
     /// A password longer than TCP-MD5 allows.
     #[error("is {0} bytes long: TCP-MD5 keys are at most 80 bytes")]
     PasswordLength(usize),
-    /// `bfdEnabled` or `ebgpMultiHop` other than "true" or "false".
+    /// `bfdEnabled`, `enableGracefulRestart` or `ebgpMultiHop` other than "true" or "false".
     #[error("'{0}' must be \"true\" or \"false\"")]
     Flag(String),
     /// A time that is not a Go duration in whole seconds.
@@ -522,6 +531,8 @@ fn peer(r: &RawPeer) -> Result<Peer, FieldError> {
         p => Some(p.to_string()),
     };
     let bfd = flag(&r.bfd_enabled).map_err(|w| f("bfdEnabled", w))?;
+    let graceful_restart =
+        flag(&r.enable_graceful_restart).map_err(|w| f("enableGracefulRestart", w))?;
     let ebgp_multihop = flag(&r.ebgp_multi_hop).map_err(|w| f("ebgpMultiHop", w))?;
     let port = match r.port {
         None => None,
@@ -540,6 +551,7 @@ fn peer(r: &RawPeer) -> Result<Peer, FieldError> {
         asn,
         password,
         bfd,
+        graceful_restart,
         ebgp_multihop,
         port,
         timers,

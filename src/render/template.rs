@@ -12,7 +12,7 @@
 //! `table_mode` ("table-direct" or "import-table"),
 //! `vip_table` (198), `peers_from` ("defaultPeers" or "hostOverrides"),
 //! `peers` / `ipv4_peers` / `ipv6_peers` (each: `address`, `asn`, `password`,
-//! `bfd`, `ebgp_multihop`, `port`, `timers.keepalive`, `timers.hold`; absent
+//! `bfd`, `graceful_restart`, `ebgp_multihop`, `port`, `timers.keepalive`, `timers.hold`; absent
 //! optional values are none), `communities` and `large_communities` (lists of
 //! strings), `vips` (the `apiVIPs` and `ingressVIPs` as prefixes), and
 //! `families`: one entry per address family that has peers, with `name`

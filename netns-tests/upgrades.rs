@@ -1,0 +1,165 @@
+//! FRR replaced under a running ribbridge, as a cluster upgrade or the
+//! bootstrap-to-frr-k8s handover does it: `scripts/lab.sh switch` stops
+//! node1's daemons (SIGTERM), renders its frr.conf for another release or
+//! profile and starts that release's daemons, the socket directory kept at
+//! the same path (a hostPath outlives the pod). The lab runs graceful
+//! restart (frr-k8s's `enableGracefulRestart`), as production may.
+//!
+//! Each switch must end with ribbridge subscribed to the new zebra in the
+//! new release's numbering and table mode, `ribbridge_build_info` on the
+//! new release (the old series at 0), and the VIP `advertised`; over the
+//! whole test ribbridge takes no heal action and reports no drift: while
+//! FRR is away the VIP is `unknown`. Every wait is on ribbridge's log or
+//! status; the time from each switch to `advertised` is printed
+//! (docs/RELIABILITY.md carries it).
+
+use std::time::{Duration, Instant};
+
+use ribbridge::reconcile::Class;
+
+use crate::support::daemon::Daemon;
+use crate::support::{Lab, lab};
+
+const VIP: &str = "192.0.2.10/32";
+const NODE: &str = "rb-node1";
+
+/// One step: (`lab.sh switch` arguments after the node, the release zebra
+/// must then report, its table mode as logged).
+type Step = (&'static [&'static str], &'static str, &'static str);
+
+/// Up a graceful-restart lab of `frr` in `profile`, node1's ribbridge in
+/// repair mode with the VIP advertised by both nodes, then run `steps`.
+async fn switches(frr: &'static str, profile: &str, steps: &[Step]) {
+    let lab_guard = Lab::up_with(
+        frr,
+        2,
+        &[VIP],
+        &["--profile", profile, "--graceful-restart"],
+    );
+    let mut d = Daemon::start(&lab_guard, NODE, &[]).await;
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(30))
+        .await;
+    let before = d.drain().len();
+    let mut release = frr;
+    for (args, to, mode) in steps {
+        let t = Instant::now();
+        let mut cmd = vec!["switch", NODE];
+        cmd.extend_from_slice(args);
+        lab(&cmd);
+        // FRR away: not ready, so every VIP reads `unknown`, never a drift.
+        d.seen_or_wait("readiness changed && ready=false", Duration::from_secs(30))
+            .await;
+        let subscribed = d
+            .seen_or_wait(
+                &format!("zebra: subscribed && release={to}"),
+                Duration::from_secs(30),
+            )
+            .await;
+        let back = t.elapsed();
+        assert!(
+            subscribed.contains(&format!("mode={mode}")),
+            "{release} -> {to}: subscribed in the wrong table mode (want {mode}): {subscribed}"
+        );
+        // Advertised again, by ribbridge's own join of kernel, zebra and
+        // bgpd (the new bgpd's sessions up and sending the VIP).
+        let (doc, took) = loop {
+            let (doc, _) = d.status().await;
+            let sent = doc.vips.iter().any(|v| v.peers.iter().any(|p| p.sent));
+            if doc.ready && sent && crate::support::class_of(&doc, VIP) == Class::Advertised {
+                break (doc, t.elapsed());
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(120),
+                "{release} -> {to} ({args:?}): not ready and advertised 120 s after the switch; /status: {doc:?}\n{}",
+                d.drain().join("\n")
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert!(
+            doc.frr_release
+                .as_deref()
+                .is_some_and(|r| r.starts_with(to)),
+            "{release} -> {to}: /status names another release: {doc:?}"
+        );
+        let m = d.metrics().await;
+        // The label is zebra's full version (10.7.1).
+        let info = |r: &str, v: u8| {
+            m.lines().any(|l| {
+                l.starts_with("ribbridge_build_info")
+                    && l.contains(&format!("frr_release=\"{r}"))
+                    && l.ends_with(&format!(" {v}"))
+            })
+        };
+        assert!(
+            info(to, 1),
+            "{release} -> {to}: ribbridge_build_info is not 1 for {to}:\n{m}"
+        );
+        if release != *to {
+            assert!(
+                info(release, 0),
+                "{release} -> {to}: the old release's ribbridge_build_info is not 0:\n{m}"
+            );
+        }
+        eprintln!(
+            "upgrade: node1 FRR {release} -> {to} ({}): subscribed to the new zebra after {} ms, ready and advertised after {} ms, from the start of `lab.sh switch`",
+            args.join(" "),
+            back.as_millis(),
+            took.as_millis()
+        );
+        release = to;
+    }
+    let log = d.drain()[before..].to_vec();
+    let of = |needle: &str| {
+        log.iter()
+            .filter(|l| l.contains(needle))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        of("VIP drift").is_empty() && of("healing").is_empty(),
+        "a drift or a heal while FRR was replaced (FRR away must read `unknown`):\n{}",
+        log.join("\n")
+    );
+    let m = d.metrics().await;
+    for counter in ["ribbridge_drift_total", "ribbridge_heal_actions_total"] {
+        assert!(
+            !m.lines()
+                .any(|l| l.starts_with(counter) && !l.ends_with(" 0")),
+            "{counter} moved while FRR was replaced:\n{m}"
+        );
+    }
+    d.stop().await;
+    drop(lab_guard);
+}
+
+/// The bootstrap static pod's FRR 8.4 (import-table, the lab's default
+/// profile) upgraded in place to 10.7 (table-direct), then handed over to
+/// frr-k8s's configuration (bgpd and zebra restarted with its shape).
+#[tokio::test]
+async fn upgrades_frr_8_4_to_10_7_then_frr_k8s_handover() {
+    switches(
+        "8.4",
+        "default",
+        &[
+            (&["--frr", "10.7"], "10.7", "TableDirect"),
+            (&["--profile", "frr-k8s"], "10.7", "TableDirect"),
+        ],
+    )
+    .await;
+}
+
+/// frr-k8s's FRR 10.3 upgraded to 10.7, then rolled back to 10.3.
+#[tokio::test]
+async fn upgrades_frr_10_3_to_10_7_and_back() {
+    switches(
+        "10.3",
+        "frr-k8s",
+        &[
+            (&["--frr", "10.7"], "10.7", "TableDirect"),
+            (&["--frr", "10.3"], "10.3", "TableDirect"),
+        ],
+    )
+    .await;
+}
