@@ -308,7 +308,9 @@ async fn ribbridge(
     d
 }
 
-fn config(nodes: &[&str], router: &str) -> String {
+/// Prometheus' configuration: the nodes' job, the router vantage's, and a
+/// BMP station's (job `ribbridge-bmp`) when there is one.
+fn config(nodes: &[&str], router: &str, station: Option<&str>) -> String {
     let list = |t: &[&str]| {
         t.iter()
             .map(|a| format!("'{a}'"))
@@ -320,9 +322,12 @@ fn config(nodes: &[&str], router: &str) -> String {
          rule_files: [rules.yaml]\n\
          scrape_configs:\n\
          - job_name: {NODE_JOB}\n  static_configs: [{{targets: [{}]}}]\n\
-         - job_name: {ROUTER_JOB}\n  static_configs: [{{targets: [{}]}}]\n",
+         - job_name: {ROUTER_JOB}\n  static_configs: [{{targets: [{}]}}]\n{}",
         list(nodes),
-        list(&[router])
+        list(&[router]),
+        station.map_or(String::new(), |s| format!(
+            "- job_name: ribbridge-bmp\n  static_configs: [{{targets: ['{s}']}}]\n"
+        ))
     )
 }
 
@@ -379,7 +384,7 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
     let prom = Prometheus::start(
         "rb-router",
         "127.0.0.1:9090",
-        &config(&[N1, N2], RV),
+        &config(&[N1, N2], RV, None),
         &rules,
     );
     let (_, t) = prom
@@ -576,4 +581,152 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
         "alerts test: {:?} in all ({t_lab:?} of it the lab's start)",
         t0.elapsed()
     );
+}
+
+/// Graceful restart as frr-k8s renders it with `enableGracefulRestart`
+/// (`lab.sh up --profile frr-k8s --graceful-restart`), the router exporting
+/// BMP to a station: node1 "powers off" (every packet of its namespace
+/// dropped, bgpd and its ribbridge killed). The router's hold timer ends
+/// the session, and the router keeps node1's path as stale and forwards to
+/// it: the station counts it stale, RibbridgeRouterKeepsStalePaths and
+/// RibbridgeRouterPathsBeyondAdvertising fire while the router's kernel
+/// still holds both paths. node1 powers on (packets pass, bgpd and
+/// ribbridge start): its session comes back, the stale path is replaced,
+/// both alerts resolve.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alerts_a_node_powered_off_under_graceful_restart_frr_10_7() {
+    let t0 = Instant::now();
+    let shipped = std::fs::read_to_string(repo().join("deploy/prometheus/ribbridge-rules.yaml"))
+        .expect("rules file");
+    let (rules, _) = rules_with_short_for(&shipped);
+    const BMP: &str = "127.0.0.1:11021";
+    let lab_guard = Lab::up_with(
+        "10.7",
+        2,
+        &[VIP],
+        &["--bmp", BMP, "--profile", "frr-k8s", "--graceful-restart"],
+    );
+    let mut router = RouteWatch::open("rb-router");
+    const N1: &str = "198.18.1.2:7585";
+    const N2: &str = "198.18.2.2:7585";
+    const RV: &str = "198.18.1.1:7586";
+    const ST: &str = "127.0.0.1:7587";
+    let n1 = ribbridge(&lab_guard, "rb-node1", N1, &[], "zebra: subscribed").await;
+    let _n2 = ribbridge(&lab_guard, "rb-node2", N2, &[], "zebra: subscribed").await;
+    let rv = ribbridge(
+        &lab_guard,
+        "rb-router",
+        RV,
+        &["--vantage", "router", "--table", "254", "--vip", VIP],
+        "kernel mirror resynced",
+    )
+    .await;
+    let station = ribbridge(
+        &lab_guard,
+        "rb-router",
+        ST,
+        &crate::support::station_args(BMP, VIP),
+        "bmp: station listening",
+    )
+    .await;
+    let prom = Prometheus::start(
+        "rb-router",
+        "127.0.0.1:9090",
+        &config(&[N1, N2], RV, Some(ST)),
+        &rules,
+    );
+    lab(&["vip-add", "node1", VIP]);
+    lab(&["vip-add", "node2", VIP]);
+    router
+        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(30))
+        .await
+        .expect("both paths");
+    let paths = |p: &Prometheus, name: &str| p.scalar(&format!("max({name}{{prefix=\"{VIP}\"}})"));
+    prom.wait(
+        "2 nodes advertising, 2 router paths, none stale",
+        PROM_LIMIT,
+        |p| {
+            (p.scalar(&format!(
+                "prefix:ribbridge_vip_nodes_advertising:sum{{prefix=\"{VIP}\"}}"
+            )) == Some(2.0)
+                && paths(p, "ribbridge_router_paths") == Some(2.0)
+                && paths(p, "ribbridge_router_stale_paths") == Some(0.0))
+            .then_some(())
+        },
+    )
+    .await;
+
+    // Power off: no carrier change at the router (as behind a switch).
+    let t_off = Instant::now();
+    lab(&[
+        "exec",
+        "rb-node1",
+        "sh",
+        "-c",
+        "iptables -I INPUT -j DROP && iptables -I OUTPUT -j DROP",
+    ]);
+    lab(&["kill", "rb-node1", "bgpd"]);
+    n1.kill9().await;
+    let (_, _) = prom
+        .wait(
+            "the station counts node1's path stale",
+            Duration::from_secs(60),
+            |p| (paths(p, "ribbridge_router_stale_paths") == Some(1.0)).then_some(()),
+        )
+        .await;
+    let t_stale = t_off.elapsed();
+    for alert in [
+        "RibbridgeRouterKeepsStalePaths",
+        "RibbridgeRouterPathsBeyondAdvertising",
+    ] {
+        prom.wait(&format!("{alert} firing"), PROM_LIMIT, |p| {
+            (p.alert_state(alert, &[("prefix", VIP)]).as_deref() == Some("firing")).then_some(())
+        })
+        .await;
+    }
+    let t_firing = t_off.elapsed();
+    // The router still forwards to the dead node: the path is real.
+    assert_eq!(
+        router.nexthops(vip_addr(), 32).await,
+        2,
+        "the router dropped node1's path: graceful restart did not keep it"
+    );
+    eprintln!(
+        "graceful restart: node1 powered off; the station counted its path stale {t_stale:?} later (the hold timer), both alerts firing at {t_firing:?}, the router's kernel still holding 2 paths"
+    );
+
+    // Power on: the session returns and refreshes the path; both resolve.
+    let t_on = Instant::now();
+    lab(&[
+        "exec",
+        "rb-node1",
+        "sh",
+        "-c",
+        "iptables -D INPUT -j DROP && iptables -D OUTPUT -j DROP",
+    ]);
+    lab(&["start", "rb-node1", "bgpd"]);
+    let _n1 = ribbridge(&lab_guard, "rb-node1", N1, &[], "zebra: subscribed").await;
+    prom.wait("both alerts resolved, no stale path", PROM_LIMIT, |p| {
+        (paths(p, "ribbridge_router_stale_paths") == Some(0.0)
+            && p.alert_state("RibbridgeRouterKeepsStalePaths", &[("prefix", VIP)])
+                .is_none()
+            && p.alert_state("RibbridgeRouterPathsBeyondAdvertising", &[("prefix", VIP)])
+                .is_none())
+        .then_some(())
+    })
+    .await;
+    assert_eq!(
+        router.nexthops(vip_addr(), 32).await,
+        2,
+        "node1's path is back"
+    );
+    eprintln!(
+        "graceful restart: node1 powered on; both alerts resolved {:?} later; test {:?} in all",
+        t_on.elapsed(),
+        t0.elapsed()
+    );
+    prom.stop().await;
+    station.stop().await;
+    rv.stop().await;
+    drop(lab_guard);
 }

@@ -29,9 +29,12 @@
 //!    flows, 100 Hz each, spread over both nodes by an L4 ECMP hash),
 //!    answered by an echo responder on each node; node1 "powers off" (all
 //!    its packets dropped, bgpd SIGKILLed) (a) with no drain, (b) after
-//!    `ribbridge drain` returned, (c) after a clean bgpd stop (SIGTERM: a
-//!    Cease) only. Probes lost, and how long the router kept node1's dead
-//!    path. A fresh lab per cell.
+//!    `ribbridge drain` returned, (c) after a clean bgpd stop (SIGTERM) only.
+//!    Probes lost, and how long the router kept node1's dead path. Each
+//!    twice: the lab's default profile, and frr-k8s's profile with
+//!    graceful restart (`lab.sh up --profile frr-k8s --graceful-restart`:
+//!    the router keeps a dead node's path as stale for 120 s).
+//!    BENCH_REBOOT_GR ("0 1") picks which. A fresh lab per cell.
 //!
 //! 6. availability (and, with BENCH_SOAK=1, the 10-minute soaks on 8.4):
 //!    both nodes advertise, ribbridge (repair) on node1, kube-vip's
@@ -1022,8 +1025,17 @@ impl Probes {
     }
 }
 
-async fn reboot_cell(frr: &'static str, how: Stop) -> Value {
-    let lab_guard = Lab::up(frr, 2, &[VIP]);
+async fn reboot_cell(frr: &'static str, how: Stop, graceful_restart: bool) -> Value {
+    let lab_guard = if graceful_restart {
+        Lab::up_with(
+            frr,
+            2,
+            &[VIP],
+            &["--profile", "frr-k8s", "--graceful-restart"],
+        )
+    } else {
+        Lab::up(frr, 2, &[VIP])
+    };
     let mut router = RouteWatch::open("rb-router");
     // An L4 hash, so the flows (one source port each) spread over both paths.
     host_exec(
@@ -1119,7 +1131,7 @@ async fn reboot_cell(frr: &'static str, how: Stop) -> Value {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (sent, answered) = probes.finish();
     drop(lab_guard);
-    json!({"stop": how.name(), "probes_sent": sent, "probes_lost": sent - answered.min(sent),
+    json!({"stop": how.name(), "graceful_restart": graceful_restart, "probes_sent": sent, "probes_lost": sent - answered.min(sent),
            "dead_path_ms": dead.as_ref().ok().map(|d| ms(*d)),
            "drain_ms": drain_ms, "router_paths_at_power_off": paths_at_power_off,
            "router_route_at_power_off": route_at_power_off})
@@ -1183,11 +1195,17 @@ async fn main() {
         let t = Instant::now();
         let mut reboot = Vec::new();
         if (reboot_on == 1 && on("reboot")) || only_reboot == 1 {
-            for how in [Stop::NoDrain, Stop::Drain, Stop::Clean] {
-                eprintln!("== FRR {frr}: reboot with {}", how.name());
-                let c = reboot_cell(frr, how).await;
-                eprintln!("{c}");
-                reboot.push(c);
+            let gr_modes: String = env_or("BENCH_REBOOT_GR", "0 1".to_string());
+            for gr in gr_modes.split_whitespace().map(|g| g == "1") {
+                for how in [Stop::NoDrain, Stop::Drain, Stop::Clean] {
+                    eprintln!(
+                        "== FRR {frr}: reboot with {}, graceful restart {gr}",
+                        how.name()
+                    );
+                    let c = reboot_cell(frr, how, gr).await;
+                    eprintln!("{c}");
+                    reboot.push(c);
+                }
             }
         }
         if only_reboot == 1 {
@@ -1321,14 +1339,19 @@ fn print_table(doc: &Value) {
         None => "-".to_string(),
     };
     println!(
-        "\n{:<6} {:<22} {:>8} {:>12} {:>16} {:>10}",
-        "FRR", "node1 powered off", "probes", "probes lost", "dead path (ms)", "drain ms"
+        "\n{:<6} {:<4} {:<22} {:>8} {:>12} {:>16} {:>10}",
+        "FRR", "GR", "node1 powered off", "probes", "probes lost", "dead path (ms)", "drain ms"
     );
     for r in doc["releases"].as_array().unwrap() {
         for c in r["reboot"].as_array().into_iter().flatten() {
             println!(
-                "{:<6} {:<22} {:>8} {:>12} {:>16} {:>10}",
+                "{:<6} {:<4} {:<22} {:>8} {:>12} {:>16} {:>10}",
                 r["frr"].as_str().unwrap(),
+                if c["graceful_restart"] == true {
+                    "yes"
+                } else {
+                    "no"
+                },
                 c["stop"].as_str().unwrap(),
                 c["probes_sent"],
                 c["probes_lost"],

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use ribbridge::reconcile::Class;
 
 use crate::support::daemon::Daemon;
-use crate::support::{Lab, lab};
+use crate::support::{Lab, RouteWatch, lab};
 
 const VIP: &str = "192.0.2.10/32";
 const NODE: &str = "rb-node1";
@@ -41,6 +41,15 @@ async fn switches(frr: &'static str, profile: &str, steps: &[Step]) {
     lab(&["vip-add", "node2", VIP]);
     d.wait_log("VIP consistent && to=advertised", Duration::from_secs(30))
         .await;
+    let mut router = RouteWatch::open("rb-router");
+    let vip: std::net::IpAddr = "192.0.2.10".parse().expect("addr");
+    router
+        .wait_nexthops(vip, 32, 2, Duration::from_secs(30))
+        .await
+        .expect("both nodes' paths at the router");
+    // What the router forwards meanwhile (measured, not asserted: graceful
+    // restart keeps node1's path while its FRR is replaced).
+    let timeline = router.timeline(vip, 32).await;
     let before = d.drain().len();
     let mut release = frr;
     for (args, to, mode) in steps {
@@ -102,11 +111,14 @@ async fn switches(frr: &'static str, profile: &str, steps: &[Step]) {
                 "{release} -> {to}: the old release's ribbridge_build_info is not 0:\n{m}"
             );
         }
+        let now = Instant::now();
         eprintln!(
-            "upgrade: node1 FRR {release} -> {to} ({}): subscribed to the new zebra after {} ms, ready and advertised after {} ms, from the start of `lab.sh switch`",
+            "upgrade: node1 FRR {release} -> {to} ({}): subscribed to the new zebra after {} ms, ready and advertised after {} ms, from the start of `lab.sh switch`; the router held both paths {:.1} % of that time ({} dips)",
             args.join(" "),
             back.as_millis(),
-            took.as_millis()
+            took.as_millis(),
+            100.0 * timeline.share_at_least(2, t, now),
+            timeline.dips(2, t, now)
         );
         release = to;
     }

@@ -27,13 +27,15 @@
 # must take no action), BENCH_SCALE="10000 100000" (route counts
 # of the node's memory cells; "" skips them), BENCH_ROUTER_ROUTES=1000000
 # (the router vantage's memory cell, once per bench, its own namespace; 0
-# skips it), BENCH_REBOOT=1 (0 skips the power-off cells),
-# BENCH_ONLY_REBOOT=0 (1: only those, ~70 s per release), BENCH_ONLY_MEMORY=0
+# skips it), BENCH_REBOOT=1 (0 skips the power-off cells), BENCH_REBOOT_GR
+# ("0 1": the power-off cells without and with graceful restart, the
+# frr-k8s profile; with it a cell without a drain lasts ~140 s),
+# BENCH_ONLY_REBOOT=0 (1: only those, ~6 min per release), BENCH_ONLY_MEMORY=0
 # (1: only the memory cells, ~3.5 min for the three releases, 12 s of it
 # inserting the million routes).
 # The full publication (all cells, 20 runs, three releases) takes about
 # 50 minutes on the 2-core lab machine, waiting for no other lab user: per
-# release ~70 s of power-off cells, ~20 s observation, 60 s idle, ~320 s
+# release ~6 min of power-off cells, ~20 s observation, 60 s idle, ~320 s
 # availability, ~30 s churn, 2-4 min of heal cells (the kube-vip mode on
 # 10.7 is 20 runs of ~5 s), ~1 min of memory cells; --soak adds 21 minutes
 # on 8.4.

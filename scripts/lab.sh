@@ -59,13 +59,15 @@ usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
         replace NODE's FRR in place, as an upgrade or a handover of its pod
         does: stop its daemons (SIGTERM), render its frr.conf for the
         release and profile (default: the node's current ones), start that
-        release's daemons, wait for every session; the socket directory (`lab.sh sockdir NODE`) and
-        the log directory stay the same paths, bind-mounted into another
-        release's root, as a hostPath outlives the pod
+        release's daemons, wait for every session; the socket directory
+        (`lab.sh sockdir NODE`) and the log directory stay the same paths,
+        bind-mounted into another release's root, as a hostPath outlives
+        the pod
   lab.sh down
         removes every namespace, daemon and file the lab made
   lab.sh status
-        the release, the VIPs, and each namespace's sockets and pids
+        the release, the VIPs, and each namespace's release, profile,
+        sockets and pids
   lab.sh sockdir NAMESPACE
         the directory holding NAMESPACE's zserv.api, zebra.vty, bgpd.vty
   lab.sh exec NAMESPACE CMD...
