@@ -33,6 +33,8 @@ pub mod update;
 pub mod view;
 
 pub use codec::{BmpCodec, FrameError, MAX_MESSAGE};
-pub use message::{DecodeError, Decoder, Message, PeerKey, Rib, decode};
+pub use message::{
+    DecodeError, Decoder, GracefulRestart, Message, Notification, PeerKey, Rib, decode,
+};
 pub use update::{EndOfRib, Family, Path, Skipped, TreatAsWithdraw, UpdateError};
-pub use view::{Counters, Limits, PathDetail, RouterState, View};
+pub use view::{Counters, Expired, Limits, PathDetail, RouterState, View};
