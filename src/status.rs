@@ -720,30 +720,42 @@ mod tests {
         assert!(!table.contains("withdrawn"), "{table}");
     }
 
-    #[test]
-    fn station_shows_paths_per_vip_per_router_and_unknown_when_stale() {
-        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
-        let peer = |address: &str, up| RouterPeer {
+    fn router_peer(address: &str, up: bool, stale: bool) -> RouterPeer {
+        RouterPeer {
             address: address.to_string(),
             asn: 64512,
             bgp_id: address.to_string(),
             up,
             rib: "adj-rib-in-post".to_string(),
-            stale: false,
-        };
+            stale,
+        }
+    }
+
+    /// tor-a, synced, two peers holding `vip`.
+    fn synced_router(vip: Prefix) -> RouterStatus {
+        RouterStatus {
+            router: "tor-a".to_string(),
+            sys_name: None,
+            address: "10.0.0.1".to_string(),
+            state: "synced".to_string(),
+            forget_at: None,
+            vips: vec![RouterVip {
+                prefix: vip,
+                paths: Some(2),
+                peers: vec![
+                    router_peer("198.18.1.2", true, false),
+                    router_peer("198.18.2.2", true, false),
+                ],
+            }],
+        }
+    }
+
+    #[test]
+    fn station_shows_paths_per_vip_per_router_and_unknown_when_stale() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let peer = |address: &str, up| router_peer(address, up, false);
         let routers = vec![
-            RouterStatus {
-                router: "tor-a".to_string(),
-                sys_name: None,
-                address: "10.0.0.1".to_string(),
-                state: "synced".to_string(),
-                forget_at: None,
-                vips: vec![RouterVip {
-                    prefix: vip,
-                    paths: Some(2),
-                    peers: vec![peer("198.18.1.2", true), peer("198.18.2.2", true)],
-                }],
-            },
+            synced_router(vip),
             RouterStatus {
                 router: "tor-b".to_string(),
                 sys_name: None,
@@ -814,33 +826,14 @@ mod tests {
     #[test]
     fn a_stale_path_is_marked_and_older_documents_still_parse() {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
-        let peer = |address: &str, up, stale| RouterPeer {
-            address: address.to_string(),
-            asn: 64512,
-            bgp_id: address.to_string(),
-            up,
-            rib: "adj-rib-in-post".to_string(),
-            stale,
-        };
-        let doc = station_document(
-            vec![RouterStatus {
-                router: "tor-a".to_string(),
-                sys_name: None,
-                address: "10.0.0.1".to_string(),
-                state: "synced".to_string(),
-                forget_at: None,
-                vips: vec![RouterVip {
-                    prefix: vip,
-                    paths: Some(3),
-                    peers: vec![
-                        peer("198.18.1.2", false, true),
-                        peer("198.18.2.2", true, true),
-                        peer("198.18.3.2", true, false),
-                    ],
-                }],
-            }],
-            None,
-        );
+        let mut router = synced_router(vip);
+        router.vips[0].paths = Some(3);
+        router.vips[0].peers = vec![
+            router_peer("198.18.1.2", false, true),
+            router_peer("198.18.2.2", true, true),
+            router_peer("198.18.3.2", true, false),
+        ];
+        let doc = station_document(vec![router], None);
         let table = render_table(&doc);
         assert!(
             table.contains(

@@ -845,30 +845,14 @@ mod tests {
             other => panic!("{other:?}"),
         };
         // Reason 1, Hold Timer Expired (4/0); reason 3, Cease/Hard Reset (6/9).
-        let mut hold = vec![1];
-        hold.extend_from_slice(&bgp(3, &[4, 0]));
-        assert_eq!(
-            down(&hold),
-            (
-                1,
-                Some(Notification {
-                    code: 4,
-                    subcode: 0
-                })
-            )
-        );
-        let mut hard = vec![3];
-        hard.extend_from_slice(&bgp(3, &[6, 9]));
-        assert_eq!(
-            down(&hard),
-            (
-                3,
-                Some(Notification {
-                    code: 6,
-                    subcode: 9
-                })
-            )
-        );
+        let notified = |reason: u8, code: u8, subcode: u8| {
+            let mut body = vec![reason];
+            body.extend_from_slice(&bgp(3, &[code, subcode]));
+            down(&body)
+        };
+        let n = |code, subcode| Some(Notification { code, subcode });
+        assert_eq!(notified(1, 4, 0), (1, n(4, 0)));
+        assert_eq!(notified(3, 6, 9), (3, n(6, 9)));
         // No NOTIFICATION (4), an FSM event (2), a PDU that is no NOTIFICATION.
         assert_eq!(down(&[4]), (4, None));
         assert_eq!(down(&[2, 0, 0]), (2, None));

@@ -684,21 +684,11 @@ impl View {
         for name in due {
             let res = self.with_router(&name, |r, ctx| {
                 let before = snapshot(r, ctx.vips);
-                let late: Vec<PeerKey> = r
-                    .deadlines
-                    .iter()
-                    .take_while(|(t, _)| *t <= now)
-                    .map(|(_, p)| *p)
-                    .collect();
+                let late = due_peers(&r.deadlines, now);
                 for p in &late {
                     r.paid(p, None);
                 }
-                let stale_ended: Vec<PeerKey> = r
-                    .stale_deadlines
-                    .iter()
-                    .take_while(|(t, _)| *t <= now)
-                    .map(|(_, p)| *p)
-                    .collect();
+                let stale_ended = due_peers(&r.stale_deadlines, now);
                 for p in &stale_ended {
                     r.expire_stale(p);
                 }
@@ -810,6 +800,15 @@ impl View {
     pub fn counted_rib(&self, router: &str, family: Family) -> Option<Rib> {
         self.routers.get(router)?.counted_rib(family)
     }
+}
+
+/// The peers whose deadline in `deadlines` is at or before `now`.
+fn due_peers(deadlines: &BTreeSet<(Millis, PeerKey)>, now: Millis) -> Vec<PeerKey> {
+    deadlines
+        .iter()
+        .take_while(|(t, _)| *t <= now)
+        .map(|(_, p)| *p)
+        .collect()
 }
 
 /// What [`apply`] reads of the view besides the router.
@@ -1097,13 +1096,16 @@ mod tests {
         eor_of(p, rib, EndOfRib::Unicast(family))
     }
     fn up(p: PeerKey) -> Message {
+        up_gr(p, None)
+    }
+    fn up_gr(p: PeerKey, g: Option<GracefulRestart>) -> Message {
         Message::PeerUp {
             peer: p,
             asn: 64512,
             bgp_id: Ipv4Addr::new(198, 18, 0, 2),
             loc_rib: false,
             families: vec![Family::Ipv4, Family::Ipv6],
-            graceful_restart: None,
+            graceful_restart: g,
         }
     }
     /// A session opening on a router with `peers` established.
@@ -1537,16 +1539,6 @@ mod tests {
             families: families.to_vec(),
             preserved: preserved.to_vec(),
             notification,
-        }
-    }
-    fn up_gr(p: PeerKey, g: Option<GracefulRestart>) -> Message {
-        Message::PeerUp {
-            peer: p,
-            asn: 64512,
-            bgp_id: Ipv4Addr::new(198, 18, 0, 2),
-            loc_rib: false,
-            families: vec![Family::Ipv4, Family::Ipv6],
-            graceful_restart: g,
         }
     }
     fn down(p: PeerKey, reason_code: u8, notification: Option<(u8, u8)>) -> Message {
