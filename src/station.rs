@@ -449,8 +449,8 @@ impl Station {
         self.export_all(&name);
     }
 
-    /// The next time a router is due to be forgotten or a peer's dump
-    /// taken as complete.
+    /// The next time a router is due to be forgotten, a peer's dump
+    /// taken as complete or a peer's stale paths (graceful restart) ended.
     pub fn next_deadline(&self) -> Option<Millis> {
         let forget = self.forgets.first().map(|(t, _)| *t);
         match (forget, self.view.next_deadline()) {
@@ -460,7 +460,8 @@ impl Station {
     }
 
     /// Take the peers that owe an End-of-RIB past `--bmp-sync-secs` as
-    /// dumped; forget the routers stale for long enough.
+    /// dumped; end the stale paths whose time passed; forget the routers
+    /// stale for long enough.
     pub fn expire(&mut self, now: Millis) {
         for e in self.view.expire(now) {
             let name = e.router;

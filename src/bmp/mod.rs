@@ -19,7 +19,7 @@
 //! `view.apply_at(router, &decoder.decode(frame)?, now)`; on close or error
 //! `view.session_down(router)`; `view.expire(now)` at
 //! `view.next_deadline()` takes the peers that never sent their End-of-RIB
-//! as dumped (the view has no clock of its own). The router is the address
+//! as dumped and ends the stale paths (graceful restart) whose time passed (the view has no clock of its own). The router is the address
 //! its session comes from. `Decoder` is per session because add-path use
 //! and each peer's families are learnt from its Peer Up; the free `decode`
 //! is a decoder that has seen none.
