@@ -102,6 +102,7 @@ fn station(routers: u32, peers: u32) -> Station {
                     bgp_id: Ipv4Addr::new(198, 18, 0, 2),
                     loc_rib: false,
                     families: vec![Family::Ipv4],
+                    graceful_restart: None,
                 },
             );
         }

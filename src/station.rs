@@ -65,7 +65,8 @@ pub const MAX_SYS_NAME: usize = 255;
 /// ([`Station::take_outputs`]) after each input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
-    /// A router's paths for a VIP (`None`: unknown).
+    /// A router's paths for a VIP (`None`: unknown), and how many of them
+    /// it keeps as stale (graceful restart; unknown exactly when `paths` is).
     Paths {
         /// The router.
         router: String,
@@ -73,6 +74,8 @@ pub enum Output {
         prefix: Prefix,
         /// Its paths there.
         paths: Option<u32>,
+        /// Of those, the stale ones.
+        stale: Option<u32>,
     },
     /// A stale router was forgotten: its series go.
     Forgotten {
@@ -165,8 +168,9 @@ pub struct Station {
     counted: Counters,
     /// Reasons already logged (each once).
     logged: BTreeSet<&'static str>,
-    /// The paths last exported per (router, VIP), to log changes only.
-    exported: HashMap<(String, Prefix), Option<u32>>,
+    /// The (paths, stale paths) last exported per (router, VIP), to log
+    /// changes only.
+    exported: HashMap<(String, Prefix), (Option<u32>, Option<u32>)>,
     /// What telemetry has not been told yet.
     out: Vec<Output>,
 }
@@ -323,12 +327,27 @@ impl Station {
                 }
             }
             Message::PeerUp {
-                peer, asn, bgp_id, ..
+                peer,
+                asn,
+                bgp_id,
+                graceful_restart,
+                ..
             } => {
-                tracing::info!(%router, %peer, asn, %bgp_id, "bmp: peer up");
+                let gr = graceful_restart.as_ref().map_or_else(
+                    || "-".to_string(),
+                    |g| format!("{}s {:?}", g.restart_time, g.families),
+                );
+                tracing::info!(%router, %peer, asn, %bgp_id, graceful_restart = %gr, "bmp: peer up");
             }
-            Message::PeerDown { peer, reason } => {
-                tracing::info!(%router, %peer, reason = %printable(reason, 1024), "bmp: peer down");
+            Message::PeerDown {
+                peer,
+                reason,
+                notification,
+                ..
+            } => {
+                let notification = notification
+                    .map_or_else(|| "-".to_string(), |n| format!("{}/{}", n.code, n.subcode));
+                tracing::info!(%router, %peer, reason = %printable(reason, 1024), %notification, "bmp: peer down");
             }
             Message::Stats { peer, counters } => {
                 tracing::debug!(%router, %peer, ?counters, "bmp: statistics report");
@@ -430,8 +449,8 @@ impl Station {
         self.export_all(&name);
     }
 
-    /// The next time a router is due to be forgotten or a peer's dump
-    /// taken as complete.
+    /// The next time a router is due to be forgotten, a peer's dump
+    /// taken as complete or a peer's stale paths (graceful restart) ended.
     pub fn next_deadline(&self) -> Option<Millis> {
         let forget = self.forgets.first().map(|(t, _)| *t);
         match (forget, self.view.next_deadline()) {
@@ -441,14 +460,23 @@ impl Station {
     }
 
     /// Take the peers that owe an End-of-RIB past `--bmp-sync-secs` as
-    /// dumped; forget the routers stale for long enough.
+    /// dumped; end the stale paths whose time passed; forget the routers
+    /// stale for long enough.
     pub fn expire(&mut self, now: Millis) {
-        for (name, changed, late) in self.view.expire(now) {
-            tracing::warn!(router = %name, peers = ?late.iter().map(ToString::to_string).collect::<Vec<_>>(), "bmp: no End-of-RIB from these peers in time (--bmp-sync-secs); counting the paths they sent (counts may be low until their dumps are complete)");
-            for prefix in &changed {
+        for e in self.view.expire(now) {
+            let name = e.router;
+            if !e.late.is_empty() {
+                tracing::warn!(router = %name, peers = ?e.late.iter().map(ToString::to_string).collect::<Vec<_>>(), "bmp: no End-of-RIB from these peers in time (--bmp-sync-secs); counting the paths they sent (counts may be low until their dumps are complete)");
+            }
+            if !e.stale_ended.is_empty() {
+                tracing::info!(router = %name, peers = ?e.stale_ended.iter().map(ToString::to_string).collect::<Vec<_>>(), "bmp: graceful restart over for these peers: the router's stale paths of theirs are gone");
+            }
+            for prefix in &e.changed {
                 self.export(&name, prefix);
             }
-            tracing::info!(router = %name, state = %state_name(self.view.state(&name)), "bmp: router state");
+            if !e.late.is_empty() {
+                tracing::info!(router = %name, state = %state_name(self.view.state(&name)), "bmp: router state");
+            }
         }
         self.count();
         while let Some((t, name)) = self.forgets.first().cloned() {
@@ -473,15 +501,19 @@ impl Station {
     /// over".
     fn export(&mut self, router: &str, prefix: &Prefix) {
         let paths = self.view.paths(router, prefix);
+        let stale = self.view.stale(router, prefix);
         self.out.push(Output::Paths {
             router: router.to_string(),
             prefix: *prefix,
             paths,
+            stale,
         });
-        let old = self.exported.insert((router.to_string(), *prefix), paths);
-        if old != Some(paths) {
-            let shown = paths.map_or_else(|| "unknown".to_string(), |n| n.to_string());
-            tracing::info!(%router, %prefix, paths = %shown, "bmp: router paths");
+        let old = self
+            .exported
+            .insert((router.to_string(), *prefix), (paths, stale));
+        if old != Some((paths, stale)) {
+            let shown = |n: Option<u32>| n.map_or_else(|| "unknown".to_string(), |n| n.to_string());
+            tracing::info!(%router, %prefix, paths = %shown(paths), stale = %shown(stale), "bmp: router paths");
         }
     }
 
@@ -537,6 +569,7 @@ impl Station {
                                     bgp_id: d.bgp_id.to_string(),
                                     up: d.up,
                                     rib: d.rib.to_string(),
+                                    stale: d.stale,
                                 })
                                 .collect(),
                         })
@@ -887,6 +920,7 @@ mod tests {
                 bgp_id: std::net::Ipv4Addr::new(198, 18, 0, 1),
                 loc_rib: false,
                 families: vec![crate::bmp::Family::Ipv4],
+                graceful_restart: None,
             };
             st.apply(
                 BmpInput::Message {
@@ -898,5 +932,107 @@ mod tests {
         }
         assert_eq!(st.view.counters().peers_refused, 199_900);
         assert_eq!(st.counted.peers_refused, 199_900, "reported to telemetry");
+    }
+
+    #[test]
+    fn stale_paths_are_exported_with_the_paths_and_shown_in_status() {
+        use crate::bmp::{Family, GracefulRestart, Notification, PeerKey, Rib};
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        up_from(&mut st, 1, "127.0.0.1:40000");
+        let node = PeerKey {
+            address: std::net::IpAddr::from([198, 18, 1, 2]),
+            distinguisher: 0,
+        };
+        let msg = |st: &mut Station, message: Message, now: Millis| {
+            st.apply(
+                BmpInput::Message {
+                    session: 1,
+                    message,
+                },
+                now,
+            );
+        };
+        msg(&mut st, initiation("r"), 0);
+        msg(
+            &mut st,
+            Message::PeerUp {
+                peer: node,
+                asn: 64512,
+                bgp_id: std::net::Ipv4Addr::new(198, 18, 1, 2),
+                loc_rib: false,
+                families: vec![Family::Ipv4],
+                graceful_restart: Some(GracefulRestart {
+                    restart_time: 120,
+                    families: vec![Family::Ipv4],
+                    preserved: vec![],
+                    notification: true,
+                }),
+            },
+            0,
+        );
+        let route = |announced: Vec<crate::bmp::Path>, end_of_rib| Message::Route {
+            peer: node,
+            asn: 64512,
+            bgp_id: std::net::Ipv4Addr::new(198, 18, 1, 2),
+            rib: Rib::PostPolicy,
+            announced,
+            withdrawn: vec![],
+            end_of_rib,
+            skipped: vec![],
+            treat_as_withdraw: None,
+        };
+        let vip_path = crate::bmp::Path {
+            prefix: vip(),
+            path_id: None,
+        };
+        msg(&mut st, route(vec![vip_path], None), 0);
+        msg(
+            &mut st,
+            route(vec![], Some(crate::bmp::EndOfRib::Unicast(Family::Ipv4))),
+            0,
+        );
+        st.take_outputs();
+        msg(
+            &mut st,
+            Message::PeerDown {
+                peer: node,
+                reason: "hold timer expired".into(),
+                reason_code: 1,
+                notification: Some(Notification {
+                    code: 4,
+                    subcode: 0,
+                }),
+            },
+            9_000,
+        );
+        let paths = |st: &mut Station| -> Vec<(Option<u32>, Option<u32>)> {
+            st.take_outputs()
+                .into_iter()
+                .filter_map(|o| match o {
+                    Output::Paths { paths, stale, .. } => Some((paths, stale)),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(paths(&mut st), [(Some(1), Some(1))]);
+        let doc = st.status(&|ms| ms);
+        let peer = &doc[0].vips[0].peers[0];
+        assert!(!peer.up && peer.stale, "{peer:?}");
+        assert_eq!(st.next_deadline(), Some(129_000));
+        st.expire(128_999);
+        assert!(paths(&mut st).is_empty());
+        st.expire(129_000);
+        assert_eq!(paths(&mut st), [(Some(0), Some(0))]);
+        assert!(st.status(&|ms| ms)[0].vips[0].peers.is_empty());
+        // The session's end: both unknown together.
+        st.apply(
+            BmpInput::Down {
+                session: 1,
+                kind: "closed",
+                reason: "closed".into(),
+            },
+            130_000,
+        );
+        assert_eq!(paths(&mut st), [(None, None)]);
     }
 }

@@ -104,6 +104,10 @@ pub struct RouterPeer {
     /// The RIB the path was reported from (`adj-rib-in-post`,
     /// `adj-rib-in-pre`, `loc-rib`).
     pub rib: String,
+    /// The router keeps its paths as stale (graceful restart: the session
+    /// dropped and they were not re-sent since); absent in older documents.
+    #[serde(default)]
+    pub stale: bool,
 }
 
 /// One VIP in `/status`.
@@ -444,8 +448,13 @@ fn render_station(doc: &StatusDoc) -> String {
                         v.peers
                             .iter()
                             .map(|p| {
-                                let down = if p.up { "" } else { " (down)" };
-                                format!("{} AS{}{down}", p.address, p.asn)
+                                let note = match (p.up, p.stale) {
+                                    (true, false) => "",
+                                    (true, true) => " (stale)",
+                                    (false, false) => " (down)",
+                                    (false, true) => " (down, stale)",
+                                };
+                                format!("{} AS{}{note}", p.address, p.asn)
                             })
                             .collect::<Vec<_>>()
                             .join(", ")
@@ -711,29 +720,42 @@ mod tests {
         assert!(!table.contains("withdrawn"), "{table}");
     }
 
-    #[test]
-    fn station_shows_paths_per_vip_per_router_and_unknown_when_stale() {
-        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
-        let peer = |address: &str, up| RouterPeer {
+    fn router_peer(address: &str, up: bool, stale: bool) -> RouterPeer {
+        RouterPeer {
             address: address.to_string(),
             asn: 64512,
             bgp_id: address.to_string(),
             up,
             rib: "adj-rib-in-post".to_string(),
-        };
+            stale,
+        }
+    }
+
+    /// tor-a, synced, two peers holding `vip`.
+    fn synced_router(vip: Prefix) -> RouterStatus {
+        RouterStatus {
+            router: "tor-a".to_string(),
+            sys_name: None,
+            address: "10.0.0.1".to_string(),
+            state: "synced".to_string(),
+            forget_at: None,
+            vips: vec![RouterVip {
+                prefix: vip,
+                paths: Some(2),
+                peers: vec![
+                    router_peer("198.18.1.2", true, false),
+                    router_peer("198.18.2.2", true, false),
+                ],
+            }],
+        }
+    }
+
+    #[test]
+    fn station_shows_paths_per_vip_per_router_and_unknown_when_stale() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let peer = |address: &str, up| router_peer(address, up, false);
         let routers = vec![
-            RouterStatus {
-                router: "tor-a".to_string(),
-                sys_name: None,
-                address: "10.0.0.1".to_string(),
-                state: "synced".to_string(),
-                forget_at: None,
-                vips: vec![RouterVip {
-                    prefix: vip,
-                    paths: Some(2),
-                    peers: vec![peer("198.18.1.2", true), peer("198.18.2.2", true)],
-                }],
-            },
+            synced_router(vip),
             RouterStatus {
                 router: "tor-b".to_string(),
                 sys_name: None,
@@ -799,5 +821,36 @@ mod tests {
         ))
         .expect("json");
         assert!(node.get("routers").is_none(), "{node}");
+    }
+
+    #[test]
+    fn a_stale_path_is_marked_and_older_documents_still_parse() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let mut router = synced_router(vip);
+        router.vips[0].paths = Some(3);
+        router.vips[0].peers = vec![
+            router_peer("198.18.1.2", false, true),
+            router_peer("198.18.2.2", true, true),
+            router_peer("198.18.3.2", true, false),
+        ];
+        let doc = station_document(vec![router], None);
+        let table = render_table(&doc);
+        assert!(
+            table.contains(
+                "198.18.1.2 AS64512 (down, stale), 198.18.2.2 AS64512 (stale), 198.18.3.2 AS64512\n"
+            ),
+            "{table}"
+        );
+        let mut json = serde_json::to_value(&doc).expect("json");
+        assert_eq!(json["routers"][0]["vips"][0]["peers"][0]["stale"], true);
+        // A document from before graceful restart: no `stale` key.
+        for p in json["routers"][0]["vips"][0]["peers"]
+            .as_array_mut()
+            .expect("peers")
+        {
+            p.as_object_mut().expect("peer").remove("stale");
+        }
+        let old: StatusDoc = serde_json::from_value(json).expect("parses");
+        assert!(old.routers[0].vips[0].peers.iter().all(|p| !p.stale));
     }
 }

@@ -86,6 +86,11 @@ pub const SERIES_PER_VIP: usize = Class::ALL.len() + 2;
 /// holds for a VIP (NaN while unknown); removed when the router is
 /// forgotten.
 pub const ROUTER_PATHS: &str = "ribbridge_router_paths";
+/// `ribbridge_router_stale_paths{router,prefix}`: of those, the paths the
+/// router keeps as stale for a peer whose session dropped (graceful
+/// restart: it still forwards to them); NaN exactly when
+/// [`ROUTER_PATHS`] is; published and removed with it.
+pub const ROUTER_STALE_PATHS: &str = "ribbridge_router_stale_paths";
 /// `ribbridge_bmp_messages_total{kind}`: BMP messages the station decoded.
 pub const BMP_MESSAGES_TOTAL: &str = "ribbridge_bmp_messages_total";
 /// `ribbridge_bmp_session_ends_total{reason}`: BMP sessions that ended.
@@ -479,27 +484,30 @@ pub fn bmp_sessions(n: usize) {
     gauge!(BMP_SESSIONS).set(n as f64);
 }
 
-/// `ribbridge_router_paths`, kept here rather than in the exporter: the
-/// exporter cannot remove a series, and a forgotten router's must go
-/// (a stale NaN would keep a decommissioned router on the dashboard).
-/// Key: (router, prefix); value: paths, NaN when unknown.
-static ROUTER_PATHS_SERIES: std::sync::Mutex<std::collections::BTreeMap<(String, String), f64>> =
+/// `ribbridge_router_paths` and `ribbridge_router_stale_paths`, kept here
+/// rather than in the exporter: the exporter cannot remove a series, and a
+/// forgotten router's must go (a stale NaN would keep a decommissioned
+/// router on the dashboard). One map so that both move together.
+/// Key: (router, prefix); value: (paths, stale paths), NaN when unknown.
+type RouterSeries = std::collections::BTreeMap<(String, String), (f64, f64)>;
+static ROUTER_PATHS_SERIES: std::sync::Mutex<RouterSeries> =
     std::sync::Mutex::new(std::collections::BTreeMap::new());
 
-fn router_series()
--> std::sync::MutexGuard<'static, std::collections::BTreeMap<(String, String), f64>> {
+fn router_series() -> std::sync::MutexGuard<'static, RouterSeries> {
     // A panic elsewhere while holding it left a consistent map: keep using it.
     ROUTER_PATHS_SERIES
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Paths `router` holds for `prefix`; `None` (its BMP session is down or
-/// not synced yet) is NaN, so no comparison fires on a guess.
-pub fn router_paths(router: &str, prefix: &Prefix, paths: Option<u32>) {
+/// Paths `router` holds for `prefix`, and of those the stale ones
+/// (graceful restart); `None` (its BMP session is down or not synced yet)
+/// is NaN, so no comparison fires on a guess.
+pub fn router_paths(router: &str, prefix: &Prefix, paths: Option<u32>, stale: Option<u32>) {
+    let v = |n: Option<u32>| n.map_or(f64::NAN, f64::from);
     router_series().insert(
         (router.to_string(), prefix.to_string()),
-        paths.map_or(f64::NAN, f64::from),
+        (v(paths), v(stale)),
     );
 }
 
@@ -520,19 +528,32 @@ fn render_router_paths() -> String {
     if series.is_empty() {
         return String::new();
     }
-    let mut out = format!(
-        "# HELP {ROUTER_PATHS} Paths the router holds for the VIP, from its BMP export (one per BGP peer with a post-policy path, or its Loc-RIB); NaN while its session is down or not synced\n# TYPE {ROUTER_PATHS} gauge\n"
-    );
-    for ((router, prefix), v) in series.iter() {
-        let v = if v.is_nan() {
-            "NaN".to_string()
-        } else {
-            v.to_string()
-        };
-        out += &format!(
-            "{ROUTER_PATHS}{{router=\"{}\",prefix=\"{prefix}\"}} {v}\n",
-            label_value(router)
-        );
+    let mut out = String::new();
+    for (name, help, pick) in [
+        (
+            ROUTER_PATHS,
+            "Paths the router holds for the VIP, from its BMP export (one per BGP peer with a post-policy path, or its Loc-RIB); NaN while its session is down or not synced",
+            (|v: &(f64, f64)| v.0) as fn(&(f64, f64)) -> f64,
+        ),
+        (
+            ROUTER_STALE_PATHS,
+            "Of ribbridge_router_paths, the paths the router keeps as stale under graceful restart (the peer's session dropped; the router still forwards to them until the restart time or the new session's End-of-RIB); NaN exactly when ribbridge_router_paths is",
+            |v: &(f64, f64)| v.1,
+        ),
+    ] {
+        out += &format!("# HELP {name} {help}\n# TYPE {name} gauge\n");
+        for ((router, prefix), v) in series.iter() {
+            let v = pick(v);
+            let v = if v.is_nan() {
+                "NaN".to_string()
+            } else {
+                v.to_string()
+            };
+            out += &format!(
+                "{name}{{router=\"{}\",prefix=\"{prefix}\"}} {v}\n",
+                label_value(router)
+            );
+        }
     }
     out
 }
@@ -672,16 +693,19 @@ mod tests {
             "rb-test-\"r1\"",
             &"192.0.2.10/32".parse().expect("prefix"),
             Some(2),
+            Some(1),
         );
         router_paths(
             "rb-test-r2",
             &"192.0.2.10/32".parse().expect("prefix"),
+            None,
             None,
         );
         router_paths(
             "rb-test-gone",
             &"192.0.2.10/32".parse().expect("prefix"),
             Some(1),
+            Some(0),
         );
         router_forgotten("rb-test-gone");
         let text = render(&handle);
@@ -689,6 +713,9 @@ mod tests {
             "# TYPE ribbridge_router_paths gauge",
             "ribbridge_router_paths{router=\"rb-test-\\\"r1\\\"\",prefix=\"192.0.2.10/32\"} 2\n",
             "ribbridge_router_paths{router=\"rb-test-r2\",prefix=\"192.0.2.10/32\"} NaN\n",
+            "# TYPE ribbridge_router_stale_paths gauge",
+            "ribbridge_router_stale_paths{router=\"rb-test-\\\"r1\\\"\",prefix=\"192.0.2.10/32\"} 1\n",
+            "ribbridge_router_stale_paths{router=\"rb-test-r2\",prefix=\"192.0.2.10/32\"} NaN\n",
             "# HELP ribbridge_vip_state",
             "# TYPE ribbridge_drift_duration_seconds histogram",
             "ribbridge_drift_duration_seconds_bucket{le=\"2\"} 1",

@@ -193,6 +193,34 @@ fn every_release_opens_with_initiation_naming_the_router_and_never_terminates() 
     }
 }
 
+/// FRR's default is graceful restart helper only: its OPENs carry the
+/// capability with no family, so no session negotiates retention and every
+/// Peer Down removes the peer's paths (node 2's bgpd killed in session 2:
+/// reason 4, the peer closed the session without a NOTIFICATION).
+#[test]
+fn frr_helper_only_sessions_negotiate_no_retention() {
+    for r in RELEASES {
+        for s in 1..=3 {
+            for m in capture(r, s) {
+                match m {
+                    Message::PeerUp {
+                        graceful_restart, ..
+                    } => assert_eq!(graceful_restart, None, "FRR {r} session {s}"),
+                    Message::PeerDown {
+                        reason_code,
+                        notification,
+                        ..
+                    } => {
+                        assert!(matches!(reason_code, 2 | 4), "FRR {r} session {s}");
+                        assert_eq!(notification, None, "FRR {r} session {s}");
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
 /// A starting router (session 1): known at its first Peer Down (nothing
 /// established), then 1, 2 paths as the nodes' sessions come up, 1 on the
 /// withdraw on node 1, 2 on the re-add, unknown once the session closes.

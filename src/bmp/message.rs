@@ -26,6 +26,12 @@
 //! the lab or FRR produce, see docs/BMP.md). The free function [`decode`]
 //! is a decoder with no Peer Up seen: no add-path. The AS number width of
 //! AS_PATH comes from the per-peer header's A flag (4 bytes for Loc-RIB).
+//!
+//! Graceful restart (RFC 4724 section 3, RFC 8538's N bit) is read here
+//! from the Peer Up frame's two OPENs, defensively (anything malformed is
+//! no graceful restart): bgpkit-parser's model drops the N bit and refuses
+//! a whole capability over one unknown SAFI. Peer Down carries its reason
+//! code and, for reasons 1 and 3, the NOTIFICATION's code and subcode.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -110,13 +116,24 @@ pub enum Message {
         /// multiprotocol capabilities; IPv4 when an OPEN has none, RFC
         /// 4760): the families whose End-of-RIB the peer owes the station.
         families: Vec<Family>,
+        /// Graceful restart as the two OPENs negotiated it: `Some` when the
+        /// router's OPEN carries the capability (it can be a helper) and
+        /// the peer's lists at least one unicast family.
+        graceful_restart: Option<GracefulRestart>,
     },
-    /// A BGP session of the router went down: its routes are gone.
+    /// A BGP session of the router went down: its routes are gone, or kept
+    /// as stale under graceful restart (`bmp::view` decides).
     PeerDown {
         /// The peer.
         peer: PeerKey,
         /// Why, as RFC 7854 section 4.9 words it.
         reason: String,
+        /// The reason code (RFC 7854 section 4.9: 1 to 5, 6 for RFC 9069's
+        /// TLV, 0 reserved).
+        reason_code: u8,
+        /// For reasons 1 and 3, the NOTIFICATION that follows, when it
+        /// parses.
+        notification: Option<Notification>,
     },
     /// Route Monitoring: one UPDATE the router holds from a peer, or in its Loc-RIB.
     Route {
@@ -161,6 +178,33 @@ pub enum Message {
         /// What it was.
         kind: &'static str,
     },
+}
+
+/// Graceful restart negotiated on a BGP session (RFC 4724 section 3, RFC
+/// 8538): what the router, a helper, keeps when the session drops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GracefulRestart {
+    /// The peer's Restart Time, in seconds: how long the router keeps its
+    /// routes once the session is down.
+    pub restart_time: u16,
+    /// The unicast families the peer's capability lists (others ignored).
+    pub families: Vec<Family>,
+    /// Of those, the ones whose Forwarding State (F) bit is set: on a
+    /// re-established session, stale routes of a family not here are
+    /// removed at once (RFC 4724 section 4.2).
+    pub preserved: Vec<Family>,
+    /// Both OPENs set the N bit (RFC 8538): routes are kept also when a
+    /// NOTIFICATION ends the session (unless it is a Hard Reset).
+    pub notification: bool,
+}
+
+/// A BGP NOTIFICATION's error code and subcode (RFC 4271 section 4.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Notification {
+    /// Error code (4: Hold Timer Expired, 6: Cease).
+    pub code: u8,
+    /// Error subcode (Cease 9: Hard Reset, RFC 8538).
+    pub subcode: u8,
 }
 
 /// Why a BMP message could not be decoded. The session that sent it is
@@ -238,6 +282,13 @@ impl Decoder {
             // `parse_bmp_msg` always reads NLRI without add-path ids.
             return self.route_monitoring(frame).map_err(malformed);
         }
+        // bgpkit-parser's OPEN model drops the graceful restart N bit:
+        // read the capability from the frame itself.
+        let graceful_restart = if frame[5] == u8::from(BmpMsgType::PeerUpNotification) {
+            peer_up_graceful_restart(&frame)
+        } else {
+            None
+        };
         let mut data = frame;
         let msg = parse_bmp_msg(&mut data).map_err(malformed)?;
         let peer = msg.per_peer_header.as_ref().map(peer_key);
@@ -270,14 +321,25 @@ impl Decoder {
                     bgp_id: h.peer_bgp_id,
                     loc_rib: h.peer_type == BmpPeerType::LocalRib,
                     families: negotiated_families(&m.sent_open, &m.received_open),
+                    graceful_restart,
                 }
             }
             (BmpMessageBody::PeerDownNotification(m), Some(h)) => {
                 let key = peer_key(&h);
                 self.add_path.remove(&key);
+                let data = m.data.as_deref().unwrap_or_default();
+                let notification = match m.reason {
+                    PeerDownReason::LocalSystemClosedNotificationPduFollows
+                    | PeerDownReason::RemoteSystemClosedNotificationPduFollows => {
+                        notification(data)
+                    }
+                    _ => None,
+                };
                 Message::PeerDown {
                     peer: key,
-                    reason: down_reason(m.reason, m.data.as_deref().map_or(0, <[u8]>::len)),
+                    reason: down_reason(m.reason, data.len()),
+                    reason_code: u8::from(m.reason),
+                    notification,
                 }
             }
             (BmpMessageBody::StatsReport(m), Some(h)) => Message::Stats {
@@ -471,6 +533,129 @@ fn add_path_families(open: &BgpOpenMessage, want: AddPathSendReceive) -> Vec<(Af
     out
 }
 
+/// The BMP common header (6) and per-peer header (42), then Peer Up's
+/// local address (16) and ports (4): where the sent OPEN starts.
+const PEER_UP_OPENS: usize = 6 + 42 + 16 + 4;
+
+/// Graceful restart from a Peer Up frame's two OPENs (sent = the router's,
+/// received = the peer's); `None` on anything malformed or missing.
+fn peer_up_graceful_restart(frame: &[u8]) -> Option<GracefulRestart> {
+    let rest = frame.get(PEER_UP_OPENS..)?;
+    let (sent, rest) = bgp_pdu(rest)?;
+    let (received, _) = bgp_pdu(rest)?;
+    let local = open_graceful_restart(sent)?;
+    let remote = open_graceful_restart(received)?;
+    if remote.families.is_empty() {
+        // A helper-only peer (FRR's default): nothing is retained for it.
+        return None;
+    }
+    Some(GracefulRestart {
+        notification: local.notification && remote.notification,
+        ..remote
+    })
+}
+
+/// One BGP PDU at the start of `data` (marker checked, its length within
+/// `data`), and what follows it.
+fn bgp_pdu(data: &[u8]) -> Option<(&[u8], &[u8])> {
+    let len = usize::from(u16::from_be_bytes([*data.get(16)?, *data.get(17)?]));
+    if len < 19 || data.get(..16)?.iter().any(|b| *b != 0xff) {
+        return None;
+    }
+    data.split_at_checked(len)
+}
+
+/// The graceful restart capability (code 64) of an OPEN PDU, if it carries
+/// a well-formed one (the first one; RFC 4724 allows one).
+fn open_graceful_restart(pdu: &[u8]) -> Option<GracefulRestart> {
+    if *pdu.get(18)? != 1 {
+        return None;
+    }
+    // Version 1, My AS 2, Hold Time 2, BGP Identifier 4, then the
+    // optional parameters' length: 1 byte, or RFC 9072's 255, 255, u16
+    // with 2-byte parameter lengths.
+    let body = pdu.get(19..)?;
+    let (params, wide) = match *body.get(9)? {
+        255 if *body.get(10)? == 255 => {
+            let len = usize::from(u16::from_be_bytes([*body.get(11)?, *body.get(12)?]));
+            (body.get(13..13 + len)?, true)
+        }
+        len => (body.get(10..10 + usize::from(len))?, false),
+    };
+    let mut params = params;
+    while !params.is_empty() {
+        let kind = *params.first()?;
+        let (len, head) = if wide {
+            (
+                usize::from(u16::from_be_bytes([*params.get(1)?, *params.get(2)?])),
+                3,
+            )
+        } else {
+            (usize::from(*params.get(1)?), 2)
+        };
+        let value = params.get(head..head + len)?;
+        params = params.get(head + len..)?;
+        if kind != 2 {
+            continue;
+        }
+        let mut caps = value;
+        while !caps.is_empty() {
+            let code = *caps.first()?;
+            let len = usize::from(*caps.get(1)?);
+            let value = caps.get(2..2 + len)?;
+            caps = caps.get(2 + len..)?;
+            if code == 64 {
+                return graceful_restart_capability(value);
+            }
+        }
+    }
+    None
+}
+
+/// RFC 4724 section 3: flags (R 0x8, N 0x4 per RFC 8538) and a 12-bit
+/// restart time, then (AFI u16, SAFI u8, flags u8 with F = 0x80) tuples.
+fn graceful_restart_capability(value: &[u8]) -> Option<GracefulRestart> {
+    let (head, tuples) = value.split_at_checked(2)?;
+    if tuples.len() % 4 != 0 {
+        return None;
+    }
+    let word = u16::from_be_bytes([head[0], head[1]]);
+    let mut families = Vec::new();
+    let mut preserved = Vec::new();
+    for t in tuples.chunks_exact(4) {
+        let family = match (u16::from_be_bytes([t[0], t[1]]), t[2]) {
+            (1, 1) => Family::Ipv4,
+            (2, 1) => Family::Ipv6,
+            _ => continue,
+        };
+        if !families.contains(&family) {
+            families.push(family);
+            if t[3] & 0x80 != 0 {
+                preserved.push(family);
+            }
+        }
+    }
+    Some(GracefulRestart {
+        restart_time: word & 0x0fff,
+        families,
+        preserved,
+        notification: word & 0x4000 != 0,
+    })
+}
+
+/// The error code and subcode of a NOTIFICATION PDU (RFC 7854 section
+/// 4.9: the whole BGP PDU follows reasons 1 and 3).
+fn notification(data: &[u8]) -> Option<Notification> {
+    let (pdu, _) = bgp_pdu(data)?;
+    if *pdu.get(18)? != 3 {
+        return None;
+    }
+    Some(Notification {
+        code: *pdu.get(19)?,
+        subcode: pdu.get(20).copied().unwrap_or(0),
+    })
+}
+
 fn down_reason(reason: PeerDownReason, data_len: usize) -> String {
     let text = match reason {
         PeerDownReason::Reserved => "reserved reason code 0",
@@ -535,21 +720,146 @@ mod tests {
         if let Some(sr) = add_path {
             caps.extend_from_slice(&[69, 4, 0, 1, 1, sr]);
         }
+        open_with(&caps)
+    }
+
+    /// An OPEN carrying `caps` (one Capabilities parameter).
+    fn open_with(caps: &[u8]) -> Vec<u8> {
         let mut b = vec![4, 0xfc, 0, 0, 9];
         b.extend_from_slice(&PEER);
         b.push(u8::try_from(caps.len() + 2).expect("fits"));
         b.extend_from_slice(&[2, u8::try_from(caps.len()).expect("fits")]);
-        b.extend_from_slice(&caps);
+        b.extend_from_slice(caps);
         bgp(1, &b)
     }
 
     fn peer_up(local: Option<u8>, remote: Option<u8>) -> Bytes {
+        peer_up_opens(&open(local), &open(remote))
+    }
+
+    /// A Peer Up carrying these two OPEN PDUs (sent, received).
+    fn peer_up_opens(sent: &[u8], received: &[u8]) -> Bytes {
         let mut body = vec![0; 12];
         body.extend_from_slice(&[198, 18, 1, 1]);
         body.extend_from_slice(&[0, 179, 0xc0, 0x01]);
-        body.extend_from_slice(&open(local));
-        body.extend_from_slice(&open(remote));
+        body.extend_from_slice(sent);
+        body.extend_from_slice(received);
         with_peer(3, 0, &body)
+    }
+
+    /// An OPEN with IPv4 unicast and, if `gr` is given, a graceful restart
+    /// capability of that value (flags and time, then the tuples).
+    fn open_gr(gr: Option<&[u8]>) -> Vec<u8> {
+        let mut caps = vec![1, 4, 0, 1, 0, 1];
+        if let Some(v) = gr {
+            caps.extend_from_slice(&[64, u8::try_from(v.len()).expect("fits")]);
+            caps.extend_from_slice(v);
+        }
+        open_with(&caps)
+    }
+
+    fn graceful_restart_of(
+        sent: Option<&[u8]>,
+        received: Option<&[u8]>,
+    ) -> Option<GracefulRestart> {
+        match decode(peer_up_opens(&open_gr(sent), &open_gr(received))) {
+            Ok(Message::PeerUp {
+                graceful_restart, ..
+            }) => graceful_restart,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// FRR's helper-only capability (R and N bits, 120 s, no family), as
+    /// the lab's captures carry it.
+    const HELPER: &[u8] = &[0xc0, 0x78];
+    /// Restart time 120 s, N bit, IPv4 unicast (F 0), IPv6 unicast (F 1),
+    /// VPNv4 (ignored).
+    const GR_BOTH: &[u8] = &[0x40, 0x78, 0, 1, 1, 0, 0, 2, 1, 0x80, 0, 1, 128, 0x80];
+
+    #[test]
+    fn graceful_restart_is_read_from_both_opens() {
+        assert_eq!(
+            graceful_restart_of(Some(HELPER), Some(GR_BOTH)),
+            Some(GracefulRestart {
+                restart_time: 120,
+                families: vec![Family::Ipv4, Family::Ipv6],
+                preserved: vec![Family::Ipv6],
+                notification: true,
+            })
+        );
+        // The router cannot help without the capability in its own OPEN;
+        // a peer without it, or listing no family (helper only), gets no
+        // retention.
+        assert_eq!(graceful_restart_of(None, Some(GR_BOTH)), None);
+        assert_eq!(graceful_restart_of(Some(HELPER), None), None);
+        assert_eq!(graceful_restart_of(Some(GR_BOTH), Some(HELPER)), None);
+        // The N bit on one side only: not negotiated (RFC 8538).
+        let no_n = [0x00, 0x78, 0, 1, 1, 0];
+        let gr = graceful_restart_of(Some(HELPER), Some(&no_n)).expect("gr");
+        assert!(!gr.notification);
+        assert_eq!(gr.families, [Family::Ipv4]);
+        let gr = graceful_restart_of(Some(&[0x80, 0x78]), Some(GR_BOTH)).expect("gr");
+        assert!(!gr.notification);
+        // Only other families listed: nothing the view counts.
+        assert_eq!(
+            graceful_restart_of(Some(HELPER), Some(&[0x40, 0x78, 0, 1, 128, 0])),
+            None
+        );
+    }
+
+    #[test]
+    fn a_malformed_graceful_restart_capability_is_ignored() {
+        // A truncated tuple, a truncated header: the Peer Up decodes, with
+        // no graceful restart.
+        for bad in [&[0x40, 0x78, 0, 1, 1][..], &[0x40][..], &[][..]] {
+            assert_eq!(
+                graceful_restart_of(Some(HELPER), Some(bad)),
+                None,
+                "{bad:?}"
+            );
+        }
+        // Any cut of a Peer Up frame: never a panic.
+        let whole = peer_up_opens(&open_gr(Some(HELPER)), &open_gr(Some(GR_BOTH)));
+        for cut in 0..whole.len() {
+            assert_eq!(
+                peer_up_graceful_restart(&whole[..cut]),
+                None,
+                "cut at {cut}"
+            );
+            let mut m = BytesMut::from(&whole[..cut.max(6)]);
+            m[1..5].copy_from_slice(&u32::try_from(cut.max(6)).expect("fits").to_be_bytes());
+            let _ = decode(m.freeze());
+        }
+        assert!(peer_up_graceful_restart(&whole).is_some());
+    }
+
+    #[test]
+    fn peer_down_carries_its_reason_code_and_notification() {
+        let down = |body: &[u8]| match decode(with_peer(2, 0, body)) {
+            Ok(Message::PeerDown {
+                reason_code,
+                notification,
+                ..
+            }) => (reason_code, notification),
+            other => panic!("{other:?}"),
+        };
+        // Reason 1, Hold Timer Expired (4/0); reason 3, Cease/Hard Reset (6/9).
+        let notified = |reason: u8, code: u8, subcode: u8| {
+            let mut body = vec![reason];
+            body.extend_from_slice(&bgp(3, &[code, subcode]));
+            down(&body)
+        };
+        let n = |code, subcode| Some(Notification { code, subcode });
+        assert_eq!(notified(1, 4, 0), (1, n(4, 0)));
+        assert_eq!(notified(3, 6, 9), (3, n(6, 9)));
+        // No NOTIFICATION (4), an FSM event (2), a PDU that is no NOTIFICATION.
+        assert_eq!(down(&[4]), (4, None));
+        assert_eq!(down(&[2, 0, 0]), (2, None));
+        let mut keepalive = vec![1];
+        keepalive.extend_from_slice(&bgp(4, &[]));
+        assert_eq!(down(&keepalive), (1, None));
+        assert_eq!(down(&[1, 0xff, 0xff]), (1, None), "a truncated PDU");
     }
 
     /// An UPDATE announcing 192.0.2.10/32, with `path_id` before the NLRI.

@@ -19,7 +19,7 @@
 //! `view.apply_at(router, &decoder.decode(frame)?, now)`; on close or error
 //! `view.session_down(router)`; `view.expire(now)` at
 //! `view.next_deadline()` takes the peers that never sent their End-of-RIB
-//! as dumped (the view has no clock of its own). The router is the address
+//! as dumped and ends the stale paths (graceful restart) whose time passed (the view has no clock of its own). The router is the address
 //! its session comes from. `Decoder` is per session because add-path use
 //! and each peer's families are learnt from its Peer Up; the free `decode`
 //! is a decoder that has seen none.
@@ -33,6 +33,8 @@ pub mod update;
 pub mod view;
 
 pub use codec::{BmpCodec, FrameError, MAX_MESSAGE};
-pub use message::{DecodeError, Decoder, Message, PeerKey, Rib, decode};
+pub use message::{
+    DecodeError, Decoder, GracefulRestart, Message, Notification, PeerKey, Rib, decode,
+};
 pub use update::{EndOfRib, Family, Path, Skipped, TreatAsWithdraw, UpdateError};
-pub use view::{Counters, Limits, PathDetail, RouterState, View};
+pub use view::{Counters, Expired, Limits, PathDetail, RouterState, View};

@@ -40,15 +40,31 @@
 //! - [`View::session_down`] makes the router `Stale`: counts unknown, paths
 //!   kept for `/status` detail until [`View::forget`] or the next
 //!   `session_up`, which starts from nothing.
-//! - A Peer Down removes every path of that peer, in every RIB; so does a
-//!   Peer Up (a new BGP session sends its routes again).
+//! - **Graceful restart** (RFC 4724, RFC 8538; docs/BMP.md): a Peer Down
+//!   removes every path of that peer, in every RIB, unless its session
+//!   negotiated graceful restart (its Peer Up's
+//!   [`super::message::GracefulRestart`]) and the router retains its
+//!   routes ([`retained`]: no NOTIFICATION, or one with the N bit that is
+//!   no Hard Reset, or the router's own Hold Timer Expired). Then its
+//!   paths of the families the peer listed stay, **stale**: still counted
+//!   in [`View::paths`] (the router forwards to them) and also in
+//!   [`View::stale`]; the others go. Stale paths end at the earliest of:
+//!   the peer's restart time after the Peer Down ([`View::expire`]); a new
+//!   Peer Up of the peer, at once for a family its new session does not
+//!   list with the F bit, else each path as it is re-sent (fresh again)
+//!   and the rest at the peer's End-of-RIB of the family in that RIB, or
+//!   [`STALE_PATH_MS`] after the Peer Up; the router's session ending
+//!   (unknown, kept for detail like every path). Any other Peer Up drops
+//!   what an earlier session left (a Peer Down lost).
 //! - Bounds ([`Limits`]): peers per router and paths per VIP per router;
 //!   what is refused is dropped and counted ([`Counters`]), never stored.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
-use super::message::{EndOfRib, Family, Message, Path, PeerKey, Rib};
+use super::message::{
+    EndOfRib, Family, GracefulRestart, Message, Notification, Path, PeerKey, Rib,
+};
 use crate::model::Prefix;
 
 /// Milliseconds on the station's clock (the owner's, passed in).
@@ -56,6 +72,29 @@ pub type Millis = u64;
 
 /// How long a peer may owe its End-of-RIB before it is taken as dumped.
 pub const DEFAULT_PATIENCE_MS: Millis = 60_000;
+
+/// How long stale paths wait for the End-of-RIB of the re-established
+/// session: FRR's `bgp graceful-restart stalepath-time` default (360 s).
+/// Not the station's patience: the router, not the station, keeps them.
+pub const STALE_PATH_MS: Millis = 360_000;
+
+/// Whether the router keeps a peer's paths as stale when its session,
+/// which negotiated `gr`, goes down with RFC 7854 `reason_code` (and the
+/// NOTIFICATION of reasons 1 and 3): no NOTIFICATION (2, 4) keeps them; a
+/// NOTIFICATION (1, 3) keeps them when both OPENs set the N bit (RFC 8538)
+/// and it is no Cease/Hard Reset (6/9), or, sent by the router (1), when it
+/// is Hold Timer Expired (4: the router detected the loss itself); a
+/// de-configured peer (5) and anything else do not.
+pub fn retained(gr: &GracefulRestart, reason_code: u8, notification: Option<Notification>) -> bool {
+    let hard_reset = notification.is_some_and(|n| n.code == 6 && n.subcode == 9);
+    let hold_timer = notification.is_some_and(|n| n.code == 4);
+    match reason_code {
+        2 | 4 => true,
+        1 if hold_timer => true,
+        1 | 3 => gr.notification && !hard_reset,
+        _ => false,
+    }
+}
 
 /// Where a router's session stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -115,6 +154,23 @@ pub struct PathDetail {
     pub rib: Rib,
     /// The add-path ids of its paths (empty without add-path).
     pub path_ids: Vec<u32>,
+    /// Every one of these paths is stale: kept by the router under
+    /// graceful restart, not (yet) re-sent since the session dropped.
+    pub stale: bool,
+}
+
+/// What [`View::expire`] did at one router.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expired {
+    /// The router.
+    pub router: String,
+    /// The VIPs whose count, stale count or known-ness changed.
+    pub changed: Vec<Prefix>,
+    /// The peers taken as dumped without their End-of-RIB.
+    pub late: Vec<PeerKey>,
+    /// The peers whose stale paths ended: their restart time (or the
+    /// stale-path time, [`STALE_PATH_MS`]) passed.
+    pub stale_ended: Vec<PeerKey>,
 }
 
 #[derive(Debug, Clone)]
@@ -132,6 +188,12 @@ struct PeerInfo {
     claimed: bool,
     /// The families whose End-of-RIB it sent (this session).
     dumped: BTreeSet<Family>,
+    /// Graceful restart as its last session negotiated it (its Peer Up).
+    gr: Option<GracefulRestart>,
+    /// The families whose paths the router keeps as stale for it.
+    stale: BTreeSet<Family>,
+    /// When those stale paths end, while any family is stale.
+    stale_until: Option<Millis>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,13 +206,116 @@ enum Phase {
     Live,
 }
 
+/// One peer's paths in one RIB for one VIP.
+#[derive(Debug, Clone, Default)]
+struct Ids {
+    /// Per add-path id (`None` without add-path): whether it is stale.
+    ids: BTreeMap<Option<u32>, bool>,
+    /// How many are stale.
+    stale: usize,
+}
+
+impl Ids {
+    /// Every path is stale: the peer counts as a stale path (Adj-RIB-In).
+    fn all_stale(&self) -> bool {
+        !self.ids.is_empty() && self.stale == self.ids.len()
+    }
+}
+
 /// One RIB's paths for one VIP at one router, counted as they change.
 #[derive(Debug, Clone, Default)]
 struct Held {
-    /// Per peer, its add-path ids (`None` without add-path).
-    per_peer: BTreeMap<PeerKey, BTreeSet<Option<u32>>>,
+    /// Per peer, its paths.
+    per_peer: BTreeMap<PeerKey, Ids>,
     /// Every path, over the peers.
     total: usize,
+    /// Every stale path, over the peers.
+    stale: usize,
+    /// The peers whose every path is stale.
+    stale_peers: usize,
+}
+
+impl Held {
+    /// Runs `f` on `peer`'s paths keeping the counts true; an entry left
+    /// empty is removed. Returns what `f` returns.
+    fn with_peer<T>(&mut self, peer: &PeerKey, f: impl FnOnce(&mut Ids) -> T) -> T {
+        let ids = self.per_peer.entry(*peer).or_default();
+        let before = (ids.ids.len(), ids.stale, ids.all_stale());
+        let out = f(ids);
+        let after = (ids.ids.len(), ids.stale, ids.all_stale());
+        if ids.ids.is_empty() {
+            self.per_peer.remove(peer);
+        }
+        self.total = (self.total + after.0).saturating_sub(before.0);
+        self.stale = (self.stale + after.1).saturating_sub(before.1);
+        self.stale_peers =
+            (self.stale_peers + usize::from(after.2)).saturating_sub(usize::from(before.2));
+        out
+    }
+
+    /// Adds a fresh path (a stale one becomes fresh: re-sent); true when
+    /// it was not held.
+    fn insert(&mut self, peer: &PeerKey, id: Option<u32>) -> bool {
+        self.with_peer(peer, |ids| match ids.ids.insert(id, false) {
+            None => true,
+            Some(was_stale) => {
+                ids.stale -= usize::from(was_stale);
+                false
+            }
+        })
+    }
+
+    /// Removes a path; true when it was held.
+    fn remove(&mut self, peer: &PeerKey, id: Option<u32>) -> bool {
+        if !self.per_peer.contains_key(peer) {
+            return false;
+        }
+        self.with_peer(peer, |ids| match ids.ids.remove(&id) {
+            None => false,
+            Some(was_stale) => {
+                ids.stale -= usize::from(was_stale);
+                true
+            }
+        })
+    }
+
+    /// Marks every path of `peer` stale; true when it holds any.
+    fn mark_stale(&mut self, peer: &PeerKey) -> bool {
+        if !self.per_peer.contains_key(peer) {
+            return false;
+        }
+        self.with_peer(peer, |ids| {
+            ids.ids.values_mut().for_each(|s| *s = true);
+            ids.stale = ids.ids.len();
+        });
+        true
+    }
+
+    /// Removes `peer`'s stale paths (`all`: every path); true when any went.
+    fn remove_peer(&mut self, peer: &PeerKey, all: bool) -> bool {
+        if !self.per_peer.contains_key(peer) {
+            return false;
+        }
+        self.with_peer(peer, |ids| {
+            let before = ids.ids.len();
+            if all {
+                ids.ids.clear();
+            } else {
+                ids.ids.retain(|_, stale| !*stale);
+            }
+            ids.stale = ids.ids.values().filter(|s| **s).count();
+            ids.ids.len() != before
+        })
+    }
+
+    /// What this RIB counts for the VIP: (paths, stale paths).
+    fn counts(&self, rib: Rib) -> (usize, usize) {
+        if rib == Rib::LocRib {
+            (self.total, self.stale)
+        } else {
+            (self.per_peer.len(), self.stale_peers)
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -164,6 +329,8 @@ struct Router {
     owing: BTreeMap<Family, usize>,
     /// (deadline, peer) of every peer that owes.
     deadlines: BTreeSet<(Millis, PeerKey)>,
+    /// (end, peer) of every peer with stale paths.
+    stale_deadlines: BTreeSet<(Millis, PeerKey)>,
     /// Per VIP, per RIB.
     paths: BTreeMap<Prefix, BTreeMap<Rib, Held>>,
 }
@@ -177,7 +344,18 @@ impl Router {
             peers: BTreeMap::new(),
             owing: BTreeMap::new(),
             deadlines: BTreeSet::new(),
+            stale_deadlines: BTreeSet::new(),
             paths: BTreeMap::new(),
+        }
+    }
+
+    /// The earliest deadline: an End-of-RIB owed or stale paths ending.
+    fn next_deadline(&self) -> Option<Millis> {
+        let a = self.deadlines.first().map(|(t, _)| *t);
+        let b = self.stale_deadlines.first().map(|(t, _)| *t);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -208,23 +386,25 @@ impl Router {
             }
     }
 
-    fn count(&self, prefix: &Prefix) -> u32 {
+    /// (paths, stale paths) of the counted RIB.
+    fn count(&self, prefix: &Prefix) -> (u32, u32) {
         let Some(rib) = self.counted_rib(Family::of(prefix)) else {
-            return 0;
+            return (0, 0);
         };
         let Some(held) = self.paths.get(prefix).and_then(|r| r.get(&rib)) else {
-            return 0;
+            return (0, 0);
         };
-        let n = if rib == Rib::LocRib {
-            held.total
-        } else {
-            held.per_peer.len()
-        };
-        u32::try_from(n).unwrap_or(u32::MAX)
+        let (n, stale) = held.counts(rib);
+        let n32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        (n32(n), n32(stale))
     }
 
     fn paths(&self, prefix: &Prefix) -> Option<u32> {
-        self.known(prefix).then(|| self.count(prefix))
+        self.known(prefix).then(|| self.count(prefix).0)
+    }
+
+    fn stale(&self, prefix: &Prefix) -> Option<u32> {
+        self.known(prefix).then(|| self.count(prefix).1)
     }
 
     /// `peer` owes an End-of-RIB for each of `families` from `now`.
@@ -292,19 +472,63 @@ impl Router {
         self.phase = Phase::Live;
     }
 
-    /// Removes every path of `peer`, in every RIB; returns the VIPs touched.
-    fn drop_peer(&mut self, peer: &PeerKey) -> Vec<Prefix> {
-        let mut touched = Vec::new();
+    /// Removes every path of `peer`, in every RIB, and its stale state.
+    fn drop_peer(&mut self, peer: &PeerKey) {
+        self.retain(peer, &BTreeSet::new(), None);
+    }
+
+    /// Keeps `peer`'s paths of `families` as stale until `until`, and
+    /// removes its others, in every RIB.
+    fn retain(&mut self, peer: &PeerKey, families: &BTreeSet<Family>, until: Option<Millis>) {
         for (vip, ribs) in &mut self.paths {
+            let keep = families.contains(&Family::of(vip));
             for held in ribs.values_mut() {
-                if let Some(ids) = held.per_peer.remove(peer) {
-                    held.total = held.total.saturating_sub(ids.len());
-                    touched.push(*vip);
+                if keep {
+                    held.mark_stale(peer);
+                } else {
+                    held.remove_peer(peer, true);
                 }
             }
         }
-        touched.dedup();
-        touched
+        let Some(p) = self.peers.get_mut(peer) else {
+            return;
+        };
+        p.stale = families.clone();
+        let until = until.filter(|_| !families.is_empty());
+        if let Some(t) = std::mem::replace(&mut p.stale_until, until) {
+            self.stale_deadlines.remove(&(t, *peer));
+        }
+        if let Some(t) = until {
+            self.stale_deadlines.insert((t, *peer));
+        }
+    }
+
+    /// Removes `peer`'s stale paths of `family` in `rib` (its End-of-RIB
+    /// there: what was not re-sent is gone).
+    fn end_stale(&mut self, peer: &PeerKey, family: Family, rib: Rib) {
+        for (vip, ribs) in &mut self.paths {
+            if Family::of(vip) == family
+                && let Some(held) = ribs.get_mut(&rib)
+            {
+                held.remove_peer(peer, false);
+            }
+        }
+    }
+
+    /// Removes every stale path of `peer` (its time passed); its fresh
+    /// paths stay.
+    fn expire_stale(&mut self, peer: &PeerKey) {
+        for ribs in self.paths.values_mut() {
+            for held in ribs.values_mut() {
+                held.remove_peer(peer, false);
+            }
+        }
+        if let Some(p) = self.peers.get_mut(peer) {
+            p.stale.clear();
+            if let Some(t) = p.stale_until.take() {
+                self.stale_deadlines.remove(&(t, *peer));
+            }
+        }
     }
 }
 
@@ -372,14 +596,14 @@ impl View {
         f: impl FnOnce(&mut Router, &View0<'_>) -> T,
     ) -> Option<T> {
         let r = self.routers.get_mut(router)?;
-        let before = (r.state(), r.deadlines.first().map(|(t, _)| *t));
+        let before = (r.state(), r.next_deadline());
         let ctx = View0 {
             vips: &self.vips,
             families: &self.families,
             limits: self.limits,
         };
         let out = f(r, &ctx);
-        let after = (r.state(), r.deadlines.first().map(|(t, _)| *t));
+        let after = (r.state(), r.next_deadline());
         if before.0 != after.0 {
             self.count_state(before.0, -1);
             self.count_state(after.0, 1);
@@ -425,7 +649,7 @@ impl View {
     }
 
     /// Apply one decoded message of `router`'s session, read at `now`;
-    /// returns the VIPs whose count or known-ness changed. A message for a
+    /// returns the VIPs whose count, stale count or known-ness changed. A message for a
     /// router with no session yet starts one.
     pub fn apply_at(&mut self, router: &str, msg: &Message, now: Millis) -> Vec<Prefix> {
         if !self.routers.contains_key(router) {
@@ -440,15 +664,16 @@ impl View {
         out
     }
 
-    /// The earliest time a peer is due to be taken as dumped.
+    /// The earliest time a peer is due to be taken as dumped or stale
+    /// paths are due to end.
     pub fn next_deadline(&self) -> Option<Millis> {
         self.deadlines.first().map(|(t, _)| *t)
     }
 
-    /// Takes every peer that still owes an End-of-RIB at `now` as dumped;
-    /// returns, per router, the VIPs whose count or known-ness changed and
-    /// the peers taken as dumped.
-    pub fn expire(&mut self, now: Millis) -> Vec<(String, Vec<Prefix>, Vec<PeerKey>)> {
+    /// Takes every peer that still owes an End-of-RIB at `now` as dumped
+    /// and ends the stale paths whose time passed; returns what changed,
+    /// per router.
+    pub fn expire(&mut self, now: Millis) -> Vec<Expired> {
         let due: Vec<String> = self
             .deadlines
             .iter()
@@ -459,27 +684,31 @@ impl View {
         for name in due {
             let res = self.with_router(&name, |r, ctx| {
                 let before = snapshot(r, ctx.vips);
-                let late: Vec<PeerKey> = r
-                    .deadlines
-                    .iter()
-                    .take_while(|(t, _)| *t <= now)
-                    .map(|(_, p)| *p)
-                    .collect();
+                let late = due_peers(&r.deadlines, now);
                 for p in &late {
                     r.paid(p, None);
+                }
+                let stale_ended = due_peers(&r.stale_deadlines, now);
+                for p in &stale_ended {
+                    r.expire_stale(p);
                 }
                 // The peers of the opening owed and are paid: the opening is
                 // over even if no other message came (a router with nothing
                 // to send until its first statistics report).
-                if matches!(r.phase, Phase::Opening(_)) {
+                if !late.is_empty() && matches!(r.phase, Phase::Opening(_)) {
                     r.phase = Phase::Dumping;
                 }
                 r.settle();
-                (changed(r, before), late)
+                (changed(r, before), late, stale_ended)
             });
-            if let Some((changed, late)) = res {
+            if let Some((changed, late, stale_ended)) = res {
                 self.counters.fallbacks += late.len() as u64;
-                out.push((name, changed, late));
+                out.push(Expired {
+                    router: name,
+                    changed,
+                    late,
+                    stale_ended,
+                });
             }
         }
         out
@@ -494,6 +723,12 @@ impl View {
             for p in owing {
                 r.paid(&p, None);
             }
+            // Stale paths are kept for detail like the rest; nothing ends
+            // on a router whose session is gone.
+            r.stale_deadlines.clear();
+            for p in r.peers.values_mut() {
+                p.stale_until = None;
+            }
         });
     }
 
@@ -501,8 +736,8 @@ impl View {
     pub fn forget(&mut self, router: &str) {
         if let Some(r) = self.routers.remove(router) {
             self.count_state(r.state(), -1);
-            if let Some((t, _)) = r.deadlines.first() {
-                self.deadlines.remove(&(*t, router.to_string()));
+            if let Some(t) = r.next_deadline() {
+                self.deadlines.remove(&(t, router.to_string()));
             }
         }
     }
@@ -512,6 +747,13 @@ impl View {
     /// the VIP's family not dumped yet.
     pub fn paths(&self, router: &str, prefix: &Prefix) -> Option<u32> {
         self.routers.get(router)?.paths(prefix)
+    }
+
+    /// Of [`View::paths`], those the router keeps as stale under graceful
+    /// restart (docs/BMP.md, "Graceful restart"); unknown exactly when the
+    /// paths are.
+    pub fn stale(&self, router: &str, prefix: &Prefix) -> Option<u32> {
+        self.routers.get(router)?.stale(prefix)
     }
 
     /// A router's state, if the view knows it.
@@ -538,7 +780,8 @@ impl View {
                     bgp_id: info.map_or(Ipv4Addr::UNSPECIFIED, |i| i.bgp_id),
                     up: info.is_some_and(|i| i.up) && !r.down,
                     rib: *rib,
-                    path_ids: ids.iter().flatten().copied().collect(),
+                    path_ids: ids.ids.keys().flatten().copied().collect(),
+                    stale: ids.all_stale(),
                 });
             }
         }
@@ -559,6 +802,15 @@ impl View {
     }
 }
 
+/// The peers whose deadline in `deadlines` is at or before `now`.
+fn due_peers(deadlines: &BTreeSet<(Millis, PeerKey)>, now: Millis) -> Vec<PeerKey> {
+    deadlines
+        .iter()
+        .take_while(|(t, _)| *t <= now)
+        .map(|(_, p)| *p)
+        .collect()
+}
+
 /// What [`apply`] reads of the view besides the router.
 #[derive(Debug)]
 struct View0<'a> {
@@ -567,14 +819,19 @@ struct View0<'a> {
     limits: Limits,
 }
 
-fn snapshot(r: &Router, vips: &BTreeSet<Prefix>) -> Vec<(Prefix, Option<u32>)> {
-    vips.iter().map(|v| (*v, r.paths(v))).collect()
+/// Per VIP: (paths, stale paths), `None` when unknown.
+type Snapshot = Vec<(Prefix, Option<(u32, u32)>)>;
+
+fn snapshot(r: &Router, vips: &BTreeSet<Prefix>) -> Snapshot {
+    vips.iter()
+        .map(|v| (*v, r.known(v).then(|| r.count(v))))
+        .collect()
 }
 
-fn changed(r: &Router, before: Vec<(Prefix, Option<u32>)>) -> Vec<Prefix> {
+fn changed(r: &Router, before: Snapshot) -> Vec<Prefix> {
     before
         .into_iter()
-        .filter(|(v, b)| r.paths(v) != *b)
+        .filter(|(v, b)| r.known(v).then(|| r.count(v)) != *b)
         .map(|(v, _)| v)
         .collect()
 }
@@ -600,6 +857,9 @@ fn peer_entry<'a>(
         deadline: None,
         claimed: false,
         dumped: BTreeSet::new(),
+        gr: None,
+        stale: BTreeSet::new(),
+        stale_until: None,
     }))
 }
 
@@ -630,6 +890,7 @@ fn apply(
             bgp_id,
             families,
             loc_rib,
+            graceful_restart,
         } => {
             if let Some(p) = peer_entry(r, ctx, *peer, *asn, *bgp_id, counters) {
                 p.asn = *asn;
@@ -639,9 +900,23 @@ fn apply(
                 // The Loc-RIB's Peer Up comes whether or not the Loc-RIB
                 // is monitored (FRR 10.x): it owes once it sends routes.
                 p.claimed = !*loc_rib;
+                // Stale paths of a family the new session preserves (F
+                // bit) wait for its End-of-RIB; the rest go at once (RFC
+                // 4724 section 4.2, FRR's bgp_establish).
+                let keep: BTreeSet<Family> = graceful_restart
+                    .as_ref()
+                    .map(|gr| {
+                        gr.preserved
+                            .iter()
+                            .copied()
+                            .filter(|f| p.stale.contains(f))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                p.gr = graceful_restart.clone();
                 // A new BGP session sends its routes again: whatever an
                 // earlier session left (a Peer Down lost) is not held.
-                r.drop_peer(peer);
+                r.retain(peer, &keep, Some(now.saturating_add(STALE_PATH_MS)));
                 r.paid(peer, None);
                 if dumping && !*loc_rib {
                     // Only what the session carries: a BGP session per
@@ -655,12 +930,34 @@ fn apply(
                 }
             }
         }
-        Message::PeerDown { peer, .. } => {
+        Message::PeerDown {
+            peer,
+            reason_code,
+            notification,
+            ..
+        } => {
             r.paid(peer, None);
-            if let Some(p) = r.peers.get_mut(peer) {
-                p.up = false;
+            let (was_up, gr) = match r.peers.get_mut(peer) {
+                Some(p) => (std::mem::replace(&mut p.up, false), p.gr.clone()),
+                None => (false, None),
+            };
+            match gr.filter(|gr| retained(gr, *reason_code, *notification)) {
+                // Graceful restart: the router keeps forwarding to the
+                // peer's paths of the families it listed, as stale.
+                Some(gr) if was_up => {
+                    let keep: BTreeSet<Family> = gr
+                        .families
+                        .iter()
+                        .copied()
+                        .filter(|f| ctx.families.contains(f))
+                        .collect();
+                    let until = now.saturating_add(Millis::from(gr.restart_time) * 1000);
+                    r.retain(peer, &keep, Some(until));
+                }
+                // A repeated Peer Down: what is retained stays, its end unmoved.
+                Some(_) => {}
+                None => r.drop_peer(peer),
             }
-            r.drop_peer(peer);
         }
         Message::Route {
             peer,
@@ -698,14 +995,8 @@ fn apply(
                 r.ribs.insert((fam, *rib));
             }
             for Path { prefix, path_id } in withdrawn {
-                if let Some(held) = r.paths.get_mut(prefix).and_then(|m| m.get_mut(rib))
-                    && let Some(ids) = held.per_peer.get_mut(peer)
-                    && ids.remove(path_id)
-                {
-                    held.total = held.total.saturating_sub(1);
-                    if ids.is_empty() {
-                        held.per_peer.remove(peer);
-                    }
+                if let Some(held) = r.paths.get_mut(prefix).and_then(|m| m.get_mut(rib)) {
+                    held.remove(peer, *path_id);
                 }
             }
             for Path { prefix, path_id } in announced {
@@ -718,17 +1009,26 @@ fn apply(
                 let fresh = !held
                     .per_peer
                     .get(peer)
-                    .is_some_and(|ids| ids.contains(path_id));
+                    .is_some_and(|ids| ids.ids.contains_key(path_id));
                 if fresh && all >= ctx.limits.paths_per_vip {
                     counters.paths_refused += 1;
                     continue;
                 }
-                if held.per_peer.entry(*peer).or_default().insert(*path_id) {
-                    held.total += 1;
-                }
+                // A stale path re-sent is fresh again.
+                held.insert(peer, *path_id);
             }
             if let Some(f) = end_of_rib {
                 r.paid(peer, Some(f));
+                // The re-established session's End-of-RIB: what it did not
+                // re-send is gone (RFC 4724 section 4.2).
+                // Per RIB: another RIB's stale paths wait for its own
+                // End-of-RIB, or the stale-path time.
+                if let Some(p) = r.peers.get_mut(peer)
+                    && p.up
+                    && (p.stale.remove(&f) || p.stale_until.is_some())
+                {
+                    r.end_stale(peer, f, *rib);
+                }
             }
         }
         Message::Initiation { .. }
@@ -796,12 +1096,16 @@ mod tests {
         eor_of(p, rib, EndOfRib::Unicast(family))
     }
     fn up(p: PeerKey) -> Message {
+        up_gr(p, None)
+    }
+    fn up_gr(p: PeerKey, g: Option<GracefulRestart>) -> Message {
         Message::PeerUp {
             peer: p,
             asn: 64512,
             bgp_id: Ipv4Addr::new(198, 18, 0, 2),
             loc_rib: false,
             families: vec![Family::Ipv4, Family::Ipv6],
+            graceful_restart: g,
         }
     }
     /// A session opening on a router with `peers` established.
@@ -876,6 +1180,8 @@ mod tests {
         let down = Message::PeerDown {
             peer: peer(2),
             reason: "test".into(),
+            reason_code: 4,
+            notification: None,
         };
         assert_eq!(v.apply("r1", &down), vec![vip(), vip6()]);
         assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
@@ -981,6 +1287,8 @@ mod tests {
             &Message::PeerDown {
                 peer: peer(2),
                 reason: "test".into(),
+                reason_code: 4,
+                notification: None,
             },
         );
         assert_eq!(changed, vec![vip()]);
@@ -1123,7 +1431,12 @@ mod tests {
         assert!(v.expire(DEFAULT_PATIENCE_MS - 1).is_empty());
         assert_eq!(
             v.expire(DEFAULT_PATIENCE_MS),
-            vec![("r1".to_string(), vec![vip(), vip6()], vec![peer(1)])]
+            vec![Expired {
+                router: "r1".to_string(),
+                changed: vec![vip(), vip6()],
+                late: vec![peer(1)],
+                stale_ended: vec![],
+            }]
         );
         assert_eq!(v.paths("r1", &vip()), Some(1));
         assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
@@ -1142,12 +1455,15 @@ mod tests {
             bgp_id: Ipv4Addr::new(198, 18, 0, 1),
             loc_rib: true,
             families: vec![Family::Ipv4, Family::Ipv6],
+            graceful_restart: None,
         };
         assert!(v.apply("r1", &loc).is_empty());
         assert_eq!(v.paths("r1", &vip()), None);
         let down = Message::PeerDown {
             peer: peer(1),
             reason: "not established".into(),
+            reason_code: 4,
+            notification: None,
         };
         assert_eq!(v.apply("r1", &down), vec![vip(), vip6()]);
         assert_eq!(v.paths("r1", &vip()), Some(0));
@@ -1178,6 +1494,7 @@ mod tests {
             bgp_id: Ipv4Addr::new(198, 18, 0, 1),
             loc_rib: true,
             families: vec![Family::Ipv4],
+            graceful_restart: None,
         };
         let mut v = opened(&[]);
         v.apply("r1", &loc);
@@ -1209,8 +1526,246 @@ mod tests {
         assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
         let done = v.expire(DEFAULT_PATIENCE_MS);
         assert_eq!(done.len(), 1);
-        assert_eq!(done[0].2, vec![peer(1), peer(2)]);
+        assert_eq!(done[0].late, vec![peer(1), peer(2)]);
         assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
         assert_eq!(v.paths("r1", &vip()), Some(0));
+    }
+
+    // ---- Graceful restart (RFC 4724, RFC 8538) ----
+
+    fn gr(families: &[Family], preserved: &[Family], notification: bool) -> GracefulRestart {
+        GracefulRestart {
+            restart_time: 120,
+            families: families.to_vec(),
+            preserved: preserved.to_vec(),
+            notification,
+        }
+    }
+    fn down(p: PeerKey, reason_code: u8, notification: Option<(u8, u8)>) -> Message {
+        Message::PeerDown {
+            peer: p,
+            reason: "test".into(),
+            reason_code,
+            notification: notification.map(|(code, subcode)| Notification { code, subcode }),
+        }
+    }
+    const RESTART_MS: Millis = 120_000;
+
+    #[test]
+    fn the_retention_rule() {
+        let with_n = gr(&[Family::Ipv4], &[], true);
+        let without_n = gr(&[Family::Ipv4], &[], false);
+        let n = |code, subcode| Some(Notification { code, subcode });
+        let cases = [
+            // (reason, notification, kept with N, kept without N)
+            (2, None, true, true),
+            (4, None, true, true),
+            (1, n(4, 0), true, true),
+            (1, n(6, 2), true, false),
+            (1, n(6, 9), false, false),
+            (1, None, true, false),
+            (3, n(6, 4), true, false),
+            (3, n(4, 0), true, false),
+            (3, n(6, 9), false, false),
+            (5, None, false, false),
+            (6, None, false, false),
+            (0, None, false, false),
+        ];
+        for (reason, notification, kept_n, kept) in cases {
+            assert_eq!(
+                retained(&with_n, reason, notification),
+                kept_n,
+                "N bit, reason {reason}, {notification:?}"
+            );
+            assert_eq!(
+                retained(&without_n, reason, notification),
+                kept,
+                "no N bit, reason {reason}, {notification:?}"
+            );
+        }
+    }
+
+    /// A synced router with peer 1 (graceful restart `g`) holding the VIP
+    /// (post-policy, add-path id `id`) and peer 2 holding it too.
+    fn synced_with_gr(g: Option<GracefulRestart>) -> View {
+        let mut v = View::new([vip(), vip2()]);
+        v.session_up("r1");
+        v.apply("r1", &up_gr(peer(1), g));
+        v.apply("r1", &up(peer(2)));
+        for p in [1, 2] {
+            for f in [Family::Ipv4, Family::Ipv6] {
+                v.apply("r1", &eor(peer(p), Rib::PostPolicy, f));
+            }
+        }
+        announce(&mut v, peer(1), Rib::PostPolicy, vip());
+        announce(&mut v, peer(1), Rib::PostPolicy, vip2());
+        announce(&mut v, peer(2), Rib::PostPolicy, vip());
+        assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
+        assert_eq!(
+            (v.paths("r1", &vip()), v.stale("r1", &vip())),
+            (Some(2), Some(0))
+        );
+        v
+    }
+    fn vip2() -> Prefix {
+        "192.0.2.11/32".parse().expect("vip2")
+    }
+    fn counts(v: &View, p: &Prefix) -> (Option<u32>, Option<u32>) {
+        (v.paths("r1", p), v.stale("r1", p))
+    }
+
+    #[test]
+    fn a_powered_off_node_stays_as_stale_for_its_restart_time() {
+        let mut v = synced_with_gr(Some(gr(&[Family::Ipv4], &[], true)));
+        let at = 5_000;
+        // The router's hold timer expired: it sent Hold Timer Expired.
+        let changed = v.apply_at("r1", &down(peer(1), 1, Some((4, 0))), at);
+        assert_eq!(changed, vec![vip(), vip2()], "the stale counts changed");
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(1)), "still forwarded to");
+        assert_eq!(counts(&v, &vip2()), (Some(1), Some(1)));
+        let d = v.detail("r1", &vip());
+        assert!(!d[0].up && d[0].stale, "{d:?}");
+        assert!(d[1].up && !d[1].stale, "{d:?}");
+        assert_eq!(v.next_deadline(), Some(at + RESTART_MS));
+        assert!(v.expire(at + RESTART_MS - 1).is_empty());
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(1)));
+        let done = v.expire(at + RESTART_MS);
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].stale_ended, vec![peer(1)]);
+        assert!(done[0].late.is_empty());
+        assert_eq!(done[0].changed, vec![vip(), vip2()]);
+        assert_eq!(counts(&v, &vip()), (Some(1), Some(0)));
+        assert_eq!(counts(&v, &vip2()), (Some(0), Some(0)));
+        assert_eq!(v.next_deadline(), None);
+        assert_eq!(v.counters().fallbacks, 0);
+    }
+
+    #[test]
+    fn a_reconnecting_node_replaces_its_stale_paths_up_to_its_end_of_rib() {
+        let mut v = synced_with_gr(Some(gr(&[Family::Ipv4], &[], true)));
+        // bgpd stopped cleanly: the TCP session closed, no NOTIFICATION.
+        v.apply_at("r1", &down(peer(1), 4, None), 1_000);
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(1)));
+        // It comes back preserving its forwarding state (F bit).
+        let back = Some(gr(&[Family::Ipv4], &[Family::Ipv4], true));
+        v.apply_at("r1", &up_gr(peer(1), back), 30_000);
+        assert_eq!(
+            counts(&v, &vip()),
+            (Some(2), Some(1)),
+            "stale until re-sent"
+        );
+        assert_eq!(v.next_deadline(), Some(30_000 + STALE_PATH_MS));
+        // It re-sends the VIP only: fresh again; the other VIP stays stale.
+        assert_eq!(
+            v.apply_at(
+                "r1",
+                &route(peer(1), Rib::PostPolicy, vec![path(vip(), None)], vec![]),
+                30_100
+            ),
+            vec![vip()]
+        );
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(0)));
+        assert_eq!(counts(&v, &vip2()), (Some(1), Some(1)));
+        assert!(v.detail("r1", &vip()).iter().all(|d| d.up && !d.stale));
+        // Its End-of-RIB: what it did not re-send is gone.
+        let changed = v.apply_at("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4), 30_200);
+        assert_eq!(changed, vec![vip2()]);
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(0)));
+        assert_eq!(counts(&v, &vip2()), (Some(0), Some(0)));
+        // The stale-path deadline finds nothing left.
+        v.expire(30_000 + STALE_PATH_MS);
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(0)));
+        assert_eq!(v.next_deadline(), None);
+    }
+
+    #[test]
+    fn a_stale_add_path_id_not_resent_goes_at_the_end_of_rib() {
+        let mut v = synced_with_gr(Some(gr(&[Family::Ipv4], &[], true)));
+        v.apply(
+            "r1",
+            &route(peer(1), Rib::PostPolicy, vec![path(vip(), Some(7))], vec![]),
+        );
+        v.apply_at("r1", &down(peer(1), 2, None), 1_000);
+        v.apply_at(
+            "r1",
+            &up_gr(peer(1), Some(gr(&[Family::Ipv4], &[Family::Ipv4], true))),
+            2_000,
+        );
+        // One of its two paths re-sent: the peer is no longer stale.
+        v.apply_at(
+            "r1",
+            &route(peer(1), Rib::PostPolicy, vec![path(vip(), None)], vec![]),
+            2_100,
+        );
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(0)));
+        assert!(!v.detail("r1", &vip())[0].stale);
+        v.apply_at("r1", &eor(peer(1), Rib::PostPolicy, Family::Ipv4), 2_200);
+        assert_eq!(
+            v.detail("r1", &vip())[0].path_ids,
+            Vec::<u32>::new(),
+            "id 7 gone"
+        );
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(0)));
+    }
+
+    #[test]
+    fn a_reconnect_without_forwarding_state_drops_the_stale_paths_at_once() {
+        let mut v = synced_with_gr(Some(gr(&[Family::Ipv4], &[], true)));
+        v.apply_at("r1", &down(peer(1), 1, Some((4, 0))), 1_000);
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(1)));
+        // F bit 0 (FRR's default): the router deletes them (RFC 4724 4.2).
+        v.apply_at(
+            "r1",
+            &up_gr(peer(1), Some(gr(&[Family::Ipv4], &[], true))),
+            2_000,
+        );
+        assert_eq!(counts(&v, &vip()), (Some(1), Some(0)));
+        assert_eq!(v.next_deadline(), None);
+        announce(&mut v, peer(1), Rib::PostPolicy, vip());
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(0)));
+    }
+
+    #[test]
+    fn without_retention_a_peer_down_removes_its_paths() {
+        // No graceful restart, a Hard Reset, a de-configured peer, an
+        // administrative Cease without the N bit.
+        let cases = [
+            (None, down(peer(1), 1, Some((4, 0)))),
+            (
+                Some(gr(&[Family::Ipv4], &[], true)),
+                down(peer(1), 3, Some((6, 9))),
+            ),
+            (Some(gr(&[Family::Ipv4], &[], true)), down(peer(1), 5, None)),
+            (
+                Some(gr(&[Family::Ipv4], &[], false)),
+                down(peer(1), 3, Some((6, 4))),
+            ),
+            // Graceful restart for IPv6 only: the IPv4 VIP goes.
+            (Some(gr(&[Family::Ipv6], &[], true)), down(peer(1), 4, None)),
+        ];
+        for (g, msg) in cases {
+            let mut v = synced_with_gr(g.clone());
+            v.apply_at("r1", &msg, 1_000);
+            assert_eq!(counts(&v, &vip()), (Some(1), Some(0)), "{g:?} {msg:?}");
+            assert_eq!(counts(&v, &vip2()), (Some(0), Some(0)), "{g:?} {msg:?}");
+            assert_eq!(v.next_deadline(), None);
+        }
+    }
+
+    #[test]
+    fn stale_paths_are_unknown_with_the_paths_once_the_session_ends() {
+        let mut v = synced_with_gr(Some(gr(&[Family::Ipv4], &[], true)));
+        v.apply_at("r1", &down(peer(1), 4, None), 1_000);
+        // A repeated Peer Down neither drops them nor moves their end.
+        v.apply_at("r1", &down(peer(1), 4, None), 50_000);
+        assert_eq!(counts(&v, &vip()), (Some(2), Some(1)));
+        assert_eq!(v.next_deadline(), Some(1_000 + RESTART_MS));
+        v.session_down("r1");
+        assert_eq!(counts(&v, &vip()), (None, None));
+        assert_eq!(v.next_deadline(), None);
+        assert!(
+            v.detail("r1", &vip()).iter().any(|d| d.stale),
+            "kept for detail"
+        );
     }
 }
