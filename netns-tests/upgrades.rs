@@ -112,6 +112,22 @@ async fn switches(frr: &'static str, profile: &str, steps: &[Step]) {
             );
         }
         let now = Instant::now();
+        // 8.4's import-table copies table 198 into the main table; a
+        // release without it must not inherit the copy.
+        let main = lab(&[
+            "exec",
+            NODE,
+            "ip",
+            "route",
+            "show",
+            "table",
+            "main",
+            "192.0.2.10/32",
+        ]);
+        eprintln!(
+            "upgrade: node1's main table for the VIP under {to}: {:?}",
+            main.trim()
+        );
         eprintln!(
             "upgrade: node1 FRR {release} -> {to} ({}): subscribed to the new zebra after {} ms, ready and advertised after {} ms, from the start of `lab.sh switch`; the router held both paths {:.1} % of that time ({} dips)",
             args.join(" "),
