@@ -65,7 +65,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{ADDRESS_THEN_ROUTE, Lab, ROUTE_THEN_ADDRESS, RouteWatch, lab};
+use support::{ADDRESS_THEN_ROUTE, Lab, ROUTE_THEN_ADDRESS, RouteWatch, host_exec, lab};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
@@ -935,15 +935,6 @@ const FLOWS: usize = 16;
 const PROBE_EVERY: Duration = Duration::from_millis(10);
 const ECHO_PORT: u16 = 7;
 const PROBE_SRC: &str = "203.0.113.1";
-
-/// A shell command in `ns` with the host's tools (iptables, sysctl).
-fn host_exec(ns: &str, cmd: &str) {
-    let st = std::process::Command::new("ip")
-        .args(["netns", "exec", ns, "sh", "-c", cmd])
-        .status()
-        .expect("ip netns exec");
-    assert!(st.success(), "{ns}: {cmd}: {st}");
-}
 
 /// A UDP echo responder on the VIP in `ns` (the VIP made local by a route
 /// in table local: no address, so zebra sees nothing new).

@@ -169,6 +169,17 @@ pub fn lab(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A shell command in namespace `ns` with the host's tools (iptables,
+/// sysctl), not inside an FRR root as `lab.sh exec` runs it; fails the
+/// test when it fails.
+pub fn host_exec(ns: &str, cmd: &str) {
+    let st = std::process::Command::new("ip")
+        .args(["netns", "exec", ns, "sh", "-c", cmd])
+        .status()
+        .expect("ip netns exec");
+    assert!(st.success(), "{ns}: {cmd}: {st}");
+}
+
 /// A running lab; dropping it tears the lab down, also when the test panics.
 ///
 /// There is one lab per machine (the rb-* namespaces): the lab holds an
