@@ -237,7 +237,18 @@ impl Lab {
             _lock: lock,
         };
         lab(&args);
+        // A drain intent a killed run left beside these sockets would drain
+        // this lab's nodes the moment a ribbridge starts.
+        guard.clear_drain_intents();
         guard
+    }
+
+    /// Remove every node's drain intent file (`drain_state`): a drain a
+    /// test or bench cell recorded must not outlive its lab.
+    fn clear_drain_intents(&self) {
+        for i in 1..=self.nodes {
+            let _ = std::fs::remove_file(drain_state(&self.sockdir(&format!("rb-node{i}"))));
+        }
     }
 
     pub fn sockdir(&self, ns: &str) -> PathBuf {
@@ -309,6 +320,7 @@ pub fn drain_state(frr_dir: &Path) -> PathBuf {
 
 impl Drop for Lab {
     fn drop(&mut self) {
+        self.clear_drain_intents();
         let _ = Command::new(repo().join("scripts/lab.sh"))
             .arg("down")
             .status();
