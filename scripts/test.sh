@@ -99,7 +99,11 @@ scripts/check-systemd-unit.sh
 # filtered and unconfigured checks, ~27 s each; the 1 000-VIP mass heal on
 # 10.7, 16-29 s); drain.rs's reload tests ~30 s per release.
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
-# every second; 23 dashboard expressions evaluated in the same lab).
+# every second; 23 dashboard expressions evaluated in the same lab), and
+# ~24 s for its graceful-restart power-off (a 10.7 frr-k8s lab with a BMP
+# station, four ribbridge, a Prometheus).
+# upgrades.rs adds ~35 s (two graceful-restart labs, four in-place FRR
+# switches, lab.sh switch).
 # gobgp.rs adds ~75 s (a GoBGP lab of its own per test, scripts/lab-gobgp.sh,
 # ~7 s up): IPv4 ~37-46 s, of which up to 8 s GoBGP's dial back-off, 10-14 s
 # its re-enabled peer and 5-15 s its reconnect after the station's restart
