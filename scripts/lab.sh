@@ -576,7 +576,7 @@ unmount_node() { # NODE ROOT
 cmd_switch() { # NODE [--frr VERSION] [--profile NAME]
     [[ $# -ge 1 ]] || usage_error switch "switch: NODE is required"
     load_state
-    local node key old_root new_root frr profile i
+    local node key old_root new_root frr profile i p
     node=$(node_ns "$1" switch); shift
     frr=$(frr_of "$node") profile=$(profile_of "$node")
     while [[ $# -gt 0 ]]; do
