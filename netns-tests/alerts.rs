@@ -593,15 +593,14 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
 /// still holds both paths. node1 powers on (packets pass, bgpd and
 /// ribbridge start): its session comes back, the stale path is replaced,
 /// both alerts resolve.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn alerts_a_node_powered_off_under_graceful_restart_frr_10_7() {
+async fn powered_off_under_graceful_restart(frr: &'static str) {
     let t0 = Instant::now();
     let shipped = std::fs::read_to_string(repo().join("deploy/prometheus/ribbridge-rules.yaml"))
         .expect("rules file");
     let (rules, _) = rules_with_short_for(&shipped);
     const BMP: &str = "127.0.0.1:11021";
     let lab_guard = Lab::up_with(
-        "10.7",
+        frr,
         2,
         &[VIP],
         &["--bmp", BMP, "--profile", "frr-k8s", "--graceful-restart"],
@@ -689,7 +688,7 @@ async fn alerts_a_node_powered_off_under_graceful_restart_frr_10_7() {
         "the router dropped node1's path: graceful restart did not keep it"
     );
     eprintln!(
-        "graceful restart: node1 powered off; the station counted its path stale {t_stale:?} later (the hold timer), both alerts firing at {t_firing:?}, the router's kernel still holding 2 paths"
+        "graceful restart ({frr}): node1 powered off; the station counted its path stale {t_stale:?} later (the hold timer), both alerts firing at {t_firing:?}, the router's kernel still holding 2 paths"
     );
 
     // Power on: the session returns and refreshes the path; both resolve.
@@ -718,7 +717,7 @@ async fn alerts_a_node_powered_off_under_graceful_restart_frr_10_7() {
         .await
         .expect("node1's fresh path in the router's kernel");
     eprintln!(
-        "graceful restart: node1 powered on; its path fresh and both alerts resolved {:?} later; test {:?} in all",
+        "graceful restart ({frr}): node1 powered on; its path fresh and both alerts resolved {:?} later; test {:?} in all",
         t_on.elapsed(),
         t0.elapsed()
     );
@@ -726,4 +725,19 @@ async fn alerts_a_node_powered_off_under_graceful_restart_frr_10_7() {
     station.stop().await;
     rv.stop().await;
     drop(lab_guard);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alerts_a_node_powered_off_under_graceful_restart_frr_8_4() {
+    powered_off_under_graceful_restart("8.4").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alerts_a_node_powered_off_under_graceful_restart_frr_10_3() {
+    powered_off_under_graceful_restart("10.3").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alerts_a_node_powered_off_under_graceful_restart_frr_10_7() {
+    powered_off_under_graceful_restart("10.7").await;
 }

@@ -100,8 +100,8 @@ scripts/check-systemd-unit.sh
 # 10.7, 16-29 s); drain.rs's reload tests ~30 s per release.
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
 # every second; 23 dashboard expressions evaluated in the same lab), and
-# ~24 s for its graceful-restart power-off (a 10.7 frr-k8s lab with a BMP
-# station, four ribbridge, a Prometheus).
+# ~24 s per release for its graceful-restart power-off (an frr-k8s lab with
+# a BMP station, four ribbridge, a Prometheus; 8.4, 10.3 and 10.7).
 # upgrades.rs adds ~35 s (two graceful-restart labs, four in-place FRR
 # switches, lab.sh switch).
 # gobgp.rs adds ~75 s (a GoBGP lab of its own per test, scripts/lab-gobgp.sh,
