@@ -31,7 +31,7 @@ fn state_of(doc: &StatusDoc) -> Class {
 }
 
 /// `ribbridge SUB --frr-dir DIR ARGS...` in node1's namespace.
-async fn cli(sub: &str, frr_dir: &Path, args: &[&str]) -> Output {
+pub(crate) async fn cli(sub: &str, frr_dir: &Path, args: &[&str]) -> Output {
     let out = Command::new("ip")
         .args(["netns", "exec", "rb-node1"])
         .arg(env!("CARGO_BIN_EXE_ribbridge"))

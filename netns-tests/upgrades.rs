@@ -9,9 +9,12 @@
 //! new release's numbering and table mode, `ribbridge_build_info` on the
 //! new release (the old series at 0), and the VIP `advertised`; over the
 //! whole test ribbridge takes no heal action and reports no drift: while
-//! FRR is away the VIP is `unknown`. Every wait is on ribbridge's log or
-//! status; the time from each switch to `advertised` is printed
-//! (docs/RELIABILITY.md carries it).
+//! FRR is away the VIP is `unknown`. A switch after `ribbridge drain`
+//! must keep node1's path off the router throughout: ribbridge re-applies
+//! its recorded drain to the new FRR. Waits are on ribbridge's log or
+//! status, the router's route events, or bounded polls of bgpd; the time
+//! from each switch to `advertised` is printed (docs/FRR-BEHAVIOUR.md
+//! carries it).
 
 use std::time::{Duration, Instant};
 
@@ -28,8 +31,10 @@ const NODE: &str = "rb-node1";
 type Step = (&'static [&'static str], &'static str, &'static str);
 
 /// Up a graceful-restart lab of `frr` in `profile`, node1's ribbridge in
-/// repair mode with the VIP advertised by both nodes, then run `steps`.
-async fn switches(frr: &'static str, profile: &str, steps: &[Step]) {
+/// repair mode with the VIP advertised by both nodes, then run `steps`;
+/// then, if `drained` is given, drain node1 and switch again: the router
+/// must never see node1's path during that switch.
+async fn switches(frr: &'static str, profile: &str, steps: &[Step], drained: Option<Step>) {
     let lab_guard = Lab::up_with(
         frr,
         2,
@@ -138,6 +143,9 @@ async fn switches(frr: &'static str, profile: &str, steps: &[Step]) {
         );
         release = to;
     }
+    if let Some((args, to, _)) = drained {
+        drained_switch(&lab_guard, &mut d, &timeline, args, to).await;
+    }
     let log = d.drain()[before..].to_vec();
     let of = |needle: &str| {
         log.iter()
@@ -162,6 +170,92 @@ async fn switches(frr: &'static str, profile: &str, steps: &[Step]) {
     drop(lab_guard);
 }
 
+/// `ribbridge drain` on node1, then `lab.sh switch` with `args`: ribbridge
+/// re-applies its recorded drain to the new FRR's configuration before the
+/// new bgpd sends the VIP (graceful restart defers it), so the router never
+/// sees node1's path during the switch; `ribbridge undrain` brings it back.
+async fn drained_switch(
+    lab_guard: &Lab,
+    d: &mut Daemon,
+    timeline: &crate::support::Timeline,
+    args: &[&str],
+    to: &str,
+) {
+    let vip: std::net::IpAddr = "192.0.2.10".parse().expect("addr");
+    let mut router = RouteWatch::open("rb-router");
+    let sockdir = lab_guard.sockdir(NODE);
+    let out = crate::drain::cli("drain", &sockdir, &[]).await;
+    assert!(out.status.success(), "ribbridge drain failed");
+    router
+        .wait_nexthops(vip, 32, 1, Duration::from_secs(10))
+        .await
+        .expect("node1's path withdrawn by the drain");
+    let t = Instant::now();
+    let mut cmd = vec!["switch", NODE];
+    cmd.extend_from_slice(args);
+    lab(&cmd);
+    // The new FRR up, its configuration read and the drain re-applied:
+    // ribbridge says `drained` again, on the new release.
+    loop {
+        let (doc, _) = d.status().await;
+        if doc.ready
+            && doc
+                .frr_release
+                .as_deref()
+                .is_some_and(|r| r.starts_with(to))
+            && crate::support::class_of(&doc, VIP) == Class::Drained
+        {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "drained switch to {to}: not ready and drained 60 s after the switch; /status: {doc:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    d.seen_or_wait(
+        "the drain that ribbridge recorded && re-applied",
+        Duration::from_secs(10),
+    )
+    .await;
+    // With the drain's entry back in the redistribution's route-map, the
+    // VIP cannot enter bgpd's table any more; await it out of the table
+    // (a bounded poll of bgpd), after which nothing can send it. An UPDATE
+    // sent before that reached the router within bgpd's update coalescing
+    // (1 s by default): allow three times that for it to show (absence
+    // has no event to await).
+    loop {
+        let json = lab(&["vtysh", NODE, "show bgp ipv4 unicast 192.0.2.10/32 json"]);
+        if json.trim() == "{}" {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "drained switch to {to}: the VIP still in node1's BGP table 60 s after the switch: {json}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    router
+        .wait_nexthops(vip, 32, 2, Duration::from_secs(3))
+        .await
+        .expect_err("node1's path came back while drained");
+    let share = timeline.share_at_least(2, t, Instant::now());
+    assert_eq!(
+        share, 0.0,
+        "the router held node1's path during a drained switch"
+    );
+    let out = crate::drain::cli("undrain", &sockdir, &[]).await;
+    assert!(out.status.success(), "ribbridge undrain failed");
+    router
+        .wait_nexthops(vip, 32, 2, Duration::from_secs(30))
+        .await
+        .expect("node1's path back after undrain");
+    eprintln!(
+        "upgrade: node1 drained, then switched to {to}: the router never saw its path ({:?} watched), and has it again after undrain",
+        t.elapsed()
+    );
+}
+
 /// The bootstrap static pod's FRR 8.4 (import-table, the lab's default
 /// profile) upgraded in place to 10.7 (table-direct), then handed over to
 /// frr-k8s's configuration (bgpd and zebra restarted with its shape).
@@ -174,11 +268,13 @@ async fn upgrades_frr_8_4_to_10_7_then_frr_k8s_handover() {
             (&["--frr", "10.7"], "10.7", "TableDirect"),
             (&["--profile", "frr-k8s"], "10.7", "TableDirect"),
         ],
+        None,
     )
     .await;
 }
 
-/// frr-k8s's FRR 10.3 upgraded to 10.7, then rolled back to 10.3.
+/// frr-k8s's FRR 10.3 upgraded to 10.7, then rolled back to 10.3, then
+/// upgraded to 10.7 again with node1 drained first.
 #[tokio::test]
 async fn upgrades_frr_10_3_to_10_7_and_back() {
     switches(
@@ -188,6 +284,7 @@ async fn upgrades_frr_10_3_to_10_7_and_back() {
             (&["--frr", "10.7"], "10.7", "TableDirect"),
             (&["--frr", "10.3"], "10.3", "TableDirect"),
         ],
+        Some((&["--frr", "10.7"], "10.7", "TableDirect")),
     )
     .await;
 }

@@ -102,8 +102,8 @@ scripts/check-systemd-unit.sh
 # every second; 23 dashboard expressions evaluated in the same lab), and
 # ~24 s per release for its graceful-restart power-off (an frr-k8s lab with
 # a BMP station, four ribbridge, a Prometheus; 8.4, 10.3 and 10.7).
-# upgrades.rs adds ~35 s (two graceful-restart labs, four in-place FRR
-# switches, lab.sh switch).
+# upgrades.rs adds ~50 s (two graceful-restart labs, five in-place FRR
+# switches, lab.sh switch, the last one drained).
 # gobgp.rs adds ~75 s (a GoBGP lab of its own per test, scripts/lab-gobgp.sh,
 # ~7 s up): IPv4 ~37-46 s, of which up to 8 s GoBGP's dial back-off, 10-14 s
 # its re-enabled peer and 5-15 s its reconnect after the station's restart
