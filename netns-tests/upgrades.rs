@@ -30,6 +30,13 @@ const NODE: &str = "rb-node1";
 /// must then report, its table mode as logged).
 type Step = (&'static [&'static str], &'static str, &'static str);
 
+/// `lab.sh switch rb-node1 ARGS...`.
+fn switch(args: &[&str]) {
+    let mut cmd = vec!["switch", NODE];
+    cmd.extend_from_slice(args);
+    lab(&cmd);
+}
+
 /// Up a graceful-restart lab of `frr` in `profile`, node1's ribbridge in
 /// repair mode with the VIP advertised by both nodes, then run `steps`;
 /// then, if `drained` is given, drain node1 and switch again: the router
@@ -59,9 +66,7 @@ async fn switches(frr: &'static str, profile: &str, steps: &[Step], drained: Opt
     let mut release = frr;
     for (args, to, mode) in steps {
         let t = Instant::now();
-        let mut cmd = vec!["switch", NODE];
-        cmd.extend_from_slice(args);
-        lab(&cmd);
+        switch(args);
         // FRR away: not ready, so every VIP reads `unknown`, never a drift.
         d.seen_or_wait("readiness changed && ready=false", Duration::from_secs(30))
             .await;
@@ -184,16 +189,17 @@ async fn drained_switch(
     let vip: std::net::IpAddr = "192.0.2.10".parse().expect("addr");
     let mut router = RouteWatch::open("rb-router");
     let sockdir = lab_guard.sockdir(NODE);
-    let out = crate::drain::cli("drain", &sockdir, &[]).await;
-    assert!(out.status.success(), "ribbridge drain failed");
-    router
-        .wait_nexthops(vip, 32, 1, Duration::from_secs(10))
-        .await
-        .expect("node1's path withdrawn by the drain");
+    let drain = async |router: &mut RouteWatch, sub: &str, paths: usize| {
+        let out = crate::drain::cli(sub, &sockdir, &[]).await;
+        assert!(out.status.success(), "ribbridge {sub} failed");
+        router
+            .wait_nexthops(vip, 32, paths, Duration::from_secs(30))
+            .await
+            .unwrap_or_else(|e| panic!("after ribbridge {sub}: {e}"));
+    };
+    drain(&mut router, "drain", 1).await;
     let t = Instant::now();
-    let mut cmd = vec!["switch", NODE];
-    cmd.extend_from_slice(args);
-    lab(&cmd);
+    switch(args);
     // The new FRR up, its configuration read and the drain re-applied:
     // ribbridge says `drained` again, on the new release.
     loop {
@@ -244,12 +250,7 @@ async fn drained_switch(
         share, 0.0,
         "the router held node1's path during a drained switch"
     );
-    let out = crate::drain::cli("undrain", &sockdir, &[]).await;
-    assert!(out.status.success(), "ribbridge undrain failed");
-    router
-        .wait_nexthops(vip, 32, 2, Duration::from_secs(30))
-        .await
-        .expect("node1's path back after undrain");
+    drain(&mut router, "undrain", 2).await;
     eprintln!(
         "upgrade: node1 drained, then switched to {to}: the router never saw its path ({:?} watched), and has it again after undrain",
         t.elapsed()
