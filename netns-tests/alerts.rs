@@ -308,6 +308,31 @@ async fn ribbridge(
     d
 }
 
+/// The nodes' ribbridge endpoints (their lab addresses) and the router
+/// vantage's.
+const N1: &str = "198.18.1.2:7585";
+const N2: &str = "198.18.2.2:7585";
+const RV: &str = "198.18.1.1:7586";
+
+/// The router-vantage ribbridge on `rb-router` (its kernel's main table).
+async fn router_vantage(lab_guard: &Lab) -> Daemon {
+    ribbridge(
+        lab_guard,
+        "rb-router",
+        RV,
+        &["--vantage", "router", "--table", "254", "--vip", VIP],
+        "kernel mirror resynced",
+    )
+    .await
+}
+
+/// The shipped rules file with its `for:` durations scaled down.
+fn shipped_rules_with_short_for() -> String {
+    let shipped = std::fs::read_to_string(repo().join("deploy/prometheus/ribbridge-rules.yaml"))
+        .expect("rules file");
+    rules_with_short_for(&shipped).0
+}
+
 /// Prometheus' configuration: the nodes' job, the router vantage's, and a
 /// BMP station's (job `ribbridge-bmp`) when there is one.
 fn config(nodes: &[&str], router: &str, station: Option<&str>) -> String {
@@ -354,16 +379,11 @@ fn dashboard_exprs() -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
     let t0 = Instant::now();
-    let shipped = std::fs::read_to_string(repo().join("deploy/prometheus/ribbridge-rules.yaml"))
-        .expect("rules file");
-    let (rules, _) = rules_with_short_for(&shipped);
+    let rules = shipped_rules_with_short_for();
 
     let lab_guard = Lab::up("10.7", 2, &[VIP]);
     let t_lab = t0.elapsed();
     let mut router = RouteWatch::open("rb-router");
-    const N1: &str = "198.18.1.2:7585";
-    const N2: &str = "198.18.2.2:7585";
-    const RV: &str = "198.18.1.1:7586";
     let mut n1 = ribbridge(
         &lab_guard,
         "rb-node1",
@@ -373,14 +393,7 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
     )
     .await;
     let n2 = ribbridge(&lab_guard, "rb-node2", N2, &[], "zebra: subscribed").await;
-    let rv = ribbridge(
-        &lab_guard,
-        "rb-router",
-        RV,
-        &["--vantage", "router", "--table", "254", "--vip", VIP],
-        "kernel mirror resynced",
-    )
-    .await;
+    let rv = router_vantage(&lab_guard).await;
     let prom = Prometheus::start(
         "rb-router",
         "127.0.0.1:9090",
@@ -595,9 +608,7 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
 /// both alerts resolve.
 async fn powered_off_under_graceful_restart(frr: &'static str) {
     let t0 = Instant::now();
-    let shipped = std::fs::read_to_string(repo().join("deploy/prometheus/ribbridge-rules.yaml"))
-        .expect("rules file");
-    let (rules, _) = rules_with_short_for(&shipped);
+    let rules = shipped_rules_with_short_for();
     const BMP: &str = "127.0.0.1:11021";
     let lab_guard = Lab::up_with(
         frr,
@@ -606,20 +617,10 @@ async fn powered_off_under_graceful_restart(frr: &'static str) {
         &["--bmp", BMP, "--profile", "frr-k8s", "--graceful-restart"],
     );
     let mut router = RouteWatch::open("rb-router");
-    const N1: &str = "198.18.1.2:7585";
-    const N2: &str = "198.18.2.2:7585";
-    const RV: &str = "198.18.1.1:7586";
     const ST: &str = "127.0.0.1:7587";
     let n1 = ribbridge(&lab_guard, "rb-node1", N1, &[], "zebra: subscribed").await;
     let _n2 = ribbridge(&lab_guard, "rb-node2", N2, &[], "zebra: subscribed").await;
-    let rv = ribbridge(
-        &lab_guard,
-        "rb-router",
-        RV,
-        &["--vantage", "router", "--table", "254", "--vip", VIP],
-        "kernel mirror resynced",
-    )
-    .await;
+    let rv = router_vantage(&lab_guard).await;
     let station = ribbridge(
         &lab_guard,
         "rb-router",
