@@ -635,12 +635,7 @@ async fn powered_off_under_graceful_restart(frr: &'static str) {
         &config(&[N1, N2], RV, Some(ST)),
         &rules,
     );
-    lab(&["vip-add", "node1", VIP]);
-    lab(&["vip-add", "node2", VIP]);
-    router
-        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(30))
-        .await
-        .expect("both paths");
+    crate::support::vip_on_both(&mut router, VIP).await;
     let paths = |p: &Prometheus, name: &str| p.scalar(&format!("max({name}{{prefix=\"{VIP}\"}})"));
     prom.wait(
         "2 nodes advertising, 2 router paths, none stale",

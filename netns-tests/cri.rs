@@ -294,12 +294,7 @@ async fn cri_manifests_under_runc_observe_repair_without_and_with_net_admin_frr_
     assert_eq!(c["root"]["readonly"], true);
 
     let mut router = RouteWatch::open("rb-router");
-    lab(&["vip-add", "node1", VIP]);
-    lab(&["vip-add", "node2", VIP]);
-    router
-        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
-        .await
-        .expect("both nodes' paths");
+    crate::support::vip_on_both(&mut router, VIP).await;
 
     // 1. Observe: advertised, as FRR's user with nothing.
     let observe = bundle(&image, OBSERVE, &sockdir, state.path(), &[]);

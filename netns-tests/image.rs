@@ -204,12 +204,7 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
     let mut router = RouteWatch::open("rb-router");
 
     // 1. Observe, no capability at all: advertised, said from inside.
-    lab(&["vip-add", "node1", VIP]);
-    lab(&["vip-add", "node2", VIP]);
-    router
-        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
-        .await
-        .expect("both nodes' paths");
+    crate::support::vip_on_both(&mut router, VIP).await;
     let t = Instant::now();
     let (mut d, container) = start(&lab_guard, &image, &[], &["--mode", "observe"]);
     d.wait_log("VIP consistent && to=advertised", Duration::from_secs(30))

@@ -330,6 +330,14 @@ impl Drop for Lab {
 /// Both lab nodes add `vip` (a `/32`); waits until the daemon `d` (on
 /// node1) reports it advertised and the router holds both paths.
 pub async fn advertise_on_both(d: &mut daemon::Daemon, router: &mut RouteWatch, vip: &str) {
+    vip_on_both(router, vip).await;
+    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
+        .await;
+}
+
+/// kube-vip adds `vip` (a /32) on node1 and node2; wait until the router's
+/// route to it has both nodes' paths.
+pub async fn vip_on_both(router: &mut RouteWatch, vip: &str) {
     let addr: IpAddr = vip
         .split('/')
         .next()
@@ -337,8 +345,6 @@ pub async fn advertise_on_both(d: &mut daemon::Daemon, router: &mut RouteWatch, 
         .unwrap_or_else(|| panic!("{vip} is not ADDRESS/LEN"));
     lab(&["vip-add", "node1", vip]);
     lab(&["vip-add", "node2", vip]);
-    d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))
-        .await;
     router
         .wait_nexthops(addr, 32, 2, Duration::from_secs(15))
         .await
