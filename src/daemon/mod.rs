@@ -13,6 +13,7 @@
 //! input is the routers' BMP sessions.
 
 pub mod bmp;
+mod drain_watch;
 mod frr_tasks;
 mod heal;
 mod notify;
@@ -198,6 +199,11 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     if s.vantage == crate::model::Vantage::Node {
         let (r, p, st) = (result_tx.clone(), poll.clone(), stop.clone());
         frr_tasks::spawn(&mut tasks, &s, frr_tx, r, p, st);
+        let (path, r, st) = (s.drain_state.clone(), result_tx.clone(), stop.clone());
+        tasks.essential("drain state watch", async move {
+            drain_watch::run(&path, r, st).await;
+            Ok(())
+        });
     }
     {
         let stop = stop.clone();
