@@ -5,7 +5,7 @@
 //! core's state; the kernel watcher, the ZAPI client, the vty poller and the
 //! heal executor talk to it only through the bounded channels listed in
 //! ARCHITECTURE.md. Every task runs under [`supervise::Supervisor`]: an
-//! essential one that ends stops the daemon ([`EXIT_TASK_ENDED`]), a
+//! essential one that ends stops the daemon ([`DaemonError::TaskEnded`]: exit code 4), a
 //! restartable one is started again with a backoff; the owner's heartbeat
 //! is `/healthz` and systemd's watchdog ([`LIVENESS_BOUND`]). SIGTERM and
 //! SIGINT stop everything within a second.
@@ -62,7 +62,7 @@ pub enum DaemonError {
         source: std::io::Error,
     },
     /// An essential task ended (docs/RELIABILITY.md, "Supervision"): the
-    /// process exits with [`EXIT_TASK_ENDED`] so that its runtime restarts it.
+    /// process exits with code 4 (`cli` numbers it) so that its runtime restarts it.
     #[error(
         "{0} (the daemon stops so that its runtime restarts it: see the log above for the cause)"
     )]
@@ -76,10 +76,6 @@ pub enum DaemonError {
         reason: String,
     },
 }
-
-/// The exit code of `ribbridge run` when an essential task ended
-/// ([`DaemonError::TaskEnded`]).
-pub const EXIT_TASK_ENDED: u8 = 4;
 
 /// How long the owner loop may go without a turn before `/healthz` fails
 /// (it turns at least once a second when idle; the probes' period is 10 s).

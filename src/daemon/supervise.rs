@@ -11,9 +11,9 @@
 //! [`BACKOFF_MIN`] to [`BACKOFF_MAX`] (back to the minimum once it ran
 //! [`BACKOFF_RESET`]), counted in `ribbridge_task_restarts_total{task}`.
 //! An essential task's end is returned by [`Supervisor::watch`]: the daemon
-//! marks itself not alive and not ready, stops the rest and exits with
-//! [`crate::daemon::EXIT_TASK_ENDED`]'s meaning, so the runtime (kubelet,
-//! systemd) restarts the process.
+//! marks itself not alive and not ready, stops the rest and returns
+//! [`crate::daemon::DaemonError::TaskEnded`] (exit code 4), so the runtime
+//! (kubelet, systemd) restarts the process.
 
 use std::collections::HashMap;
 use std::future::Future;
