@@ -173,10 +173,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     if let Some(watcher) = watcher {
         let stop = stop.clone();
         tasks.essential("kernel watcher", async move {
-            watcher
-                .run(kernel_tx, stop.cancelled_owned())
-                .await
-                .map_err(|e| e.to_string())
+            Ok(watcher.run(kernel_tx, stop.cancelled_owned()).await?)
         });
     }
     if let Some(l) = bmp_listener {
