@@ -55,6 +55,8 @@
 //! beside BENCH_OUT.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure ends the run
+// std's clock: a lab bench times a real kernel and FRR, never a paused clock.
+#![allow(clippy::disallowed_methods)]
 
 #[path = "support/mod.rs"]
 mod support;

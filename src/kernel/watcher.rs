@@ -426,7 +426,7 @@ impl Watcher {
     pub async fn resync(&mut self, reason: ResyncReason) -> Result<Vec<KernelEvent>, KernelError> {
         self.view.counters.resync(reason);
         // Timed for docs/PERFORMANCE.md (the full-resync figure); debug level.
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let mut attempt = 0;
         let next = loop {
             attempt += 1;
