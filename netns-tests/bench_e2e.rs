@@ -55,8 +55,7 @@
 //! beside BENCH_OUT.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure ends the run
-// std's clock: a lab bench times a real kernel and FRR, never a paused clock.
-#![allow(clippy::disallowed_methods)]
+#![allow(clippy::disallowed_methods)] // std's clock: a lab bench times a real kernel and FRR
 
 #[path = "support/mod.rs"]
 mod support;

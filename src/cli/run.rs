@@ -158,6 +158,10 @@ where
     Ok(settings(&parsed.args)?)
 }
 
+/// How long the runtime's threads may hold the exit once the daemon
+/// returned: a wedged task (the fault the liveness probe exists for) is cut.
+const RUNTIME_SHUTDOWN: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// `ribbridge run`.
 pub fn run(args: Args) -> ExitCode {
     const CMD: &str = "ribbridge run";
@@ -193,7 +197,7 @@ pub fn run(args: Args) -> ExitCode {
     let outcome = rt.block_on(crate::daemon::run(settings));
     // A wedged task (the fault the liveness probe exists for) must not
     // hold the exit: the runtime's threads get a second.
-    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    rt.shutdown_timeout(RUNTIME_SHUTDOWN);
     match outcome {
         Ok(()) => ExitCode::from(Exit::Ok),
         Err(e @ crate::daemon::DaemonError::TaskEnded(_)) => {

@@ -81,6 +81,10 @@ pub enum DaemonError {
 /// (it turns at least once a second when idle; the probes' period is 10 s).
 pub const LIVENESS_BOUND: Duration = Duration::from_secs(10);
 
+/// How long the tasks get to stop once the daemon stops (within the second
+/// SIGTERM and SIGINT promise); the ones still busy are aborted.
+pub const SHUTDOWN_LIMIT: Duration = Duration::from_millis(900);
+
 /// Capacities of the channels into the owner (ARCHITECTURE.md lists them).
 pub const KERNEL_CHANNEL: usize = 4096;
 /// ZAPI adapter to owner.
@@ -245,8 +249,11 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     notify::stopping();
     stop.cancel();
     // Everything honours the token; a task still busy after a second is cut.
-    if !tasks.shutdown(Duration::from_millis(900)).await {
-        tracing::warn!("tasks did not stop within 0.9 s; aborting them");
+    if !tasks.shutdown(SHUTDOWN_LIMIT).await {
+        tracing::warn!(
+            "tasks did not stop within {:.1} s; aborting them",
+            SHUTDOWN_LIMIT.as_secs_f64()
+        );
     }
     match ended {
         Some(e) => Err(DaemonError::TaskEnded(e)),

@@ -55,6 +55,15 @@ const MAX_DUMP_ATTEMPTS: u32 = 8;
 /// How long a pre-dump drain may last before the dump goes ahead anyway
 /// (marked spoiled).
 const DRAIN_LIMIT: Duration = Duration::from_millis(500);
+/// The shortest safety re-dump period: a smaller `resync_period` is raised
+/// to it, so that the timer cannot spin.
+const RESYNC_PERIOD_MIN: Duration = Duration::from_millis(100);
+
+/// The pause before dumping again after spoiled dump number `attempt`: 2^attempt
+/// ms, at most 128 ms, so that a flood can drain.
+fn dump_backoff(attempt: u32) -> Duration {
+    Duration::from_millis(1 << attempt.min(7))
+}
 
 /// Route questions that may wait for the watcher's loop (ARCHITECTURE.md
 /// lists it). A heal action asks one; the core keeps at most one heal per
@@ -442,7 +451,7 @@ impl Watcher {
                     // trigger.
                     self.view.counters.resync(why);
                     // Back off a little so a flood can drain.
-                    tokio::time::sleep(Duration::from_millis(1 << attempt.min(7))).await;
+                    tokio::time::sleep(dump_backoff(attempt)).await;
                 }
                 Some(why) => {
                     tracing::warn!(
@@ -484,7 +493,7 @@ impl Watcher {
         let mut queries = self.queries.take();
         let ev = self.resync(ResyncReason::Startup).await?;
         self.send_all(&tx, ev);
-        let period = self.config.resync_period.max(Duration::from_millis(100));
+        let period = self.config.resync_period.max(RESYNC_PERIOD_MIN);
         let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
