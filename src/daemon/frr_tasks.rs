@@ -138,6 +138,9 @@ async fn run_poller(
 /// the intent): a change is seen within a second.
 const CONFIG_POLL: Duration = Duration::from_secs(1);
 
+/// How long `status --oneshot` waits for zebra's first complete view.
+const SNAPSHOT_LIMIT: Duration = Duration::from_secs(10);
+
 /// Long-lived vty clients (each reconnects on its own).
 #[derive(Debug)]
 struct Poller {
@@ -153,7 +156,7 @@ struct Poller {
     /// The next read serves a poll: whole if the last is a second old.
     fresh: bool,
     /// When the configuration was last read whole, and how long it took.
-    last_full: Option<(std::time::Instant, Duration)>,
+    last_full: Option<(tokio::time::Instant, Duration)>,
     /// The probed route-maps and prefix-lists at the last probe (None: no
     /// baseline since the last full read).
     probe: Option<Vec<String>>,
@@ -314,7 +317,7 @@ impl Poller {
         if !self.full_read_due().await {
             return Vec::new();
         }
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let read = self.bgpd.running_config().await;
         self.last_full = Some((started, started.elapsed()));
         // The probe's baseline is taken anew after every full read.
@@ -493,7 +496,7 @@ pub async fn poll_once(s: &Settings) -> Vec<Event> {
 /// One ZAPI session until its first complete view: the release and the
 /// events up to and including `Synced`.
 pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), super::DaemonError> {
-    let events = zapi::until_synced(zapi_config(s), Duration::from_secs(10))
+    let events = zapi::until_synced(zapi_config(s), SNAPSHOT_LIMIT)
         .await
         .map_err(|e| super::DaemonError::Zebra {
             dir: s.frr_dir.clone(),
