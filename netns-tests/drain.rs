@@ -312,6 +312,9 @@ async fn drain_through_a_reload(frr: &'static str) {
             .await
             .contains("ribbridge_drain_reapplied_total 1")
     );
+    // Stopped, not dropped: its recording is the replayed case
+    // 10.7-drain-reload (scripts/record-cases.sh).
+    let _ = d.stop().await;
     drop(lab_guard);
 }
 
