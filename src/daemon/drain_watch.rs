@@ -19,7 +19,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::owner::Input;
+use super::owner::{Input, Source};
 use crate::drain::watch::{self, StateWatch};
 use crate::reconcile::{DrainFile, Event};
 
@@ -48,7 +48,7 @@ pub async fn run(path: &Path, results: mpsc::Sender<Input>, stop: CancellationTo
             if last != Some(file) {
                 last = Some(file);
                 tracing::info!(intent = %path.display(), state = file.name(), "drain: the intent file changed");
-                let ev = Input::Core(Event::DrainFile { file }, "drain");
+                let ev = Input::Core(Event::DrainFile { file }, Source::Drain);
                 if results.send(ev).await.is_err() {
                     return;
                 }
@@ -90,8 +90,8 @@ mod tests {
 
     async fn next(rx: &mut mpsc::Receiver<Input>) -> DrainFile {
         match rx.recv().await.expect("the task sends") {
-            Input::Core(Event::DrainFile { file }, "drain") => file,
-            Input::Core(other, who) => panic!("unexpected input from {who}: {other:?}"),
+            Input::Core(Event::DrainFile { file }, Source::Drain) => file,
+            Input::Core(other, who) => panic!("unexpected input from {}: {other:?}", who.name()),
         }
     }
 

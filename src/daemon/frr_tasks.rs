@@ -14,7 +14,7 @@ use super::supervise::Supervisor;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::owner::Input;
+use super::owner::{Input, Source};
 use crate::config::Settings;
 use crate::frr::zapi::client::{self as zapi, ZapiConfig};
 use crate::frr::{Afi, VtyClient, ZapiEvent};
@@ -120,14 +120,14 @@ async fn run_poller(
                     continue;
                 }
                 for ev in changed {
-                    if results.send(Input::Core(ev, "vty")).await.is_err() {
+                    if results.send(Input::Core(ev, Source::Vty)).await.is_err() {
                         return;
                     }
                 }
             }
         }
         for ev in poller.poll().await {
-            if results.send(Input::Core(ev, "vty")).await.is_err() {
+            if results.send(Input::Core(ev, Source::Vty)).await.is_err() {
                 return;
             }
         }

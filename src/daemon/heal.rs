@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::owner::Input;
+use super::owner::{Input, Source};
 use crate::frr::{VtyClient, VtyError};
 use crate::kernel::{KernelError, KernelWriter, Route, RouteLookup};
 use crate::model::{Prefix, TableId};
@@ -83,7 +83,7 @@ pub fn spawn(job: Job, results: mpsc::Sender<Input>) {
             ok,
             detail,
         };
-        let _ = results.send(Input::Core(ev, "heal")).await;
+        let _ = results.send(Input::Core(ev, Source::Heal)).await;
     });
 }
 
@@ -132,7 +132,7 @@ pub fn spawn_reapply(
             ),
         }
         let _ = results
-            .send(Input::Core(Event::DrainReapplied { ok }, "drain"))
+            .send(Input::Core(Event::DrainReapplied { ok }, Source::Drain))
             .await;
     });
 }

@@ -35,7 +35,39 @@ const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(1);
 #[derive(Debug)]
 pub enum Input {
     /// A core event produced by a task (heal result, bgpd or zebra view).
-    Core(Event, &'static str),
+    Core(Event, Source),
+}
+
+/// Where a core event came from: the `source` label of
+/// `ribbridge_events_total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The owner's own heartbeat and deadlines.
+    Timer,
+    /// The kernel watcher.
+    Kernel,
+    /// The ZAPI client.
+    Zapi,
+    /// The vty poller (bgpd's and zebra's views and configuration).
+    Vty,
+    /// A heal's result.
+    Heal,
+    /// The drain: the intent file's watch and the re-apply's result.
+    Drain,
+}
+
+impl Source {
+    /// The label value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Timer => "timer",
+            Source::Kernel => "kernel",
+            Source::Zapi => "zapi",
+            Source::Vty => "vty",
+            Source::Heal => "heal",
+            Source::Drain => "drain",
+        }
+    }
 }
 
 /// The owner's receivers.
@@ -60,7 +92,7 @@ pub struct Owner {
     start: Instant,
     zero_unix_ms: u64,
     record: Option<BufWriter<File>>,
-    frr_release: Option<String>,
+    frr_release: Option<crate::model::Release>,
     results: mpsc::Sender<Input>,
     poll: PollTrigger,
     ready: watch::Sender<(bool, String)>,
@@ -181,7 +213,7 @@ impl Owner {
                         telemetry::owner_lag("deadline", due.elapsed());
                     }
                     self.wake_at = None;
-                    self.feed(Event::Tick, "timer");
+                    self.feed(Event::Tick, Source::Timer);
                 }
                 due = heartbeat.tick() => telemetry::owner_lag("heartbeat", due.elapsed()),
                 () = sleep(forget_at) => self.on_bmp(None),
@@ -206,7 +238,7 @@ impl Owner {
         let why = Some(self.ready.borrow().1.clone()).filter(|w| !w.is_empty());
         let doc = crate::status::document(
             &self.state,
-            self.frr_release.clone(),
+            self.frr_release.map(|r| r.to_string()),
             (self.zero_unix_ms, self.now()),
             &hops,
             why,
@@ -297,7 +329,7 @@ impl Owner {
             telemetry::kernel_reassertion();
         }
         for e in translate::kernel(&ev) {
-            self.feed(e, "kernel");
+            self.feed(e, Source::Kernel);
         }
     }
 
@@ -349,7 +381,7 @@ impl Owner {
         // builds its state from the entries: held across the step, it was part
         // of the startup's peak RSS.
         drop(routes);
-        self.feed(synced, "kernel");
+        self.feed(synced, Source::Kernel);
     }
 
     /// Keep a VIP's route for `/status`'s next hops if it has series.
@@ -398,8 +430,8 @@ impl Owner {
                 tracing::info!(%release, ?mode, table, "zebra: subscribed");
                 let previous = self
                     .frr_release
-                    .replace(release.to_string())
-                    .unwrap_or_else(|| telemetry::UNKNOWN_RELEASE.to_string());
+                    .replace(*release)
+                    .map_or_else(|| telemetry::UNKNOWN_RELEASE.to_string(), |r| r.to_string());
                 telemetry::build_info(Some(&previous), &release.to_string());
                 telemetry::zapi_connected(true);
                 self.zebra_reason = "zebra's first view is not complete yet".to_string();
@@ -435,14 +467,14 @@ impl Owner {
             _ => {}
         }
         for e in self.zapi.apply(&ev) {
-            self.feed(e, "zapi");
+            self.feed(e, Source::Zapi);
         }
     }
 
     /// Record, step, act.
-    fn feed(&mut self, ev: Event, source: &'static str) {
+    fn feed(&mut self, ev: Event, source: Source) {
         let now = self.now();
-        telemetry::event(source);
+        telemetry::event(source.name());
         if let Some(r) = self.record.as_mut() {
             if let Ok(line) = serde_json::to_string(&(now, &ev)) {
                 let _ = writeln!(r, "{line}").and_then(|()| r.flush());
