@@ -175,6 +175,20 @@ pub struct Settings {
     pub drain_state: PathBuf,
 }
 
+impl Settings {
+    /// The one table a node watches: the checks leave a node exactly one
+    /// (`tables` is a list for the router vantage).
+    pub fn node_table(&self) -> TableId {
+        self.tables.first().copied().unwrap_or(VIP_TABLE)
+    }
+
+    /// [`Settings::node_table`] in ZAPI's 16 bits, which the checks
+    /// enforce.
+    pub fn zapi_table(&self) -> u16 {
+        u16::try_from(self.node_table()).unwrap_or(u16::MAX)
+    }
+}
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {

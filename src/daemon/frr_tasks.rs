@@ -37,8 +37,7 @@ impl PollTrigger {
 }
 
 fn zapi_config(s: &Settings) -> ZapiConfig {
-    let table = s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE);
-    let mut cfg = ZapiConfig::in_dir(&s.frr_dir, u16::try_from(table).unwrap_or(u16::MAX));
+    let mut cfg = ZapiConfig::in_dir(&s.frr_dir, s.zapi_table());
     cfg.mode = s.table_mode;
     cfg
 }

@@ -153,7 +153,7 @@ impl Owner {
             poll,
             ready,
             wake_at: None,
-            zapi: ZapiView::new(s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE)),
+            zapi: ZapiView::new(s.node_table()),
             routes: HashMap::new(),
             lookup,
             legs: HashMap::new(),
@@ -698,7 +698,7 @@ pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonErr
         }
     }
     let (release, events) = super::frr_tasks::zapi_snapshot(s).await?;
-    let mut view = ZapiView::new(s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE));
+    let mut view = ZapiView::new(s.node_table());
     for ev in &events {
         for e in view.apply(ev) {
             reconcile::step(&mut state, e, 0);
@@ -737,7 +737,7 @@ fn next_hops(r: &Route) -> Vec<String> {
 
 /// The configured VIPs, in the table the core reports them in.
 pub(super) fn configured(s: &Settings) -> Vec<(TableId, Prefix)> {
-    let table = s.tables.first().copied().unwrap_or(crate::model::VIP_TABLE);
+    let table = s.node_table();
     s.vips.iter().map(|p| (table, *p)).collect()
 }
 
