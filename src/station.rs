@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 
 use crate::bmp::view::Millis;
-use crate::bmp::{Counters, Limits, Message, RouterState, View};
+use crate::bmp::{Anomaly, Counters, Limits, Message, RouterState, View};
 use crate::model::Prefix;
 use crate::status::{RouterPeer, RouterStatus, RouterVip};
 
@@ -102,8 +102,9 @@ pub enum Output {
         /// How many.
         n: u64,
     },
-    /// An UPDATE taken as a withdrawal (RFC 7606), and why.
-    TreatAsWithdraw(&'static str),
+    /// An announcing UPDATE with a missing or malformed attribute (RFC
+    /// 7606's treat-as-withdraw cases; its paths counted): the reason's label.
+    Anomaly(&'static str),
     /// A session ended, by kind.
     SessionEnd(&'static str),
     /// Sessions open now.
@@ -149,6 +150,8 @@ struct Router {
     session: Option<SessionId>,
     /// When a stale router is forgotten, in the owner's milliseconds.
     forget_at: Option<Millis>,
+    /// The UPDATE anomalies already logged for it (each once).
+    anomalies_logged: BTreeSet<Anomaly>,
 }
 
 /// The station's state, held by the owner. Routers are identified by the
@@ -357,7 +360,7 @@ impl Station {
             }
             Message::Route {
                 skipped,
-                treat_as_withdraw,
+                anomalies,
                 peer,
                 ..
             } => {
@@ -368,10 +371,14 @@ impl Station {
                         n: u64::from(s.count),
                     });
                 }
-                if let Some(why) = treat_as_withdraw {
-                    self.out.push(Output::TreatAsWithdraw(why.as_str()));
-                    if self.logged.insert("treat_as_withdraw") {
-                        tracing::warn!(%router, %peer, reason = why.as_str(), "bmp: an UPDATE with a malformed mandatory attribute: its announcements taken as withdrawals (RFC 7606; logged once, counted in ribbridge_bmp_treat_as_withdraw_total)");
+                for a in anomalies {
+                    self.out.push(Output::Anomaly(a.label()));
+                    let first = self
+                        .routers
+                        .get_mut(&router)
+                        .is_some_and(|r| r.anomalies_logged.insert(*a));
+                    if first {
+                        tracing::warn!(%router, %peer, reason = a.as_str(), "bmp: an UPDATE announces paths with a missing or malformed attribute; its paths are counted as the router holds them (RFC 7606's treat-as-withdraw is for a BGP speaker; logged once per router and reason, counted in ribbridge_bmp_update_anomalies_total)");
                     }
                 }
             }
@@ -393,7 +400,8 @@ impl Station {
     /// reconnected (restart, or a new session before the old one's end
     /// arrived) starts from scratch.
     fn adopt(&mut self, name: &str, session: SessionId, address: SocketAddr) {
-        if let Some(old) = self.routers.get(name) {
+        let mut anomalies_logged = BTreeSet::new();
+        if let Some(old) = self.routers.get_mut(name) {
             if let Some(s) = old.session.and_then(|o| self.sessions.get_mut(&o)) {
                 // The old session's messages and end must not touch the
                 // new view.
@@ -403,6 +411,8 @@ impl Station {
             if let Some(t) = old.forget_at {
                 self.forgets.remove(&(t, name.to_string()));
             }
+            // Logged once per router, not once per session.
+            anomalies_logged = std::mem::take(&mut old.anomalies_logged);
         }
         self.view.session_up(name);
         self.routers.insert(
@@ -412,6 +422,7 @@ impl Station {
                 sys_name: None,
                 session: Some(session),
                 forget_at: None,
+                anomalies_logged,
             },
         );
         self.export_all(name);
@@ -979,7 +990,7 @@ mod tests {
             withdrawn: vec![],
             end_of_rib,
             skipped: vec![],
-            treat_as_withdraw: None,
+            anomalies: vec![],
         };
         let vip_path = crate::bmp::Path {
             prefix: vip(),

@@ -46,7 +46,7 @@ pub fn publish(outputs: Vec<Output>) {
             Output::Fallbacks(n) => telemetry::bmp_sync_fallbacks(n),
             Output::Message(kind) => telemetry::bmp_message(kind),
             Output::Skipped { afi, safi, n } => telemetry::bmp_skipped_nlri(afi, safi, n),
-            Output::TreatAsWithdraw(reason) => telemetry::bmp_treat_as_withdraw(reason),
+            Output::Anomaly(reason) => telemetry::bmp_update_anomaly(reason),
             Output::SessionEnd(kind) => telemetry::bmp_session_end(kind),
             Output::Sessions(n) => telemetry::bmp_sessions(n),
         }
