@@ -55,6 +55,7 @@
 //! beside BENCH_OUT.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure ends the run
+#![allow(clippy::disallowed_methods)] // std's clock: a lab bench times a real kernel and FRR
 
 #[path = "support/mod.rs"]
 mod support;

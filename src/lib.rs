@@ -3,6 +3,8 @@
 //!
 //! See `ARCHITECTURE.md` for the structure and the rules every module keeps.
 
+#![deny(missing_docs)]
+
 pub mod bmp;
 pub mod cli;
 pub mod config;

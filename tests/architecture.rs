@@ -1,6 +1,7 @@
 //! ARCHITECTURE.md's module graph is the code's: every `crate::MODULE`
 //! reference between top-level modules is listed there, nothing listed is
-//! absent, and the graph has no cycle.
+//! absent, and the graph has no cycle. And rule 5: no `Result<_, String>`
+//! in `src/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -142,6 +143,71 @@ fn architecture_md_lists_the_module_graph_of_the_code() {
 fn no_library_module_imports_in_a_cycle() {
     let code = code_graph();
     assert_eq!(cycle(&code), None, "an import cycle between modules");
+}
+
+/// The `Result<T, E>`s of a line whose `E` is `String` (comments aside).
+fn string_errors(line: &str) -> usize {
+    let code = line.split("//").next().unwrap_or("");
+    let mut found = 0;
+    for (i, _) in code.match_indices("Result<") {
+        let args = &code[i + "Result<".len()..];
+        // The arguments up to the matching `>`, split at top-level commas.
+        let (mut depth, mut last) = (0usize, String::new());
+        for c in args.chars() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' if depth == 0 => break,
+                '>' | ')' | ']' => depth -= 1,
+                ',' if depth == 0 => {
+                    last.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            last.push(c);
+        }
+        let err = last.trim();
+        if err == "String" || err == "std::string::String" {
+            found += 1;
+        }
+    }
+    found
+}
+
+#[test]
+fn no_result_in_src_has_a_string_error() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut hits = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("read source");
+        for (n, line) in text.lines().enumerate() {
+            if string_errors(line) > 0 {
+                hits.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert_eq!(
+        hits.len(),
+        0,
+        "ARCHITECTURE.md rule 5: a typed error (a thiserror enum), not String:\n{}",
+        hits.join("\n")
+    );
+}
+
+#[test]
+fn the_string_error_check_finds_one() {
+    assert_eq!(string_errors("fn f() -> Result<(), String> {"), 1);
+    assert_eq!(
+        string_errors("type R = Result<Vec<u8>, std::string::String>;"),
+        1
+    );
+    assert_eq!(
+        string_errors("fn f() -> Result<Vec<String>, PlanError> {"),
+        0
+    );
+    assert_eq!(string_errors("fn f() -> Result<Found<String>, E> {"), 0);
+    assert_eq!(string_errors("// Result<(), String> in a comment"), 0);
 }
 
 #[test]

@@ -337,13 +337,13 @@ fn drained_keeps_the_drain_entry_ahead_of_each_vip_route_map() {
     );
     // ribbridge drain reads it as its own drain: nothing more to do, and
     // undrain removes exactly these entries.
-    assert!(ribbridge::frr::drain::is_drained(t, 198));
+    assert!(ribbridge::drain::plan::is_drained(t, 198));
     assert!(
-        ribbridge::frr::drain::drain_commands(t, &[198])
+        ribbridge::drain::plan::drain_commands(t, &[198])
             .unwrap()
             .is_empty()
     );
-    let u = ribbridge::frr::drain::undrain_commands(t, &[198]).unwrap();
+    let u = ribbridge::drain::plan::undrain_commands(t, &[198]).unwrap();
     assert_eq!(
         &u[..2],
         [
@@ -354,7 +354,7 @@ fn drained_keeps_the_drain_entry_ahead_of_each_vip_route_map() {
     // Not drained, the same mapping renders its usual file.
     let r = Case::file("dual-stack.json").master0().ok();
     assert!(!r.text.contains("ribbridge-drain"));
-    assert!(!ribbridge::frr::drain::is_drained(&r.text, 198));
+    assert!(!ribbridge::drain::plan::is_drained(&r.text, 198));
 }
 
 #[test]
@@ -371,7 +371,7 @@ fn drained_for_frr_8_4() {
         ),
         "{t}"
     );
-    assert!(ribbridge::frr::drain::is_drained(&t, 198));
+    assert!(ribbridge::drain::plan::is_drained(&t, 198));
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::Exit;
 use crate::drain::{Direction, DrainError, DrainInput, DrainState, Intent};
 use crate::http::client::{Address, EndpointError};
 use crate::model::TableId;
@@ -178,12 +179,12 @@ fn run(args: Args, dir: Direction) -> ExitCode {
                     Intent::NotRecorded => "no intent recorded (--no-intent)".to_string(),
                 }
             );
-            ExitCode::SUCCESS
+            ExitCode::from(Exit::Ok)
         }
         Err(e @ DrainError::Timeout { .. }) => {
             eprintln!("{cmd}: {e}");
             intent_note(cmd, dir, &input.state);
-            ExitCode::from(super::EXIT_DRIFT)
+            ExitCode::from(Exit::Drift)
         }
         Err(e) => {
             let code = super::fail_err(cmd, &e);

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::Exit;
 use crate::frr::{Report, ReportInput, TableMode};
 
 /// `ribbridge frr` flags.
@@ -53,7 +54,7 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         print!("{}", text(&report));
     }
-    ExitCode::SUCCESS
+    ExitCode::from(Exit::Ok)
 }
 
 fn text(r: &Report) -> String {

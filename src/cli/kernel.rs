@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use super::Exit;
 use crate::kernel::{self, Family, ShowInput};
 use crate::model::TableId;
 
@@ -36,7 +37,7 @@ pub fn run(args: Args) -> ExitCode {
     match rt.block_on(kernel::show_table(&input)) {
         Ok(out) => {
             println!("{out}");
-            ExitCode::SUCCESS
+            ExitCode::from(Exit::Ok)
         }
         Err(e) => super::fail_err(CMD, &e),
     }

@@ -22,12 +22,36 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
-/// Exit code: `status` found a VIP in drift; `drain`/`undrain` not done in time.
-pub const EXIT_DRIFT: u8 = 1;
-/// Exit code for a failure (bad input, unreachable FRR, a view it cannot see).
-pub const EXIT_ERROR: u8 = 2;
-/// Exit code: `render --out` found the file already holding the text.
-pub const EXIT_UNCHANGED: u8 = 3;
+/// The process's exit codes, every one of them: the only place they are
+/// numbered (`main.rs`'s doc and each subcommand's `--help` list them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// 0: success.
+    Ok = 0,
+    /// 1: `status` found a VIP in drift; `drain`/`undrain` not done in time.
+    Drift = 1,
+    /// 2: a failure (usage, bad input, unreachable FRR, a view it cannot see).
+    Error = 2,
+    /// 3: `render --out` found the file already holding the text.
+    Unchanged = 3,
+    /// 4: `run` stopped because an essential task ended
+    /// ([`crate::daemon::DaemonError::TaskEnded`]): the runtime is to restart it.
+    TaskEnded = 4,
+}
+
+impl Exit {
+    /// The number the process exits with.
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> Self {
+        ExitCode::from(e.code())
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -108,7 +132,7 @@ pub fn main() -> ExitCode {
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, "ribbridge", &mut std::io::stdout());
-            ExitCode::SUCCESS
+            Exit::Ok.into()
         }
         Command::Man => man(),
     }
@@ -172,7 +196,7 @@ fn print_bytes(cmd: &str, bytes: &[u8]) -> ExitCode {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => Exit::Ok.into(),
         Err(e) => fail(cmd, &format!("cannot write to standard output: {e}")),
     }
 }
@@ -180,7 +204,7 @@ fn print_bytes(cmd: &str, bytes: &[u8]) -> ExitCode {
 /// Print `cmd: error` (with its chain of causes) and return the error code.
 fn fail(cmd: &str, e: &dyn std::fmt::Display) -> ExitCode {
     eprintln!("{cmd}: {e}");
-    ExitCode::from(EXIT_ERROR)
+    Exit::Error.into()
 }
 
 /// Print an error value and its causes not already in its message.

@@ -1,8 +1,8 @@
 //! `ribbridge render`: flags, printing and exit codes around
 //! [`crate::render`], which does the work and prints nothing.
 //!
-//! Exit codes: 0 written (or printed), [`EXIT_UNCHANGED`] the file already
-//! held exactly this text and was not touched, [`EXIT_ERROR`] an error
+//! Exit codes: 0 written (or printed), 3 ([`Exit::Unchanged`]) the file already
+//! held exactly this text and was not touched, 2 ([`Exit::Error`]) an error
 //! (nothing written). The render's notes (which peers, which router id,
 //! warnings) go to standard error, the configuration to standard output
 //! unless `--out` names a file. A drain recorded in `--drain-state` (see
@@ -13,7 +13,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{EXIT_ERROR, EXIT_UNCHANGED};
+use super::Exit;
 use crate::drain::DrainState;
 use crate::model::TableMode;
 use crate::render::{self, Discovery, MappingSource, RenderInput, output};
@@ -78,8 +78,9 @@ impl From<Release> for TableMode {
 /// The exit codes, as `--help` lists them.
 fn exit_status_help() -> String {
     format!(
-        "Exit status: 0 written or printed, {EXIT_ERROR} error (nothing written), \
-         {EXIT_UNCHANGED} unchanged"
+        "Exit status: 0 written or printed, {} error (nothing written), {} unchanged",
+        Exit::Error.code(),
+        Exit::Unchanged.code()
     )
 }
 
@@ -89,7 +90,7 @@ pub fn run(args: Args) -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("ribbridge render: {e}");
-            ExitCode::from(EXIT_ERROR)
+            ExitCode::from(Exit::Error)
         }
     }
 }
@@ -122,19 +123,19 @@ fn execute(args: &Args) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     let Some(out) = &args.out else {
         print!("{}", rendered.text);
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitCode::from(Exit::Ok));
     };
     match output::write_if_changed(out, &rendered.text)? {
         output::Written::Written => {
             eprintln!("ribbridge render: wrote {}", out.display());
-            Ok(ExitCode::SUCCESS)
+            Ok(ExitCode::from(Exit::Ok))
         }
         output::Written::Unchanged => {
             eprintln!(
                 "ribbridge render: {} is unchanged; not written",
                 out.display()
             );
-            Ok(ExitCode::from(EXIT_UNCHANGED))
+            Ok(ExitCode::from(Exit::Unchanged))
         }
     }
 }

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use super::Exit;
 use crate::config::{self, Layer, Settings};
 use crate::model::{Mode, Vantage};
 use crate::model::{Prefix, TableId};
@@ -12,7 +13,9 @@ use crate::privilege::{self, Ids, Need};
 /// `ribbridge run` flags. Each overrides the configuration file's key of
 /// the same name (`--table` is `tables`, `--vip` is `vips`).
 #[derive(Debug, Clone, clap::Args)]
-#[command(after_help = "Exit status: 0 stopped by SIGTERM or SIGINT, 2 error (nothing started).")]
+#[command(
+    after_help = "Exit status: 0 stopped by SIGTERM or SIGINT, 2 error (nothing started), 4 an essential task ended (restart it)."
+)]
 pub struct Args {
     /// TOML configuration file; flags override it.
     #[arg(long, value_name = "FILE")]
@@ -155,6 +158,10 @@ where
     Ok(settings(&parsed.args)?)
 }
 
+/// How long the runtime's threads may hold the exit once the daemon
+/// returned: a wedged task (the fault the liveness probe exists for) is cut.
+const RUNTIME_SHUTDOWN: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// `ribbridge run`.
 pub fn run(args: Args) -> ExitCode {
     const CMD: &str = "ribbridge run";
@@ -190,12 +197,12 @@ pub fn run(args: Args) -> ExitCode {
     let outcome = rt.block_on(crate::daemon::run(settings));
     // A wedged task (the fault the liveness probe exists for) must not
     // hold the exit: the runtime's threads get a second.
-    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    rt.shutdown_timeout(RUNTIME_SHUTDOWN);
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(Exit::Ok),
         Err(e @ crate::daemon::DaemonError::TaskEnded(_)) => {
             super::fail_err(CMD, &e);
-            ExitCode::from(crate::daemon::EXIT_TASK_ENDED)
+            ExitCode::from(Exit::TaskEnded)
         }
         Err(e) => super::fail_err(CMD, &e),
     }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use super::Exit;
 use crate::config::{Layer, Settings};
 use crate::model::TableId;
 use crate::status::StatusDoc;
@@ -84,9 +85,9 @@ pub fn run(args: Args) -> ExitCode {
         );
     }
     if doc.drifting() {
-        ExitCode::from(super::EXIT_DRIFT)
+        ExitCode::from(Exit::Drift)
     } else {
-        ExitCode::SUCCESS
+        ExitCode::from(Exit::Ok)
     }
 }
 

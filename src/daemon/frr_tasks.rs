@@ -138,6 +138,9 @@ async fn run_poller(
 /// the intent): a change is seen within a second.
 const CONFIG_POLL: Duration = Duration::from_secs(1);
 
+/// How long `status --oneshot` waits for zebra's first complete view.
+const SNAPSHOT_LIMIT: Duration = Duration::from_secs(10);
+
 /// Long-lived vty clients (each reconnects on its own).
 #[derive(Debug)]
 struct Poller {
@@ -150,17 +153,10 @@ struct Poller {
     intent: Option<crate::model::intent::Intent>,
     /// bgpd's and zebra's configuration texts the intent was read from.
     texts: Option<(String, Option<String>)>,
-    /// The drain's intent file (`ribbridge drain` writes it).
-    drain_state: std::path::PathBuf,
-    /// Re-apply a recorded drain bgpd lost (the daemon; a one-shot status
-    /// only reads).
-    reapply: bool,
-    /// Why a recorded drain is lost, as last reported (None: not lost).
-    lost: Option<String>,
     /// The next read serves a poll: whole if the last is a second old.
     fresh: bool,
     /// When the configuration was last read whole, and how long it took.
-    last_full: Option<(std::time::Instant, Duration)>,
+    last_full: Option<(tokio::time::Instant, Duration)>,
     /// The probed route-maps and prefix-lists at the last probe (None: no
     /// baseline since the last full read).
     probe: Option<Vec<String>>,
@@ -271,9 +267,6 @@ impl Poller {
             drained: None,
             intent: None,
             texts: None,
-            drain_state: s.drain_state.clone(),
-            reapply: true,
-            lost: None,
             fresh: false,
             last_full: None,
             probe: None,
@@ -324,7 +317,7 @@ impl Poller {
         if !self.full_read_due().await {
             return Vec::new();
         }
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let read = self.bgpd.running_config().await;
         self.last_full = Some((started, started.elapsed()));
         // The probe's baseline is taken anew after every full read.
@@ -346,17 +339,9 @@ impl Poller {
             Some(i) => self
                 .tables
                 .iter()
-                .any(|&t| crate::frr::drain::intent_is_drained(i, t)),
+                .any(|&t| crate::drain::plan::intent_is_drained(i, t)),
             None => self.drained.unwrap_or(false),
         };
-        // A drain recorded as ribbridge's intent that bgpd's configuration
-        // lost (a reload rewrote it) is re-applied before anything is
-        // reported: bgpd's route-map delay timer has not fired yet, so the
-        // router never sees the node's paths come back.
-        if !drained && self.reapply && self.reapply_drain(&config).await {
-            self.texts = None;
-            return Vec::new();
-        }
         let needs_zebra = match (&parsed, &self.intent) {
             (Some(i), _) | (None, Some(i)) => crate::model::intent::needs_zebra(i),
             (None, None) => false,
@@ -458,57 +443,6 @@ impl Poller {
         }
     }
 
-    /// When the drain's intent file records a drain that bgpd's
-    /// configuration `config` lacks: re-apply it. True when it was
-    /// re-applied; a failure is an error and `ribbridge_drain_lost`.
-    async fn reapply_drain(&mut self, config: &str) -> bool {
-        let why = match crate::drain::state::DrainState::read(&self.drain_state) {
-            Ok(None) => None,
-            Err(e) => Some(e.to_string()),
-            Ok(Some(_)) => match crate::frr::drain::drain_commands(config, &self.tables) {
-                Ok(cmds) if cmds.is_empty() => None,
-                Ok(cmds) => {
-                    let refs: Vec<&str> = cmds.iter().map(String::as_str).collect();
-                    match self.bgpd.configure(&refs).await {
-                        Ok(()) => {
-                            telemetry::drain_reapplied();
-                            self.drain_lost(None);
-                            tracing::warn!(
-                                intent = %self.drain_state.display(),
-                                "bgpd's configuration lost the drain that ribbridge recorded (a reload \
-                                 of FRR's configuration rewrote it): re-applied; ribbridge undrain ends the drain"
-                            );
-                            return true;
-                        }
-                        Err(e) => Some(format!("bgpd refused the drain's entry: {e}")),
-                    }
-                }
-                Err(e) => Some(e.to_string()),
-            },
-        };
-        self.drain_lost(why);
-        false
-    }
-
-    /// Report a lost drain (`Some`: why) or its end, once per change.
-    fn drain_lost(&mut self, why: Option<String>) {
-        telemetry::drain_lost(why.is_some());
-        if why == self.lost {
-            return;
-        }
-        match &why {
-            Some(w) => tracing::error!(
-                intent = %self.drain_state.display(),
-                why = %w,
-                "the drain recorded by ribbridge drain is lost: bgpd's configuration lacks it and it \
-                 cannot be re-applied, so this node advertises its VIPs; fix what the error names, \
-                 or end the drain with ribbridge undrain (ribbridge_drain_lost)"
-            ),
-            None => tracing::info!("the drain's intent and bgpd's configuration agree again"),
-        }
-        self.lost = why;
-    }
-
     async fn bgp_view(&mut self) -> Vec<PeerView> {
         let mut peers: BTreeMap<String, PeerView> = BTreeMap::new();
         for afi in [Afi::Ipv4, Afi::Ipv6] {
@@ -556,15 +490,13 @@ impl Poller {
 
 /// One poll with fresh clients (for `status --oneshot`).
 pub async fn poll_once(s: &Settings) -> Vec<Event> {
-    let mut p = Poller::new(s);
-    p.reapply = false;
-    p.poll().await
+    Poller::new(s).poll().await
 }
 
 /// One ZAPI session until its first complete view: the release and the
 /// events up to and including `Synced`.
 pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), super::DaemonError> {
-    let events = zapi::until_synced(zapi_config(s), Duration::from_secs(10))
+    let events = zapi::until_synced(zapi_config(s), SNAPSHOT_LIMIT)
         .await
         .map_err(|e| super::DaemonError::Zebra {
             dir: s.frr_dir.clone(),

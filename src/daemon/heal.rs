@@ -1,5 +1,6 @@
 //! Executes the core's heal actions, off the owner loop, and reports each
-//! result back as [`Event::HealDone`].
+//! result back as [`Event::HealDone`]; and the re-apply of a lost drain
+//! ([`spawn_reapply`]), reported as [`Event::DrainReapplied`].
 //!
 //! Contract: a kernel action acts only on the route the mirror holds when
 //! the action runs (asked of the watcher, the one copy); without one,
@@ -8,6 +9,7 @@
 //! the VIP's own address on `lo`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
@@ -82,6 +84,56 @@ pub fn spawn(job: Job, results: mpsc::Sender<Input>) {
             detail,
         };
         let _ = results.send(Input::Core(ev, "heal")).await;
+    });
+}
+
+/// The vty timeout of a drain's re-apply (its read of bgpd's configuration
+/// and its commands each), well inside [`HEAL_DEADLINE`].
+const REAPPLY_VTY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Re-apply the recorded drain (`drain_state`, for the log) that bgpd's
+/// configuration lost, in its own task with [`HEAL_DEADLINE`]; the result
+/// goes to `results` whatever happens to the task.
+pub fn spawn_reapply(
+    frr_dir: PathBuf,
+    tables: Vec<TableId>,
+    drain_state: PathBuf,
+    results: mpsc::Sender<Input>,
+) {
+    tokio::spawn(async move {
+        let mut worker = tokio::spawn(async move {
+            crate::drain::reapply(&frr_dir, &tables, REAPPLY_VTY_TIMEOUT).await
+        });
+        let outcome = match tokio::time::timeout(HEAL_DEADLINE, &mut worker).await {
+            Ok(Ok(r)) => r.map_err(|e| e.to_string()),
+            Ok(Err(e)) => Err(format!("the re-apply task ended: {e}")),
+            Err(_) => {
+                worker.abort();
+                Err(format!("timed out after {HEAL_DEADLINE:?}"))
+            }
+        };
+        let ok = outcome.is_ok();
+        match outcome {
+            Ok(commands) => {
+                telemetry::drain_reapplied();
+                tracing::warn!(
+                    intent = %drain_state.display(),
+                    commands,
+                    "bgpd's configuration lost the drain that ribbridge recorded (a reload \
+                     of FRR's configuration rewrote it): re-applied; ribbridge undrain ends the drain"
+                );
+            }
+            Err(why) => tracing::error!(
+                intent = %drain_state.display(),
+                %why,
+                "the drain recorded by ribbridge drain cannot be re-applied: bgpd's configuration \
+                 lacks it, so this node advertises its VIPs; fix what the error names, or end the \
+                 drain with ribbridge undrain (ribbridge_drain_lost); retried every second"
+            ),
+        }
+        let _ = results
+            .send(Input::Core(Event::DrainReapplied { ok }, "drain"))
+            .await;
     });
 }
 

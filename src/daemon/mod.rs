@@ -5,7 +5,7 @@
 //! core's state; the kernel watcher, the ZAPI client, the vty poller and the
 //! heal executor talk to it only through the bounded channels listed in
 //! ARCHITECTURE.md. Every task runs under [`supervise::Supervisor`]: an
-//! essential one that ends stops the daemon ([`EXIT_TASK_ENDED`]), a
+//! essential one that ends stops the daemon ([`DaemonError::TaskEnded`]: exit code 4), a
 //! restartable one is started again with a backoff; the owner's heartbeat
 //! is `/healthz` and systemd's watchdog ([`LIVENESS_BOUND`]). SIGTERM and
 //! SIGINT stop everything within a second.
@@ -13,6 +13,7 @@
 //! input is the routers' BMP sessions.
 
 pub mod bmp;
+mod drain_watch;
 mod frr_tasks;
 mod heal;
 mod notify;
@@ -62,7 +63,7 @@ pub enum DaemonError {
         source: std::io::Error,
     },
     /// An essential task ended (docs/RELIABILITY.md, "Supervision"): the
-    /// process exits with [`EXIT_TASK_ENDED`] so that its runtime restarts it.
+    /// process exits with code 4 (`cli` numbers it) so that its runtime restarts it.
     #[error(
         "{0} (the daemon stops so that its runtime restarts it: see the log above for the cause)"
     )]
@@ -77,13 +78,13 @@ pub enum DaemonError {
     },
 }
 
-/// The exit code of `ribbridge run` when an essential task ended
-/// ([`DaemonError::TaskEnded`]).
-pub const EXIT_TASK_ENDED: u8 = 4;
-
 /// How long the owner loop may go without a turn before `/healthz` fails
 /// (it turns at least once a second when idle; the probes' period is 10 s).
 pub const LIVENESS_BOUND: Duration = Duration::from_secs(10);
+
+/// How long the tasks get to stop once the daemon stops (within the second
+/// SIGTERM and SIGINT promise); the ones still busy are aborted.
+pub const SHUTDOWN_LIMIT: Duration = Duration::from_millis(900);
 
 /// Capacities of the channels into the owner (ARCHITECTURE.md lists them).
 pub const KERNEL_CHANNEL: usize = 4096;
@@ -177,10 +178,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     if let Some(watcher) = watcher {
         let stop = stop.clone();
         tasks.essential("kernel watcher", async move {
-            watcher
-                .run(kernel_tx, stop.cancelled_owned())
-                .await
-                .map_err(|e| e.to_string())
+            Ok(watcher.run(kernel_tx, stop.cancelled_owned()).await?)
         });
     }
     if let Some(l) = bmp_listener {
@@ -198,6 +196,11 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     if s.vantage == crate::model::Vantage::Node {
         let (r, p, st) = (result_tx.clone(), poll.clone(), stop.clone());
         frr_tasks::spawn(&mut tasks, &s, frr_tx, r, p, st);
+        let (path, r, st) = (s.drain_state.clone(), result_tx.clone(), stop.clone());
+        tasks.essential("drain state watch", async move {
+            drain_watch::run(&path, r, st).await;
+            Ok(())
+        });
     }
     {
         let stop = stop.clone();
@@ -252,8 +255,11 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     notify::stopping();
     stop.cancel();
     // Everything honours the token; a task still busy after a second is cut.
-    if !tasks.shutdown(Duration::from_millis(900)).await {
-        tracing::warn!("tasks did not stop within 0.9 s; aborting them");
+    if !tasks.shutdown(SHUTDOWN_LIMIT).await {
+        tracing::warn!(
+            "tasks did not stop within {:.1} s; aborting them",
+            SHUTDOWN_LIMIT.as_secs_f64()
+        );
     }
     match ended {
         Some(e) => Err(DaemonError::TaskEnded(e)),

@@ -38,9 +38,13 @@ pub fn watchdog_period() -> Option<Duration> {
     sd_notify::watchdog_enabled()
 }
 
+/// The shortest interval between watchdog pings, however short the unit's
+/// `WatchdogSec=`.
+pub const WATCHDOG_TICK_MIN: Duration = Duration::from_millis(100);
+
 /// Ping the watchdog every `period / 2` while `live` holds, until `stop`.
 pub async fn watchdog(live: Liveness, period: Duration, stop: CancellationToken) {
-    let mut tick = tokio::time::interval((period / 2).max(Duration::from_millis(100)));
+    let mut tick = tokio::time::interval((period / 2).max(WATCHDOG_TICK_MIN));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut withheld = false;
     loop {

@@ -594,6 +594,27 @@ impl Owner {
                 self.routes.remove(&(table, prefix));
                 tracing::debug!(%prefix, table, "VIP forgotten: absent from every view past the retention");
             }
+            Action::ReapplyDrain => heal::spawn_reapply(
+                self.settings.frr_dir.clone(),
+                self.settings.tables.clone(),
+                self.settings.drain_state.clone(),
+                self.results.clone(),
+            ),
+            Action::DrainLost { lost } => {
+                telemetry::drain_lost(lost);
+                if lost {
+                    tracing::error!(
+                        intent = %self.settings.drain_state.display(),
+                        mode = %self.state.config.mode,
+                        "the drain recorded by ribbridge drain is lost: bgpd's configuration lacks it \
+                         and it is not re-applied (observe mode, an unreadable record, or bgpd refuses it), \
+                         so this node advertises its VIPs; end the drain with ribbridge undrain, or fix \
+                         what the log names (ribbridge_drain_lost)"
+                    );
+                } else {
+                    tracing::info!("the drain's intent and bgpd's configuration agree again");
+                }
+            }
             Action::Heal {
                 table,
                 prefix,

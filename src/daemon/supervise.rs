@@ -11,9 +11,9 @@
 //! [`BACKOFF_MIN`] to [`BACKOFF_MAX`] (back to the minimum once it ran
 //! [`BACKOFF_RESET`]), counted in `ribbridge_task_restarts_total{task}`.
 //! An essential task's end is returned by [`Supervisor::watch`]: the daemon
-//! marks itself not alive and not ready, stops the rest and exits with
-//! [`crate::daemon::EXIT_TASK_ENDED`]'s meaning, so the runtime (kubelet,
-//! systemd) restarts the process.
+//! marks itself not alive and not ready, stops the rest and returns
+//! [`crate::daemon::DaemonError::TaskEnded`] (exit code 4), so the runtime
+//! (kubelet, systemd) restarts the process.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -27,7 +27,17 @@ use crate::telemetry;
 
 /// What a supervised task returns: `Err(why)` when it failed; `Ok(())` when
 /// it returned, which before the daemon stops is an end all the same.
-pub type TaskResult = Result<(), String>;
+pub type TaskResult = Result<(), TaskError>;
+
+/// Why a supervised task failed (its text is [`Ended::cause`] and the log's
+/// `cause`). An essential task's failure stops the daemon: its runtime
+/// restarts it.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    /// The kernel watcher's netlink socket or dump failed.
+    #[error(transparent)]
+    Kernel(#[from] crate::kernel::KernelError),
+}
 
 /// A task's future, boxed.
 pub type TaskFuture = Pin<Box<dyn Future<Output = TaskResult> + Send>>;
@@ -90,7 +100,7 @@ pub fn backoff(attempt: u32) -> Duration {
 fn cause_of(end: Result<TaskResult, JoinError>) -> (&'static str, String) {
     match end {
         Ok(Ok(())) => ("ended", "returned".to_string()),
-        Ok(Err(e)) => ("error", e),
+        Ok(Err(e)) => ("error", e.to_string()),
         Err(e) if e.is_panic() => {
             let p = e.into_panic();
             let msg = p
@@ -240,7 +250,7 @@ mod tests {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         s.essential("kernel watcher", async move {
             let _ = rx.await;
-            Err("netlink socket closed".to_string())
+            Err(netlink_closed().into())
         });
         // The poller panics three times and is restarted each time; the
         // watch goes on until the essential task ends.
@@ -258,12 +268,20 @@ mod tests {
             ended,
             Ended {
                 task: "kernel watcher",
-                cause: "netlink socket closed".to_string()
+                cause: netlink_closed().to_string()
             }
         );
         assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 4);
         // The restarted poller never ends on its own: shutdown aborts it.
         assert!(!s.shutdown(Duration::from_millis(10)).await);
+    }
+
+    /// A kernel watcher's failure, as its socket would end it.
+    fn netlink_closed() -> crate::kernel::KernelError {
+        crate::kernel::KernelError::Socket {
+            step: "recv",
+            source: std::io::Error::other("netlink socket closed"),
+        }
     }
 
     #[tokio::test]

@@ -18,7 +18,7 @@
 //! [`VtyClient::exec`] for healing.
 
 pub mod access;
-pub mod drain;
+
 pub mod release;
 pub mod vty;
 pub mod zapi;

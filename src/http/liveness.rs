@@ -10,7 +10,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock, not std's: a paused-clock test reaches the bound.
+use tokio::time::Instant;
 
 /// The owner's heartbeat and the supervisor's verdict (cheap to clone).
 #[derive(Debug, Clone)]
@@ -84,22 +87,41 @@ impl Liveness {
 
     /// Ok while the owner beats within the bound and nothing failed;
     /// otherwise what is wrong, for `/healthz`'s body.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), LivenessError> {
         judge(self.failed(), self.since_beat(), self.inner.bound)
     }
 }
 
+/// Why the daemon is not alive: `/healthz`'s 503 body and the withheld
+/// watchdog ping's log line. Either way the runtime (kubelet, systemd) is to
+/// restart the process; the log above says what ended or wedged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LivenessError {
+    /// An essential task ended: the supervisor's reason, as it recorded it
+    /// ([`Liveness::fail`]); the process is about to exit.
+    #[error("{0}")]
+    Failed(String),
+    /// The owner loop has not turned within the bound: it is wedged.
+    #[error(
+        "the owner loop has not turned for {:.1} s (bound {:.0} s): it is wedged",
+        .since.as_secs_f64(),
+        .bound.as_secs_f64()
+    )]
+    Wedged {
+        /// How long ago the last beat was.
+        since: Duration,
+        /// The bound it passed.
+        bound: Duration,
+    },
+}
+
 /// The verdict: a recorded failure, else a beat older than `bound`.
-fn judge(failed: Option<String>, since: Duration, bound: Duration) -> Result<(), String> {
+fn judge(failed: Option<String>, since: Duration, bound: Duration) -> Result<(), LivenessError> {
     if let Some(why) = failed {
-        return Err(why);
+        return Err(LivenessError::Failed(why));
     }
     if since > bound {
-        return Err(format!(
-            "the owner loop has not turned for {:.1} s (bound {:.0} s): it is wedged",
-            since.as_secs_f64(),
-            bound.as_secs_f64()
-        ));
+        return Err(LivenessError::Wedged { since, bound });
     }
     Ok(())
 }
@@ -113,10 +135,12 @@ mod tests {
     fn a_beat_older_than_the_bound_or_a_failure_is_not_alive() {
         let s = Duration::from_secs;
         assert_eq!(judge(None, s(9), s(10)), Ok(()));
-        let e = judge(None, s(11), s(10)).expect_err("no beat for over the bound");
+        let e = judge(None, s(11), s(10))
+            .expect_err("no beat for over the bound")
+            .to_string();
         assert!(e.contains("not turned for 11.0 s (bound 10 s)"), "{e}");
         assert_eq!(
-            judge(Some("kernel watcher ended".into()), s(0), s(10)),
+            judge(Some("kernel watcher ended".into()), s(0), s(10)).map_err(|e| e.to_string()),
             Err("kernel watcher ended".to_string())
         );
     }
@@ -129,6 +153,22 @@ mod tests {
         l.fail("kernel watcher ended: boom");
         l.fail("a second reason is not kept");
         l.beat();
-        assert_eq!(l.check(), Err("kernel watcher ended: boom".to_string()));
+        assert_eq!(
+            l.check().map_err(|e| e.to_string()),
+            Err("kernel watcher ended: boom".to_string())
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_paused_clock_reaches_the_bound() {
+        let l = Liveness::new(Duration::from_secs(10));
+        l.beat();
+        tokio::time::advance(Duration::from_secs(9)).await;
+        assert_eq!(l.check(), Ok(()));
+        tokio::time::advance(Duration::from_secs(2)).await;
+        let e = l.check().expect_err("11 s without a beat").to_string();
+        assert!(e.contains("not turned for 11.0 s (bound 10 s)"), "{e}");
+        l.beat();
+        assert_eq!(l.check(), Ok(()));
     }
 }

@@ -38,7 +38,7 @@ pub mod client;
 mod liveness;
 mod server;
 
-pub use liveness::Liveness;
+pub use liveness::{Liveness, LivenessError};
 pub use server::{BindError, Endpoint, Metrics, bind, serve};
 
 /// Default listen address: loopback, port 7585. Outside 9000-9999, which

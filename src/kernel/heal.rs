@@ -16,16 +16,10 @@ use netlink_sys::{Socket, SocketAddr, protocols::NETLINK_ROUTE};
 use super::types::{Address, Route};
 use super::watcher::{KernelError, sock_err};
 use super::wire::{
-    Message, RTM_DELADDR, RTM_DELROUTE, RTM_NEWADDR, RTM_NEWROUTE, decode, encode_addr,
-    encode_route, frames, message,
+    Message, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, RTM_DELADDR,
+    RTM_DELROUTE, RTM_NEWADDR, RTM_NEWROUTE, decode, encode_addr, encode_route, frames, message,
 };
 use crate::model::{Prefix, TableId};
-
-const NLM_F_REQUEST: u16 = 0x1;
-const NLM_F_ACK: u16 = 0x4;
-const NLM_F_REPLACE: u16 = 0x100;
-const NLM_F_EXCL: u16 = 0x200;
-const NLM_F_CREATE: u16 = 0x400;
 
 /// How long one write waits for the kernel's acknowledgement.
 pub const RECV_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);

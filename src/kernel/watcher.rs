@@ -35,18 +35,14 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::mirror::Mirror;
 use super::types::{Address, KernelEvent, Link, NexthopObject, ResyncReason, Route};
 use super::wire::{
-    AF_INET, AF_INET6, Message, NLM_F_DUMP_INTR, RTM_GETADDR, RTM_GETLINK, RTM_GETNEXTHOP,
-    RTM_GETROUTE, decode, frames,
+    AF_INET, AF_INET6, Message, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST, RTM_GETADDR,
+    RTM_GETLINK, RTM_GETNEXTHOP, RTM_GETROUTE, decode, encode_route_filter, frames,
 };
 use crate::model::{Prefix, TableId};
 
 /// Multicast groups: link, IPv4/IPv6 addresses, IPv4/IPv6 routes, nexthop
 /// objects (`RTNLGRP_*` numbers, joined with `NETLINK_ADD_MEMBERSHIP`).
 const GROUPS: [u32; 6] = [1, 5, 7, 9, 11, 32];
-const NLM_F_REQUEST: u16 = 0x1;
-const NLM_F_DUMP: u16 = 0x300;
-const RTA_TABLE: u16 = 15;
-const RT_TABLE_COMPAT: u8 = 252;
 /// Large enough for any dump datagram (the kernel sends at most 32 KiB).
 const RECV_BUF: usize = 256 * 1024;
 /// Re-dumps in a row that may be spoiled (overrun, interrupted) before the
@@ -55,6 +51,15 @@ const MAX_DUMP_ATTEMPTS: u32 = 8;
 /// How long a pre-dump drain may last before the dump goes ahead anyway
 /// (marked spoiled).
 const DRAIN_LIMIT: Duration = Duration::from_millis(500);
+/// The shortest safety re-dump period: a smaller `resync_period` is raised
+/// to it, so that the timer cannot spin.
+const RESYNC_PERIOD_MIN: Duration = Duration::from_millis(100);
+
+/// The pause before dumping again after spoiled dump number `attempt`: 2^attempt
+/// ms, at most 128 ms, so that a flood can drain.
+fn dump_backoff(attempt: u32) -> Duration {
+    Duration::from_millis(1 << attempt.min(7))
+}
 
 /// Route questions that may wait for the watcher's loop (ARCHITECTURE.md
 /// lists it). A heal action asks one; the core keeps at most one heal per
@@ -426,7 +431,7 @@ impl Watcher {
     pub async fn resync(&mut self, reason: ResyncReason) -> Result<Vec<KernelEvent>, KernelError> {
         self.view.counters.resync(reason);
         // Timed for docs/PERFORMANCE.md (the full-resync figure); debug level.
-        let started = std::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let mut attempt = 0;
         let next = loop {
             attempt += 1;
@@ -442,7 +447,7 @@ impl Watcher {
                     // trigger.
                     self.view.counters.resync(why);
                     // Back off a little so a flood can drain.
-                    tokio::time::sleep(Duration::from_millis(1 << attempt.min(7))).await;
+                    tokio::time::sleep(dump_backoff(attempt)).await;
                 }
                 Some(why) => {
                     tracing::warn!(
@@ -484,7 +489,7 @@ impl Watcher {
         let mut queries = self.queries.take();
         let ev = self.resync(ResyncReason::Startup).await?;
         self.send_all(&tx, ev);
-        let period = self.config.resync_period.max(Duration::from_millis(100));
+        let period = self.config.resync_period.max(RESYNC_PERIOD_MIN);
         let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -727,7 +732,7 @@ impl Watcher {
         ];
         for t in &self.config.tables {
             for family in [AF_INET, AF_INET6] {
-                requests.push(request(RTM_GETROUTE, &route_filter(family, *t)));
+                requests.push(request(RTM_GETROUTE, &encode_route_filter(family, *t)));
             }
         }
         for mut req in requests {
@@ -836,16 +841,6 @@ fn decode_datagram(buf: &[u8]) -> Vec<Result<(Head, Message), super::wire::WireE
 /// A dump request (seq filled in by the caller).
 fn request(msg_type: u16, body: &[u8]) -> Vec<u8> {
     super::wire::message(msg_type, NLM_F_REQUEST | NLM_F_DUMP, body)
-}
-
-/// An rtmsg that asks a strict-checking kernel for one table of one family.
-fn route_filter(family: u8, table: TableId) -> Vec<u8> {
-    let header_table = u8::try_from(table).unwrap_or(RT_TABLE_COMPAT);
-    let mut b = vec![family, 0, 0, 0, header_table, 0, 0, 0, 0, 0, 0, 0];
-    b.extend_from_slice(&8u16.to_ne_bytes());
-    b.extend_from_slice(&RTA_TABLE.to_ne_bytes());
-    b.extend_from_slice(&table.to_ne_bytes());
-    b
 }
 
 /// SO_RCVBUFFORCE when permitted (CAP_NET_ADMIN), else SO_RCVBUF.

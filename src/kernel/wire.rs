@@ -17,7 +17,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::nexthop::decode_nexthop;
 use super::types::{Address, Link, Nexthop, NexthopObject, RTNH_F_ONLINK, Route};
-use crate::model::Prefix;
+use crate::model::{Prefix, TableId};
 
 /// `NLMSG_NOOP`.
 pub const NLMSG_NOOP: u16 = 1;
@@ -51,8 +51,20 @@ pub const RTM_NEWNEXTHOP: u16 = 104;
 pub const RTM_DELNEXTHOP: u16 = 105;
 /// `RTM_GETNEXTHOP`.
 pub const RTM_GETNEXTHOP: u16 = 106;
+/// `NLM_F_REQUEST`: every message we send is a request.
+pub const NLM_F_REQUEST: u16 = 0x1;
 /// `NLM_F_MULTI`.
 pub const NLM_F_MULTI: u16 = 0x2;
+/// `NLM_F_ACK`: the kernel answers the request with an `NLMSG_ERROR` (0: done).
+pub const NLM_F_ACK: u16 = 0x4;
+/// `NLM_F_REPLACE` (new requests): replace an existing object.
+pub const NLM_F_REPLACE: u16 = 0x100;
+/// `NLM_F_EXCL` (new requests): fail if the object exists.
+pub const NLM_F_EXCL: u16 = 0x200;
+/// `NLM_F_CREATE` (new requests): create the object if it does not exist.
+pub const NLM_F_CREATE: u16 = 0x400;
+/// `NLM_F_DUMP` (get requests: `NLM_F_ROOT | NLM_F_MATCH`): dump them all.
+pub const NLM_F_DUMP: u16 = 0x300;
 /// `NLM_F_DUMP_INTR`: the dump changed while it was read.
 pub const NLM_F_DUMP_INTR: u16 = 0x10;
 
@@ -251,6 +263,9 @@ const RTA_PREFSRC: u16 = 7;
 const RTA_MULTIPATH: u16 = 9;
 const RTA_FLOW: u16 = 11;
 const RTA_TABLE: u16 = 15;
+/// The rtmsg header's table byte for a table above 255 (its id is in
+/// `RTA_TABLE` alone).
+const RT_TABLE_COMPAT: u8 = 252;
 const RTA_VIA: u16 = 18;
 const RTA_PREF: u16 = 20;
 const RTA_NH_ID: u16 = 30;
@@ -443,19 +458,14 @@ pub fn encode_route(r: &Route) -> Vec<u8> {
     } else {
         AF_INET6
     };
-    let header_table = u8::try_from(r.table).unwrap_or(252);
-    let mut b = vec![
+    let mut b = rtmsg(
         family,
         r.prefix.prefix_len(),
-        0,
-        0,
-        header_table,
+        r.table,
         r.protocol,
         r.scope,
         r.kind,
-    ];
-    b.extend_from_slice(&0u32.to_ne_bytes());
-    put_attr(&mut b, RTA_TABLE, &r.table.to_ne_bytes());
+    );
     if r.prefix.prefix_len() > 0 {
         put_attr(&mut b, RTA_DST, &ip_bytes(r.prefix.addr()));
     }
@@ -504,6 +514,23 @@ pub fn encode_route(r: &Route) -> Vec<u8> {
             put_attr(&mut b, RTA_MULTIPATH, &mp);
         }
     }
+    b
+}
+
+/// An rtmsg payload that asks a strict-checking kernel for one table of one
+/// family (the filter of an `RTM_GETROUTE` dump).
+pub fn encode_route_filter(family: u8, table: TableId) -> Vec<u8> {
+    rtmsg(family, 0, table, 0, 0, 0)
+}
+
+/// The rtmsg header and its `RTA_TABLE`, the one place a route message's
+/// table is written (a table above 255 goes in `RTA_TABLE` alone).
+fn rtmsg(family: u8, dst_len: u8, table: TableId, protocol: u8, scope: u8, kind: u8) -> Vec<u8> {
+    let header_table = u8::try_from(table).unwrap_or(RT_TABLE_COMPAT);
+    let mut b = vec![family, dst_len, 0, 0, header_table, protocol, scope, kind];
+    // rtm_flags.
+    b.extend_from_slice(&0u32.to_ne_bytes());
+    put_attr(&mut b, RTA_TABLE, &table.to_ne_bytes());
     b
 }
 
@@ -614,6 +641,19 @@ mod tests {
         frames(bytes)
             .map(|f| decode(&f.unwrap()).unwrap())
             .collect()
+    }
+
+    /// The dump filter: family, the table in the header byte (252 above
+    /// 255) and in `RTA_TABLE`, everything else zero.
+    #[test]
+    fn a_route_filter_is_the_rtmsg_a_strict_dump_asks_for() {
+        for (family, table, header) in [(AF_INET, 198u32, 198u8), (AF_INET6, 1000, 252)] {
+            let mut want = vec![family, 0, 0, 0, header, 0, 0, 0, 0, 0, 0, 0];
+            want.extend_from_slice(&8u16.to_ne_bytes());
+            want.extend_from_slice(&RTA_TABLE.to_ne_bytes());
+            want.extend_from_slice(&table.to_ne_bytes());
+            assert_eq!(encode_route_filter(family, table), want, "table {table}");
+        }
     }
 
     /// `route-dump-table198.bin`: see tests/data/kernel/README.md for the

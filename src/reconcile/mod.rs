@@ -39,7 +39,9 @@
 //! Layout: `vocab` holds the vocabulary (events, actions, classes,
 //! configuration, state), `step` the decisions (`step`, `classify`, grace,
 //! heal and backoff), `policy` the table from (class, release, table mode)
-//! to a proven heal action. Everything is re-exported here: callers name
+//! to a proven heal action, `drain` the drain's record joined with bgpd's
+//! configuration (when every VIP is `drained`, when a lost drain is
+//! re-applied). Everything is re-exported here: callers name
 //! `crate::reconcile::X`, never a submodule.
 //!
 //! Cases: `tests/data/reconcile/<case>/` holds runs recorded on the lab's
@@ -49,10 +51,12 @@
 
 #![deny(missing_docs)]
 
+mod drain;
 mod policy;
 mod step;
 mod vocab;
 
+pub use drain::{DRAIN_SETTLE_MS, DrainFile, DrainTrack, REAPPLY_RETRY_MS, Reapply};
 pub use policy::{HealAction, heal_policy};
 pub use step::{classify, filtered_by, step};
 pub use vocab::{

@@ -18,7 +18,7 @@ use std::ops::Bound;
 use super::vocab::{
     Action, Class, Config, Event, KernelEntry, KernelFacts, Millis, Stamp, State, Vip,
 };
-use super::{HealAction, heal_policy};
+use super::{HealAction, drain, heal_policy};
 use crate::model::intent::{Intent, Verdict};
 use crate::model::{Mode, PeerView, Prefix, PrefixSet, Release, TableId, TableMode, Vantage};
 
@@ -125,6 +125,7 @@ enum Scope {
 /// view, zebra's session) touch every VIP.
 pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
     let mut actions = Vec::new();
+    let held = drain::holds(state);
     let next = match event {
         Event::KernelRoute {
             table,
@@ -171,10 +172,35 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
         }),
         Event::Drain { drained } => on_drain(state, drained),
         Event::Intent { intent } => on_intent(state, intent, now),
+        Event::DrainFile { file } => drain::on_file(state, file, now).then_some(Next {
+            scope: Scope::Due,
+            touched_bgp: false,
+        }),
+        Event::DrainReapplied { ok } => {
+            drain::on_reapplied(state, ok, now);
+            // The next read of bgpd's configuration confirms it.
+            ok.then(|| actions.push(Action::RefreshBgp));
+            None
+        }
+    };
+    let drain_at = drain::advance(state, now, &mut actions);
+    // The drain began or ended holding: every VIP changes class.
+    let next = if drain::holds(state) == held {
+        next
+    } else {
+        Some(Next {
+            scope: Scope::All,
+            touched_bgp: next.is_some_and(|n| n.touched_bgp),
+        })
     };
     match next {
-        Some(Next { scope, touched_bgp }) => finish(state, scope, touched_bgp, now, actions),
-        None => actions,
+        Some(Next { scope, touched_bgp }) => {
+            finish(state, scope, touched_bgp, now, actions, drain_at)
+        }
+        None => {
+            actions.extend(drain_at.map(|at| Action::WakeAt { at }));
+            actions
+        }
     }
 }
 
@@ -425,6 +451,7 @@ fn on_heal_done(
 
 /// The drain read from bgpd's configuration.
 fn on_drain(state: &mut State, drained: bool) -> Option<Next> {
+    drain::on_config(state, drained);
     if drained == state.drained {
         return None;
     }
@@ -454,6 +481,7 @@ fn finish(
     touched_bgp: bool,
     now: Millis,
     mut actions: Vec<Action>,
+    drain_at: Option<Millis>,
 ) -> Vec<Action> {
     let mut want_bgp = touched_bgp && state.ready() && state.config.vantage == Vantage::Node;
     let keys: Vec<(TableId, Prefix)> = match scope {
@@ -492,7 +520,11 @@ fn finish(
     }
     // Deadlines already past were just handled; the next one is the wake-up.
     state.wakeups.drop_past(now);
-    if let Some(at) = state.wakeups.first() {
+    let first = match (state.wakeups.first(), drain_at) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(at) = first {
         actions.push(Action::WakeAt { at });
     }
     actions
@@ -612,7 +644,7 @@ const ZEBRA_SETTLE_MS: Millis = 40;
 fn fast_paths_on(state: &State) -> Option<(Release, TableMode)> {
     if state.config.mode != Mode::Repair
         || state.config.vantage != Vantage::Node
-        || state.drained
+        || drain::holds(state)
         || !state.ready()
     {
         return None;
@@ -841,8 +873,9 @@ fn evaluate(
         } else {
             Class::Withdrawn
         }
-    } else if state.drained {
-        // A drained node withdrew every VIP on purpose, whatever the views.
+    } else if drain::holds(state) {
+        // A drained node withdrew every VIP on purpose, whatever the views
+        // (or is about to: its drain is recorded, bgpd is being told).
         Class::Drained
     } else {
         classify(

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::HealAction;
+use super::drain::{DrainFile, DrainTrack};
 use crate::model::intent::Intent;
 use crate::model::{Mode, PeerView, Release, TableMode, Vantage};
 use crate::model::{Prefix, PrefixSet, TableId};
@@ -137,6 +138,17 @@ pub enum Event {
         /// What the configuration says should happen.
         intent: Intent,
     },
+    /// The drain state file changed (its watch reads it at once, before
+    /// `ribbridge drain` touches bgpd).
+    DrainFile {
+        /// What it says now.
+        file: DrainFile,
+    },
+    /// The re-apply of a lost drain ([`Action::ReapplyDrain`]) ran.
+    DrainReapplied {
+        /// bgpd accepted the drain's entry (or already had it).
+        ok: bool,
+    },
 }
 
 /// What the core asks the daemon to do.
@@ -188,6 +200,16 @@ pub enum Action {
         table: TableId,
         /// The VIP.
         prefix: Prefix,
+    },
+    /// Configure the recorded drain that bgpd's configuration lost; answer
+    /// with [`Event::DrainReapplied`].
+    ReapplyDrain,
+    /// The recorded drain is lost (`true`: bgpd lacks it and it is not
+    /// being re-applied: observe mode, a failed re-apply, an unreadable
+    /// file) or no longer (for logs and metrics).
+    DrainLost {
+        /// Lost from now on.
+        lost: bool,
     },
 }
 
@@ -746,6 +768,9 @@ pub struct State {
     /// The node-wide ceiling on heal actions.
     #[serde(default)]
     pub ceiling: Ceiling,
+    /// The drain state file and the re-apply of a lost drain.
+    #[serde(default)]
+    pub drain: DrainTrack,
     /// Deadlines: (time, VIP) pairs to re-evaluate at that time.
     #[serde(skip)]
     pub(super) wakeups: Wakeups,
@@ -772,6 +797,7 @@ impl State {
             intent: None,
             intent_at: 0,
             ceiling: Ceiling::default(),
+            drain: DrainTrack::default(),
             wakeups: Wakeups::default(),
             sent: BTreeMap::new(),
             config,

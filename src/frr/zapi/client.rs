@@ -358,6 +358,10 @@ pub enum SnapshotError {
     Stopped,
 }
 
+/// The one-shot collector's channel from the client ([`until_synced`]):
+/// the dump of every VIP of a table fits, and the collector keeps up anyway.
+pub const SNAPSHOT_CHANNEL: usize = 4096;
+
 /// One-shot: run the client until zebra's first dump is complete (its
 /// `Synced`), at most `limit`; every event up to it, in order. For the
 /// commands that read zebra once (`status --oneshot`, `ribbridge frr`).
@@ -365,8 +369,7 @@ pub async fn until_synced(
     cfg: ZapiConfig,
     limit: Duration,
 ) -> Result<Vec<ZapiEvent>, SnapshotError> {
-    // The dump of every VIP of a table fits; the collector keeps up anyway.
-    let (tx, mut rx) = mpsc::channel(4096);
+    let (tx, mut rx) = mpsc::channel(SNAPSHOT_CHANNEL);
     let task = tokio::spawn(run(cfg, tx));
     let mut events = Vec::new();
     let collect = async {

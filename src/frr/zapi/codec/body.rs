@@ -11,7 +11,8 @@ use super::error::ZapiError;
 use super::frame::Frame;
 use crate::model::Prefix;
 
-/// `AF_INET` as zebra writes it in prefixes (the Linux value).
+/// `AF_INET` as zebra writes it in prefixes (the Linux value). ZAPI's own,
+/// not `kernel::wire`'s: another protocol, and `frr` depends on no kernel code.
 pub(super) const AF_INET: u8 = 2;
 /// `AF_INET6` as zebra writes it in prefixes (the Linux value).
 pub(super) const AF_INET6: u8 = 10;

@@ -4,7 +4,7 @@
 //!
 //! Contract:
 //! - [`drain`] adds the drain's deny entry to every route-map that feeds the
-//!   VIP table into bgpd (`crate::frr::drain`; only allowlisted commands),
+//!   VIP table into bgpd ([`plan`]; only allowlisted commands),
 //!   then waits until no established peer is sent any VIP; [`undrain`]
 //!   removes it and waits until every VIP is sent to an established peer
 //!   (the `advertised` class). Both are idempotent: already in the asked
@@ -25,25 +25,35 @@
 //!   by the next reload. A drain that fails after that (bgpd refuses a
 //!   command, the wait times out) leaves the intent recorded: it is still
 //!   what was asked for, and `undrain` removes it. [`undrain`] removes the
-//!   file once bgpd accepted its commands (before the wait, so that a
-//!   daemon does not drain again while the VIPs come back).
+//!   file first, before bgpd is told anything (so that a daemon, which
+//!   re-applies a recorded drain bgpd lacks, does not drain again while the
+//!   VIPs come back); a file that cannot be removed leaves bgpd drained
+//!   ([`DrainError::StateRemove`]).
+//! - A running daemon watches the file and knows of a drain the moment it
+//!   is recorded, before bgpd is touched: it heals nothing from then on
+//!   (`reconcile`'s drain). It re-applies a recorded drain that bgpd's
+//!   configuration lost with [`reapply`], the same plan and commands.
 //! - At the timeout: [`DrainError::Timeout`], naming what still advertises
 //!   (or, undraining, what is still missing).
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
-use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
+use tokio::time::Instant;
+
+pub mod plan;
 pub mod state;
+pub mod watch;
 
 pub use state::DrainState;
 
-use crate::frr::drain::{DrainPlanError, drain_commands, undrain_commands};
 use crate::frr::{Afi, VtyClient, VtyError, bgp_snapshot};
 use crate::http::client::{self, Address};
 use crate::model::{Prefix, TableId};
 use crate::status::{StatusDoc, VipState};
+use plan::{DrainPlanError, drain_commands, undrain_commands};
 
 /// What [`drain`] and [`undrain`] act on and wait for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,14 +185,25 @@ pub enum DrainError {
         /// Why.
         source: std::io::Error,
     },
-    /// bgpd is undrained, but the intent file stays.
+    /// The intent file cannot be removed: bgpd was not undrained.
     #[error(
-        "bgpd is undrained, but the drain intent {} cannot be removed: {source}; remove it by hand, or a running ribbridge drains this node again",
+        "the drain intent {} cannot be removed: {source}; bgpd was not undrained (a running ribbridge would drain this node again): remove the file by hand, or make its directory writable by ribbridge's user, and run ribbridge undrain again",
         path.display()
     )]
     StateRemove {
         /// The file.
         path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The drain state file's directory cannot be watched.
+    #[error(
+        "cannot watch {} for the drain state: {source}; mount the directory (the manifests mount the host's /run/ribbridge, the systemd units set RuntimeDirectory=ribbridge) or give --drain-state a path in an existing directory",
+        dir.display()
+    )]
+    Watch {
+        /// The directory.
+        dir: PathBuf,
         /// Why.
         source: std::io::Error,
     },
@@ -218,17 +239,9 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
         .clamp(Duration::from_secs(1), Duration::from_secs(10));
     let bgpd_path = input.frr_dir.join("bgpd.vty");
     let zebra_path = input.frr_dir.join("zebra.vty");
-    let vty_err = |path: &PathBuf| {
-        let path = path.clone();
-        move |source| DrainError::Vty { path, source }
-    };
     let bgpd = VtyClient::lazy(&bgpd_path, vty_timeout);
     let zebra = VtyClient::lazy(&zebra_path, vty_timeout);
-    let config = bgpd.running_config().await.map_err(vty_err(&bgpd_path))?;
-    let cmds = match dir {
-        Direction::Drain => drain_commands(&config, &input.tables)?,
-        Direction::Undrain => undrain_commands(&config, &input.tables)?,
-    };
+    let cmds = plan(&bgpd, &bgpd_path, dir, &input.tables).await?;
     // The intent changes before bgpd does, both ways: a running daemon
     // re-applies a recorded drain that bgpd lacks, so an undrain whose
     // intent were removed after its commands would be drained again by
@@ -244,8 +257,7 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
     };
     let changed = !cmds.is_empty();
     if changed {
-        let refs: Vec<&str> = cmds.iter().map(String::as_str).collect();
-        bgpd.configure(&refs).await.map_err(vty_err(&bgpd_path))?;
+        apply(&bgpd, &bgpd_path, &cmds).await?;
         tracing::info!(commands = cmds.len(), "bgpd: {} configured", dir.goal());
     }
     let mine = local_addresses();
@@ -271,6 +283,58 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
         }
         tokio::time::sleep(CHECK_EVERY).await;
     }
+}
+
+/// The apply step's first half, shared by the command and the daemon:
+/// bgpd's running configuration read, the commands that take it to `dir`
+/// (none: it is so already).
+async fn plan(
+    bgpd: &VtyClient,
+    path: &Path,
+    dir: Direction,
+    tables: &[TableId],
+) -> Result<Vec<String>, DrainError> {
+    let config = bgpd
+        .running_config()
+        .await
+        .map_err(|source| DrainError::Vty {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(match dir {
+        Direction::Drain => drain_commands(&config, tables)?,
+        Direction::Undrain => undrain_commands(&config, tables)?,
+    })
+}
+
+/// The apply step's second half: the planned commands sent to bgpd.
+async fn apply(bgpd: &VtyClient, path: &Path, cmds: &[String]) -> Result<(), DrainError> {
+    let refs: Vec<&str> = cmds.iter().map(String::as_str).collect();
+    bgpd.configure(&refs)
+        .await
+        .map_err(|source| DrainError::Vty {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Re-apply a recorded drain that bgpd's configuration lost (the daemon,
+/// when its core asks: `reconcile::Action::ReapplyDrain`): the same plan
+/// and commands as [`drain`], without the record (it is there) and without
+/// the wait (the daemon's own views follow). Returns the number of commands
+/// sent (0: bgpd had the drain already).
+pub async fn reapply(
+    frr_dir: &Path,
+    tables: &[TableId],
+    vty_timeout: Duration,
+) -> Result<usize, DrainError> {
+    let path = frr_dir.join("bgpd.vty");
+    let bgpd = VtyClient::lazy(&path, vty_timeout);
+    let cmds = plan(&bgpd, &path, Direction::Drain, tables).await?;
+    if !cmds.is_empty() {
+        apply(&bgpd, &path, &cmds).await?;
+    }
+    Ok(cmds.len())
 }
 
 /// Record the drain's intent for `input`, keeping the `since` of one
@@ -609,7 +673,7 @@ route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n";
     }
 
     #[tokio::test]
-    async fn undrain_removes_the_intent_once_bgpd_accepted_the_commands() {
+    async fn undrain_removes_the_intent_before_it_sends_the_commands() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let seen = fake_bgpd(tmp.path(), format!("{CONFIG}{DRAINED}"));
         let state = tmp.path().join("drain");

@@ -28,7 +28,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::zapi::codec::Afi;
+use crate::frr::Afi;
 use crate::model::DRAIN_MARK;
 use crate::model::TableId;
 use crate::model::intent::{Family, Intent, parse};
