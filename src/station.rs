@@ -816,6 +816,40 @@ mod tests {
             .collect()
     }
 
+    /// A station keeping at most `max_routers` routers.
+    fn with_max_routers(max_routers: usize) -> Station {
+        let limits = crate::config::BmpLimits {
+            max_routers,
+            ..crate::config::BmpLimits::default()
+        };
+        Station::new([vip()], 300, &limits)
+    }
+
+    /// The `n`th of many source addresses in 10.`net`.0.0/16.
+    fn nth_address(net: u8, n: u64) -> String {
+        let last = u8::try_from(n % 250).expect("fits");
+        let third = u8::try_from(n / 250).expect("fits");
+        format!("10.{net}.{third}.{last}:179")
+    }
+
+    /// `session` sends `message` at `now`.
+    fn say(st: &mut Station, session: SessionId, message: Message, now: Millis) {
+        st.apply(BmpInput::Message { session, message }, now);
+    }
+
+    /// `session` ends (`kind`) at `now`.
+    fn end(st: &mut Station, session: SessionId, kind: &'static str, now: Millis) {
+        let reason = kind.to_string();
+        st.apply(
+            BmpInput::Down {
+                session,
+                kind,
+                reason,
+            },
+            now,
+        );
+    }
+
     /// Whether the outputs name a router's series (paths or forgotten).
     fn any_series(outputs: &[Output]) -> bool {
         outputs
@@ -829,36 +863,19 @@ mod tests {
     /// more of them than `--bmp-max-routers` keep no router out.
     #[test]
     fn a_connection_that_sends_no_router_message_creates_no_router() {
-        let limits = crate::config::BmpLimits {
-            max_routers: 2,
-            ..crate::config::BmpLimits::default()
-        };
-        let mut st = Station::new([vip()], 300, &limits);
+        let mut st = with_max_routers(2);
         for n in 0..300u64 {
-            let last = u8::try_from(n % 250).expect("fits");
-            let third = u8::try_from(n / 250).expect("fits");
-            up_from(&mut st, n + 1, &format!("10.1.{third}.{last}:179"));
-            if n % 2 == 1 {
+            up_from(&mut st, n + 1, &nth_address(1, n));
+            let kind = if n % 2 == 1 {
                 let message = Message::Termination {
                     reason: "bye".into(),
                 };
-                st.apply(
-                    BmpInput::Message {
-                        session: n + 1,
-                        message,
-                    },
-                    0,
-                );
-            }
-            let kind = if n % 2 == 1 { "termination" } else { "idle" };
-            st.apply(
-                BmpInput::Down {
-                    session: n + 1,
-                    kind,
-                    reason: "no BMP message".into(),
-                },
-                0,
-            );
+                say(&mut st, n + 1, message, 0);
+                "termination"
+            } else {
+                "idle"
+            };
+            end(&mut st, n + 1, kind, 0);
         }
         let outputs = st.take_outputs();
         assert!(!any_series(&outputs), "{outputs:?}");
@@ -872,13 +889,7 @@ mod tests {
         // The station is not full: two routers come in.
         for (session, from) in [(1_000, "10.2.0.1:179"), (1_001, "10.2.0.2:179")] {
             up_from(&mut st, session, from);
-            st.apply(
-                BmpInput::Message {
-                    session,
-                    message: initiation("r"),
-                },
-                0,
-            );
+            say(&mut st, session, initiation("r"), 0);
         }
         assert_eq!(routers(&st).len(), 2);
         assert!(!st.logged.contains("routers"), "nothing refused");
@@ -924,36 +935,16 @@ mod tests {
             up_from(&mut st, n, &format!("10.3.0.{n}:179"));
             st.take_outputs();
             assert_eq!(routers(&st).len(), usize::try_from(n - 1).expect("fits"));
-            st.apply(
-                BmpInput::Message {
-                    session: n,
-                    message,
-                },
-                0,
-            );
+            say(&mut st, n, message, 0);
             assert!(any_series(&st.take_outputs()), "{n}: its series");
             assert_eq!(routers(&st).len(), usize::try_from(n).expect("fits"));
         }
-        st.apply(
-            BmpInput::Down {
-                session: 1,
-                kind: "closed",
-                reason: "closed".into(),
-            },
-            1_000,
-        );
+        end(&mut st, 1, "closed", 1_000);
         let forget_at = |st: &Station| st.status(&|ms| ms)[0].forget_at.clone();
         let at = forget_at(&st);
         assert_eq!(at.as_deref(), Some("1970-01-01T00:05:01.000Z"));
         up_from(&mut st, 10, "10.3.0.1:40000");
-        st.apply(
-            BmpInput::Down {
-                session: 10,
-                kind: "idle",
-                reason: "no BMP message".into(),
-            },
-            200_000,
-        );
+        end(&mut st, 10, "idle", 200_000);
         assert_eq!(
             routers(&st)[0],
             ("10.3.0.1".to_string(), "stale".to_string())
@@ -973,23 +964,10 @@ mod tests {
         assert_eq!(st.view.paths(ROUTER, &vip()), Some(2));
         up_from(&mut st, 1, "127.0.0.1:39999");
         for message in messages.iter().take(3).cloned() {
-            st.apply(
-                BmpInput::Message {
-                    session: 1,
-                    message,
-                },
-                10,
-            );
+            say(&mut st, 1, message, 10);
         }
         assert_eq!(st.routers.get(ROUTER).and_then(|r| r.session), Some(2));
-        st.apply(
-            BmpInput::Down {
-                session: 1,
-                kind: "closed",
-                reason: "closed".into(),
-            },
-            20,
-        );
+        end(&mut st, 1, "closed", 20);
         assert_eq!(routers(&st), [(ROUTER.to_string(), "synced".to_string())]);
         assert_eq!(
             st.view.paths(ROUTER, &vip()),
@@ -1000,30 +978,11 @@ mod tests {
         // first) speaks once session 2 has ended: the router stays stale.
         up_from(&mut st, 3, "127.0.0.1:40001");
         up_from(&mut st, 0, "127.0.0.1:39998");
-        st.apply(
-            BmpInput::Down {
-                session: 2,
-                kind: "closed",
-                reason: "closed".into(),
-            },
-            30,
-        );
-        st.apply(
-            BmpInput::Message {
-                session: 0,
-                message: initiation("old"),
-            },
-            40,
-        );
+        end(&mut st, 2, "closed", 30);
+        say(&mut st, 0, initiation("old"), 40);
         assert_eq!(routers(&st), [(ROUTER.to_string(), "stale".to_string())]);
         // The later silent session speaks: it takes the router.
-        st.apply(
-            BmpInput::Message {
-                session: 3,
-                message: initiation("rb-router"),
-            },
-            50,
-        );
+        say(&mut st, 3, initiation("rb-router"), 50);
         assert_eq!(st.routers.get(ROUTER).and_then(|r| r.session), Some(3));
         assert_eq!(routers(&st), [(ROUTER.to_string(), "syncing".to_string())]);
     }
@@ -1175,22 +1134,10 @@ mod tests {
 
     #[test]
     fn routers_beyond_the_limit_are_ignored_and_counted() {
-        let limits = crate::config::BmpLimits {
-            max_routers: 3,
-            ..crate::config::BmpLimits::default()
-        };
-        let mut st = Station::new([vip()], 300, &limits);
+        let mut st = with_max_routers(3);
         for n in 0..5_000u64 {
-            let last = u8::try_from(n % 250).expect("fits");
-            let third = u8::try_from(n / 250).expect("fits");
-            up_from(&mut st, n + 1, &format!("10.0.{third}.{last}:179"));
-            st.apply(
-                BmpInput::Message {
-                    session: n + 1,
-                    message: initiation("r"),
-                },
-                0,
-            );
+            up_from(&mut st, n + 1, &nth_address(0, n));
+            say(&mut st, n + 1, initiation("r"), 0);
         }
         assert_eq!(st.routers.len(), 3);
         assert_eq!(st.status(&|ms| ms).len(), 3);
