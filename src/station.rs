@@ -952,6 +952,55 @@ mod tests {
         assert_eq!(forget_at(&st), at, "forget time unchanged");
     }
 
+    /// Issue 32: an UPDATE's anomalies come out for telemetry each time,
+    /// by reason, and are logged once per router (a reconnect does not log
+    /// them again; another router does); its path is counted.
+    #[test]
+    fn anomalies_are_counted_every_time_and_logged_once_per_router() {
+        use crate::bmp::{Anomaly, Path, PeerKey, Rib};
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let route = Message::Route {
+            peer: PeerKey {
+                address: std::net::IpAddr::from([198, 18, 1, 2]),
+                distinguisher: 0,
+            },
+            asn: 64512,
+            bgp_id: std::net::Ipv4Addr::new(198, 18, 1, 2),
+            rib: Rib::PostPolicy,
+            announced: vec![Path {
+                prefix: vip(),
+                path_id: None,
+            }],
+            withdrawn: vec![],
+            end_of_rib: None,
+            skipped: vec![],
+            anomalies: vec![Anomaly::MissingOrigin, Anomaly::MissingNextHop],
+        };
+        let anomalies = |st: &mut Station| -> Vec<&'static str> {
+            st.take_outputs()
+                .into_iter()
+                .filter_map(|o| match o {
+                    Output::Anomaly(a) => Some(a),
+                    _ => None,
+                })
+                .collect()
+        };
+        let logged = |st: &Station, r: &str| st.routers.get(r).map(|r| r.anomalies_logged.len());
+        for (session, from) in [(1, "127.0.0.1:40000"), (2, "127.0.0.1:40001")] {
+            up_from(&mut st, session, from);
+            for _ in 0..2 {
+                say(&mut st, session, route.clone(), 0);
+                assert_eq!(anomalies(&mut st), ["origin_missing", "next_hop_missing"]);
+            }
+            assert_eq!(logged(&st, ROUTER), Some(2), "session {session}");
+        }
+        // No Peer Up before the route: nothing to dump, the path counts.
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(1));
+        up_from(&mut st, 3, "192.0.2.99:40000");
+        say(&mut st, 3, route, 0);
+        assert_eq!(logged(&st, "192.0.2.99"), Some(2), "another router's own");
+    }
+
     /// Issue 32: the session accepted last speaks for the router, whatever
     /// order the tasks report in. Session 2 (accepted after 1) syncs first;
     /// session 1's Up, messages and end arrive after: they change nothing,
