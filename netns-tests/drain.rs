@@ -312,6 +312,9 @@ async fn drain_through_a_reload(frr: &'static str) {
             .await
             .contains("ribbridge_drain_reapplied_total 1")
     );
+    // Stopped, not dropped: its recording is the replayed case
+    // 10.7-drain-reload (scripts/record-cases.sh).
+    let _ = d.stop().await;
     drop(lab_guard);
 }
 
@@ -328,4 +331,163 @@ async fn drain_through_a_reload_frr_10_3() {
 #[tokio::test]
 async fn drain_through_a_reload_frr_10_7() {
     drain_through_a_reload("10.7").await;
+}
+
+/// kube-vip's heartbeat on node1, at kube-vip's pace (1 Hz), on a thread of
+/// its own until dropped: each beat is counted, so a test awaits beats
+/// instead of sleeping.
+struct Heartbeat {
+    beats: tokio::sync::watch::Receiver<u64>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Heartbeat {
+    fn start(vip: &'static str) -> Heartbeat {
+        let (tx, beats) = tokio::sync::watch::channel(0u64);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                lab(&["vip-reassert", "node1", vip]);
+                tx.send_modify(|n| *n += 1);
+                // kube-vip's pace, not a synchronisation.
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
+        Heartbeat {
+            beats,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Wait for `n` more beats.
+    async fn beats(&mut self, n: u64) {
+        let target = *self.beats.borrow() + n;
+        self.beats
+            .wait_for(|&b| b >= target)
+            .await
+            .expect("the heartbeat thread ended (a failed lab.sh vip-reassert)");
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Drain rounds per release: 5 in the test command (a round takes 2 s on
+/// 10.7, 9 s on 8.4, where the undrain waits out bgpd's route-map delay
+/// and the heal of the import the drain's heartbeats dropped);
+/// `RIBBRIDGE_DRAIN_ROUNDS=20` for the issue's count.
+fn drain_rounds() -> usize {
+    std::env::var("RIBBRIDGE_DRAIN_ROUNDS")
+        .ok()
+        .map(|v| v.parse().expect("RIBBRIDGE_DRAIN_ROUNDS is a count"))
+        .unwrap_or(5)
+}
+
+/// `ribbridge drain` then `ribbridge undrain`, round after round, beside a
+/// repair-mode daemon under kube-vip's heartbeat: the daemon knows of each
+/// drain before bgpd is drained (it watches the intent file, which the
+/// command writes first), and takes not one heal action from then to the
+/// moment it saw the undrain (the intent file removed). On 8.4 a heartbeat during the drain drops
+/// zebra's import (docs/FRR-BEHAVIOUR.md), a drift the daemon must leave
+/// alone until the undrain; before the daemon watched the intent file it
+/// healed it in 2 of 10 rounds, ahead of its next read of bgpd's
+/// configuration.
+async fn drain_beside_a_heartbeat(frr: &'static str) {
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    let node1 = lab_guard.sockdir("rb-node1");
+    let _ = std::fs::remove_file(crate::support::drain_state(&node1));
+    let mut router = RouteWatch::open("rb-router");
+    let mut d = Daemon::start(&lab_guard, "rb-node1", &[]).await;
+    crate::support::advertise_on_both(&mut d, &mut router, VIP).await;
+    let mut heartbeat = Heartbeat::start(VIP);
+    let rounds = drain_rounds();
+    let endpoint = ["--endpoint", "127.0.0.1:7585", "--timeout", "30s"];
+    let mut before_drain = 0;
+    for round in 1..=rounds {
+        // Each round starts advertised by both nodes, the last round's
+        // heals (8.4's, after its undrain) done.
+        router
+            .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
+            .await
+            .expect("router has both paths at the round's start");
+        let (doc, _) = d.status().await;
+        assert_eq!(state_of(&doc), Class::Advertised, "round {round}: {doc:?}");
+        let from = d.drain().len();
+        let drain = cli("drain", &node1, &endpoint).await;
+        assert_ok(&drain, "drain");
+        // Heartbeats while drained, each a chance for a drift.
+        heartbeat.beats(2).await;
+        assert_ok(&cli("undrain", &node1, &endpoint).await, "undrain");
+        d.wait_log(
+            "drain: the intent file changed && absent",
+            Duration::from_secs(10),
+        )
+        .await;
+        let log = d.drain()[from..].to_vec();
+        let marker = |state: &'static str| {
+            move |l: &String| l.contains("drain: the intent file changed") && l.contains(state)
+        };
+        let seen = log.iter().position(marker("drained")).unwrap_or_else(|| {
+            panic!(
+                "round {round}: the daemon never saw the drain:\n{}",
+                log.join("\n")
+            )
+        });
+        let undrained = log
+            .iter()
+            .rposition(marker("absent"))
+            .expect("the line waited for");
+        assert!(seen < undrained, "round {round}: {}", log.join("\n"));
+        // The daemon knew of the drain before bgpd was drained: its line
+        // is older than the command's "bgpd: drained configured" (one
+        // clock, RFC 3339 UTC stamps of one width compare as text).
+        let stderr = String::from_utf8_lossy(&drain.stderr);
+        let configured = stderr
+            .lines()
+            .find(|l| l.contains("bgpd: drained configured"))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("round {round}: drain logged no configuration:\n{stderr}"));
+        let known = log[seen].split_whitespace().next().unwrap_or_default();
+        assert!(
+            known <= configured,
+            "round {round}: the daemon saw the drain at {known}, after bgpd was drained at {configured}"
+        );
+        let heals: Vec<&String> = log[seen..undrained]
+            .iter()
+            .filter(|l| l.contains("healing"))
+            .collect();
+        assert!(
+            heals.is_empty(),
+            "round {round}: heal actions while drained:\n{}",
+            log.join("\n")
+        );
+        before_drain += log[..seen].iter().filter(|l| l.contains("healing")).count();
+    }
+    let all = d.drain().iter().filter(|l| l.contains("healing")).count();
+    eprintln!(
+        "drain {frr}: {rounds} rounds under a 1 Hz heartbeat: 0 heal actions while drained; \
+         {all} in all ({before_drain} in the rounds before the daemon saw the drain: 8.4's \
+         heartbeat heals)"
+    );
+    drop(heartbeat);
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn drain_beside_a_heartbeat_frr_8_4() {
+    drain_beside_a_heartbeat("8.4").await;
+}
+
+#[tokio::test]
+async fn drain_beside_a_heartbeat_frr_10_7() {
+    drain_beside_a_heartbeat("10.7").await;
 }

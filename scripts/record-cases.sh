@@ -40,6 +40,7 @@ CASES='
 8.4-zebra-bgpd-restart|faults::faults_zebra_and_bgpd_restart_frr_8_4|rb-node1|zebra SIGKILLed and restarted 10 times (no drift), then bgpd: no_peer, and a fresh session'"'"'s startup grace
 10.3-zebra-bgpd-restart|faults::faults_zebra_and_bgpd_restart_frr_10_3|rb-node1|the same on 10.3
 10.7-zebra-bgpd-restart|faults::faults_zebra_and_bgpd_restart_frr_10_7|rb-node1|the same on 10.7
+10.7-drain-reload|drain::drain_through_a_reload_frr_10_7|rb-node1|an frr-k8s reload removes the drain entry from the bgpd configuration: the drain recorded in the intent file is re-applied once (a core action, through the ceiling); drained throughout, no heal
 10.3-killed-during-drift|faults::faults_killed_during_drift_frr_10_3|rb-node1-2|restarted after a SIGKILL during a kernel_only drift: found again from scratch and healed
 '
 

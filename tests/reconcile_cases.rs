@@ -11,8 +11,9 @@
 //!
 //! Three checks per case: the replay returns exactly the expected actions
 //! and final states; its state changes are the ones the daemon logged in
-//! the lab; and its heal actions are the ones the daemon executed (the
-//! recording's `heal_done` events). The last two are ground truth from the
+//! the lab; and its heal actions and drain re-applies are the ones the
+//! daemon executed (the recording's `heal_done` and `drain_reapplied`
+//! events). The last two are ground truth from the
 //! lab, which blessing does not rewrite.
 //!
 //! `RIBBRIDGE_BLESS=1 cargo test --test reconcile_cases` rewrites every
@@ -313,6 +314,25 @@ fn check(case: &Case) -> Result<(), String> {
     if !(asked.starts_with(&done) && asked.len() <= done.len() + 1) {
         return Err(format!(
             "case {}: the replay's heals are not the ones the daemon executed in the lab ({}):\n  replay: {asked:?}\n  executed: {done:?}",
+            case.name, case.info.source
+        ));
+    }
+    // The same for the drain's re-applies: one `DrainReapplied` in the
+    // recording for each the daemon ran.
+    let ran = case
+        .events
+        .iter()
+        .filter(|(_, _, e)| matches!(e, Event::DrainReapplied { .. }))
+        .count();
+    let reapplies = actual
+        .steps
+        .iter()
+        .flat_map(|s| &s.actions)
+        .filter(|a| matches!(a, Action::ReapplyDrain))
+        .count();
+    if !(ran..=ran + 1).contains(&reapplies) {
+        return Err(format!(
+            "case {}: the replay asks for {reapplies} drain re-apply(ies), the daemon ran {ran} in the lab ({})",
             case.name, case.info.source
         ));
     }

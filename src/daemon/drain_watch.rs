@@ -47,6 +47,7 @@ pub async fn run(path: &Path, results: mpsc::Sender<Input>, stop: CancellationTo
             }
             if last != Some(file) {
                 last = Some(file);
+                tracing::info!(intent = %path.display(), state = file.name(), "drain: the intent file changed");
                 let ev = Input::Core(Event::DrainFile { file }, "drain");
                 if results.send(ev).await.is_err() {
                     return;

@@ -239,6 +239,11 @@ mod tests {
         State::new(config, 0)
     }
 
+    /// The daemon reports the intent file's state at `now`.
+    fn file(s: &mut State, file: DrainFile, now: Millis) -> Vec<Action> {
+        step(s, Event::DrainFile { file }, now)
+    }
+
     fn reapplies(actions: &[Action]) -> usize {
         actions
             .iter()
@@ -257,13 +262,7 @@ mod tests {
     fn a_recorded_drain_holds_at_once_and_is_not_reapplied_while_the_drain_configures_bgpd() {
         let mut s = state(Mode::Repair);
         step(&mut s, Event::Drain { drained: false }, 0);
-        let a = step(
-            &mut s,
-            Event::DrainFile {
-                file: DrainFile::Drained,
-            },
-            100,
-        );
+        let a = file(&mut s, DrainFile::Drained, 100);
         assert!(holds(&s));
         assert_eq!(reapplies(&a), 0, "{a:?}");
         assert!(
@@ -284,13 +283,7 @@ mod tests {
     fn a_reload_that_removes_the_drain_is_reapplied_at_once_then_confirmed() {
         let mut s = state(Mode::Repair);
         step(&mut s, Event::Drain { drained: true }, 0);
-        step(
-            &mut s,
-            Event::DrainFile {
-                file: DrainFile::Drained,
-            },
-            10,
-        );
+        file(&mut s, DrainFile::Drained, 10);
         let a = step(&mut s, Event::Drain { drained: false }, 5_000);
         assert_eq!(reapplies(&a), 1, "{a:?}");
         assert!(holds(&s), "the drain holds while it is re-applied");
@@ -305,13 +298,7 @@ mod tests {
     fn a_failed_reapply_is_reported_lost_and_retried() {
         let mut s = state(Mode::Repair);
         step(&mut s, Event::Drain { drained: true }, 0);
-        step(
-            &mut s,
-            Event::DrainFile {
-                file: DrainFile::Drained,
-            },
-            10,
-        );
+        file(&mut s, DrainFile::Drained, 10);
         step(&mut s, Event::Drain { drained: false }, 100);
         let a = step(&mut s, Event::DrainReapplied { ok: false }, 120);
         assert_eq!(lost(&a), Some(true), "{a:?}");
@@ -329,13 +316,7 @@ mod tests {
     fn observe_mode_reports_a_lost_drain_and_writes_nothing() {
         let mut s = state(Mode::Observe);
         step(&mut s, Event::Drain { drained: true }, 0);
-        step(
-            &mut s,
-            Event::DrainFile {
-                file: DrainFile::Drained,
-            },
-            10,
-        );
+        file(&mut s, DrainFile::Drained, 10);
         let a = step(&mut s, Event::Drain { drained: false }, 100);
         assert_eq!((reapplies(&a), lost(&a)), (0, Some(true)), "{a:?}");
         assert!(!holds(&s));
@@ -345,13 +326,7 @@ mod tests {
     fn a_drain_that_never_configured_bgpd_is_completed_after_the_settle_time() {
         let mut s = state(Mode::Repair);
         step(&mut s, Event::Drain { drained: false }, 0);
-        step(
-            &mut s,
-            Event::DrainFile {
-                file: DrainFile::Drained,
-            },
-            10,
-        );
+        file(&mut s, DrainFile::Drained, 10);
         let a = step(&mut s, Event::Tick, 10 + DRAIN_SETTLE_MS - 1);
         assert_eq!(reapplies(&a), 0, "{a:?}");
         let a = step(&mut s, Event::Tick, 10 + DRAIN_SETTLE_MS);
@@ -362,21 +337,9 @@ mod tests {
     fn an_unreadable_file_is_lost_and_an_undrain_ends_everything() {
         let mut s = state(Mode::Repair);
         step(&mut s, Event::Drain { drained: false }, 0);
-        let a = step(
-            &mut s,
-            Event::DrainFile {
-                file: DrainFile::Unreadable,
-            },
-            10,
-        );
+        let a = file(&mut s, DrainFile::Unreadable, 10);
         assert_eq!((reapplies(&a), lost(&a)), (0, Some(true)), "{a:?}");
-        let a = step(
-            &mut s,
-            Event::DrainFile {
-                file: DrainFile::Absent,
-            },
-            20,
-        );
+        let a = file(&mut s, DrainFile::Absent, 20);
         assert_eq!(lost(&a), Some(false), "{a:?}");
         assert!(!holds(&s));
     }
@@ -389,13 +352,7 @@ mod tests {
         // The ceiling's one slot is taken now.
         assert!(s.ceiling.admit(1, 1, 0).is_ok());
         step(&mut s, Event::Drain { drained: true }, 0);
-        step(
-            &mut s,
-            Event::DrainFile {
-                file: DrainFile::Drained,
-            },
-            0,
-        );
+        file(&mut s, DrainFile::Drained, 0);
         let a = step(&mut s, Event::Drain { drained: false }, 10);
         assert_eq!(reapplies(&a), 0, "{a:?}");
         assert_eq!(s.drain.reapply, Reapply::Slot { at: 1_000 });
