@@ -56,7 +56,7 @@ fn route(p: PeerKey, announced: bool, end: Option<EndOfRib>) -> Message {
         withdrawn: w,
         end_of_rib: end,
         skipped: vec![],
-        treat_as_withdraw: None,
+        anomalies: vec![],
     }
 }
 

@@ -7,11 +7,20 @@
 //! it are `daemon::bmp`.
 //!
 //! Contract:
-//! - A router is the address its sessions come from: [`BmpInput::Up`]
-//!   names it, a session speaks only for its own address (its sysName is a
-//!   printable label of at most [`MAX_SYS_NAME`] bytes), and a new session
-//!   from an address replaces that router's open one: the old session's
-//!   messages and end change nothing.
+//! - A router is the address its sessions come from, and it exists from
+//!   its first BMP message: a session's first Initiation, Peer Up or Route
+//!   Monitoring creates the router of its source address (or speaks for
+//!   it); a connection ([`BmpInput::Up`]) alone creates nothing, so a
+//!   connection that sends nothing or only closes leaves no router, no
+//!   series and no `/status` entry (it counts as a session only). A session
+//!   speaks only for its own address (its sysName is a printable label of
+//!   at most [`MAX_SYS_NAME`] bytes).
+//! - Which session speaks for a router: the one accepted last
+//!   ([`SessionId`] is the listener's accept sequence number), whatever
+//!   order the session tasks report in. A session accepted later than the
+//!   router's replaces it when it speaks; one accepted earlier than the
+//!   newest that spoke for the router is ignored. An ignored or replaced
+//!   session's messages and end change nothing.
 //! - A router whose session ended is stale (paths unknown) and forgotten
 //!   `stale_secs` later unless it reconnects; a new router beyond
 //!   `max_routers` is ignored (its session kept, counted, logged once).
@@ -23,17 +32,19 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 
 use crate::bmp::view::Millis;
-use crate::bmp::{Counters, Limits, Message, RouterState, View};
+use crate::bmp::{Anomaly, Counters, Limits, Message, RouterState, View};
 use crate::model::Prefix;
 use crate::status::{RouterPeer, RouterStatus, RouterVip};
 
-/// A BMP session's id, unique for the daemon's life.
+/// A BMP session's id: the listener's accept sequence number, assigned at
+/// accept and increasing for the daemon's life (a higher id was accepted
+/// later). The station decides which session speaks for a router by it.
 pub type SessionId = u64;
 
 /// What a session task tells the owner.
 #[derive(Debug)]
 pub enum BmpInput {
-    /// A router connected.
+    /// A connection was accepted (no router yet: that takes a BMP message).
     Up {
         /// The session.
         session: SessionId,
@@ -102,8 +113,9 @@ pub enum Output {
         /// How many.
         n: u64,
     },
-    /// An UPDATE taken as a withdrawal (RFC 7606), and why.
-    TreatAsWithdraw(&'static str),
+    /// An announcing UPDATE with a missing or malformed attribute (RFC
+    /// 7606's treat-as-withdraw cases; its paths counted): the reason's label.
+    Anomaly(&'static str),
     /// A session ended, by kind.
     SessionEnd(&'static str),
     /// Sessions open now.
@@ -128,15 +140,25 @@ pub fn printable(s: &str, max: usize) -> String {
     out
 }
 
+/// What a session is to the station.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Role {
+    /// No Initiation, Peer Up or Route Monitoring yet: it speaks for no
+    /// router.
+    Silent,
+    /// It speaks for this router (its source address).
+    Speaks(String),
+    /// Replaced by a session accepted later, accepted before the newest one
+    /// that spoke for its router, or beyond `max_routers`: its messages and
+    /// end change nothing.
+    Ignored,
+}
+
 /// One session as the owner knows it.
 #[derive(Debug)]
 struct Session {
     address: SocketAddr,
-    /// The router it speaks for (its source address), once admitted.
-    router: Option<String>,
-    /// A newer session from the same address took over: this one's
-    /// messages and end change nothing.
-    replaced: bool,
+    role: Role,
 }
 
 /// What the station knows of a router beyond the view.
@@ -147,8 +169,13 @@ struct Router {
     sys_name: Option<String>,
     /// The session that speaks for it now (`None`: stale).
     session: Option<SessionId>,
+    /// The latest accepted session that spoke for it: an earlier one
+    /// cannot take it over.
+    newest: SessionId,
     /// When a stale router is forgotten, in the owner's milliseconds.
     forget_at: Option<Millis>,
+    /// The UPDATE anomalies already logged for it (each once).
+    anomalies_logged: BTreeSet<Anomaly>,
 }
 
 /// The station's state, held by the owner. Routers are identified by the
@@ -266,45 +293,68 @@ impl Station {
         self.counted = c;
     }
 
+    /// A connection: a session, no router (its first BMP message makes one).
     fn up(&mut self, session: SessionId, address: SocketAddr) {
-        let name = address.ip().to_string();
-        let known = self.routers.contains_key(&name);
-        if !known && self.routers.len() >= self.max_routers {
-            self.out.push(Output::Refused {
-                reason: "routers",
-                n: 1,
-            });
-            self.log_once("routers", "a new router is not kept: the station has --bmp-max-routers; its session stays open and is ignored");
-            self.sessions.insert(
-                session,
-                Session {
-                    address,
-                    router: None,
-                    replaced: false,
-                },
-            );
-            return;
-        }
-        tracing::info!(%address, session, "bmp: a router connected");
+        tracing::debug!(%address, session, "bmp: a connection accepted");
         self.sessions.insert(
             session,
             Session {
                 address,
-                router: Some(name.clone()),
-                replaced: false,
+                role: Role::Silent,
             },
         );
+    }
+
+    /// The router `session` speaks for, if any: a silent session's
+    /// Initiation, Peer Up or Route Monitoring claims its address's router.
+    fn speaker(&mut self, session: SessionId, message: &Message) -> Option<String> {
+        let s = self.sessions.get(&session)?;
+        match &s.role {
+            Role::Speaks(router) => Some(router.clone()),
+            Role::Ignored => None,
+            Role::Silent if creates_router(message) => {
+                let address = s.address;
+                self.claim(session, address)
+            }
+            Role::Silent => None,
+        }
+    }
+
+    /// A silent session's first router-making message: it speaks for its
+    /// address's router unless the router's newest session was accepted
+    /// after it, or the router is new and the station is full.
+    fn claim(&mut self, session: SessionId, address: SocketAddr) -> Option<String> {
+        let name = address.ip().to_string();
+        let role = match self.routers.get(&name) {
+            None if self.routers.len() >= self.max_routers => {
+                self.out.push(Output::Refused {
+                    reason: "routers",
+                    n: 1,
+                });
+                self.log_once("routers", "a new router is not kept: the station has --bmp-max-routers; its session stays open and is ignored");
+                Role::Ignored
+            }
+            Some(r) if r.newest > session => {
+                tracing::info!(router = %name, %address, session, newest = r.newest, "bmp: a session accepted before the router's newest one spoke after it: ignored (the session accepted last speaks for the router)");
+                Role::Ignored
+            }
+            _ => Role::Speaks(name.clone()),
+        };
+        let speaks = role != Role::Ignored;
+        if let Some(s) = self.sessions.get_mut(&session) {
+            s.role = role;
+        }
+        if !speaks {
+            return None;
+        }
+        tracing::info!(%address, session, "bmp: a router connected");
         self.adopt(&name, session, address);
+        Some(name)
     }
 
     fn message(&mut self, session: SessionId, message: &Message, now: Millis) {
         self.out.push(Output::Message(kind(message)));
-        let Some(router) = self
-            .sessions
-            .get(&session)
-            .filter(|s| !s.replaced)
-            .and_then(|s| s.router.clone())
-        else {
+        let Some(router) = self.speaker(session, message) else {
             return;
         };
         match message {
@@ -357,7 +407,7 @@ impl Station {
             }
             Message::Route {
                 skipped,
-                treat_as_withdraw,
+                anomalies,
                 peer,
                 ..
             } => {
@@ -368,10 +418,14 @@ impl Station {
                         n: u64::from(s.count),
                     });
                 }
-                if let Some(why) = treat_as_withdraw {
-                    self.out.push(Output::TreatAsWithdraw(why.as_str()));
-                    if self.logged.insert("treat_as_withdraw") {
-                        tracing::warn!(%router, %peer, reason = why.as_str(), "bmp: an UPDATE with a malformed mandatory attribute: its announcements taken as withdrawals (RFC 7606; logged once, counted in ribbridge_bmp_treat_as_withdraw_total)");
+                for a in anomalies {
+                    self.out.push(Output::Anomaly(a.label()));
+                    let first = self
+                        .routers
+                        .get_mut(&router)
+                        .is_some_and(|r| r.anomalies_logged.insert(*a));
+                    if first {
+                        tracing::warn!(%router, %peer, reason = a.as_str(), "bmp: an UPDATE announces paths with a missing or malformed attribute; its paths are counted as the router holds them (RFC 7606's treat-as-withdraw is for a BGP speaker; logged once per router and reason, counted in ribbridge_bmp_update_anomalies_total)");
                     }
                 }
             }
@@ -389,20 +443,24 @@ impl Station {
         }
     }
 
-    /// `session` now speaks for `name` (its source address): a router that
-    /// reconnected (restart, or a new session before the old one's end
-    /// arrived) starts from scratch.
+    /// `session` (accepted after every session that spoke for `name`) now
+    /// speaks for `name` (its source address): a router that reconnected
+    /// (restart, or a new session before the old one's end arrived) starts
+    /// from scratch.
     fn adopt(&mut self, name: &str, session: SessionId, address: SocketAddr) {
-        if let Some(old) = self.routers.get(name) {
+        let mut anomalies_logged = BTreeSet::new();
+        if let Some(old) = self.routers.get_mut(name) {
             if let Some(s) = old.session.and_then(|o| self.sessions.get_mut(&o)) {
                 // The old session's messages and end must not touch the
                 // new view.
-                s.replaced = true;
+                s.role = Role::Ignored;
                 tracing::warn!(router = name, %address, "bmp: a new session from the router's address replaces its open one");
             }
             if let Some(t) = old.forget_at {
                 self.forgets.remove(&(t, name.to_string()));
             }
+            // Logged once per router, not once per session.
+            anomalies_logged = std::mem::take(&mut old.anomalies_logged);
         }
         self.view.session_up(name);
         self.routers.insert(
@@ -411,7 +469,9 @@ impl Station {
                 address,
                 sys_name: None,
                 session: Some(session),
+                newest: session,
                 forget_at: None,
+                anomalies_logged,
             },
         );
         self.export_all(name);
@@ -422,9 +482,16 @@ impl Station {
         let Some(s) = self.sessions.remove(&session) else {
             return;
         };
-        let Some(name) = s.router.filter(|_| !s.replaced) else {
-            tracing::info!(address = %s.address, %reason, "bmp: a replaced or ignored session ended");
-            return;
+        let name = match s.role {
+            Role::Speaks(name) => name,
+            Role::Silent => {
+                tracing::debug!(address = %s.address, session, %reason, "bmp: a connection ended before its first BMP message (no router)");
+                return;
+            }
+            Role::Ignored => {
+                tracing::info!(address = %s.address, %reason, "bmp: a replaced or ignored session ended");
+                return;
+            }
         };
         if kind == "malformed" {
             tracing::error!(
@@ -589,6 +656,15 @@ fn state_name(s: Option<RouterState>) -> &'static str {
     }
 }
 
+/// Whether a silent session's message makes it its address's router (the
+/// messages that say what a router holds or begin its session).
+fn creates_router(m: &Message) -> bool {
+    matches!(
+        m,
+        Message::Initiation { .. } | Message::PeerUp { .. } | Message::Route { .. }
+    )
+}
+
 /// The counter label of a message.
 fn kind(m: &Message) -> &'static str {
     match m {
@@ -730,6 +806,234 @@ mod tests {
         );
         st.expire(400_000);
         assert_eq!(st.view.paths(ROUTER, &vip()), Some(1), "not forgotten");
+    }
+
+    /// The routers' names with their state, as `/status` shows them.
+    fn routers(st: &Station) -> Vec<(String, String)> {
+        st.status(&|ms| ms)
+            .into_iter()
+            .map(|r| (r.router, r.state))
+            .collect()
+    }
+
+    /// A station keeping at most `max_routers` routers.
+    fn with_max_routers(max_routers: usize) -> Station {
+        let limits = crate::config::BmpLimits {
+            max_routers,
+            ..crate::config::BmpLimits::default()
+        };
+        Station::new([vip()], 300, &limits)
+    }
+
+    /// The `n`th of many source addresses in 10.`net`.0.0/16.
+    fn nth_address(net: u8, n: u64) -> String {
+        let last = u8::try_from(n % 250).expect("fits");
+        let third = u8::try_from(n / 250).expect("fits");
+        format!("10.{net}.{third}.{last}:179")
+    }
+
+    /// `session` sends `message` at `now`.
+    fn say(st: &mut Station, session: SessionId, message: Message, now: Millis) {
+        st.apply(BmpInput::Message { session, message }, now);
+    }
+
+    /// `session` ends (`kind`) at `now`.
+    fn end(st: &mut Station, session: SessionId, kind: &'static str, now: Millis) {
+        let reason = kind.to_string();
+        st.apply(
+            BmpInput::Down {
+                session,
+                kind,
+                reason,
+            },
+            now,
+        );
+    }
+
+    /// Whether the outputs name a router's series (paths or forgotten).
+    fn any_series(outputs: &[Output]) -> bool {
+        outputs
+            .iter()
+            .any(|o| matches!(o, Output::Paths { .. } | Output::Forgotten { .. }))
+    }
+
+    /// Issue 32: a TCP connect and close, or a connection that sends only
+    /// what says nothing of a router (Statistics, Termination), is a session
+    /// and no router: no series, no `/status` entry, no forget pending, and
+    /// more of them than `--bmp-max-routers` keep no router out.
+    #[test]
+    fn a_connection_that_sends_no_router_message_creates_no_router() {
+        let mut st = with_max_routers(2);
+        for n in 0..300u64 {
+            up_from(&mut st, n + 1, &nth_address(1, n));
+            let kind = if n % 2 == 1 {
+                let message = Message::Termination {
+                    reason: "bye".into(),
+                };
+                say(&mut st, n + 1, message, 0);
+                "termination"
+            } else {
+                "idle"
+            };
+            end(&mut st, n + 1, kind, 0);
+        }
+        let outputs = st.take_outputs();
+        assert!(!any_series(&outputs), "{outputs:?}");
+        assert!(
+            outputs.contains(&Output::Sessions(1)),
+            "counted as sessions"
+        );
+        assert!(routers(&st).is_empty());
+        assert_eq!(st.next_deadline(), None, "no stale router to forget");
+        assert!(st.not_ready().is_some_and(|w| w.contains("no router")));
+        // The station is not full: two routers come in.
+        for (session, from) in [(1_000, "10.2.0.1:179"), (1_001, "10.2.0.2:179")] {
+            up_from(&mut st, session, from);
+            say(&mut st, session, initiation("r"), 0);
+        }
+        assert_eq!(routers(&st).len(), 2);
+        assert!(!st.logged.contains("routers"), "nothing refused");
+    }
+
+    /// A router exists from its first Initiation, Peer Up or Route
+    /// Monitoring, whichever comes first; a silent connection from a stale
+    /// router's address leaves it stale, its forget time unchanged.
+    #[test]
+    fn a_router_exists_from_its_first_initiation_peer_up_or_route_monitoring() {
+        use crate::bmp::{Family, PeerKey, Rib};
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let peer = PeerKey {
+            address: std::net::IpAddr::from([198, 18, 1, 2]),
+            distinguisher: 0,
+        };
+        let firsts = [
+            initiation("r"),
+            Message::PeerUp {
+                peer,
+                asn: 64512,
+                bgp_id: std::net::Ipv4Addr::new(198, 18, 1, 2),
+                loc_rib: false,
+                families: vec![Family::Ipv4],
+                graceful_restart: None,
+            },
+            Message::Route {
+                peer,
+                asn: 64512,
+                bgp_id: std::net::Ipv4Addr::new(198, 18, 1, 2),
+                rib: Rib::PostPolicy,
+                announced: vec![crate::bmp::Path {
+                    prefix: vip(),
+                    path_id: None,
+                }],
+                withdrawn: vec![],
+                end_of_rib: None,
+                skipped: vec![],
+                anomalies: vec![],
+            },
+        ];
+        for (n, message) in (1u64..).zip(firsts) {
+            up_from(&mut st, n, &format!("10.3.0.{n}:179"));
+            st.take_outputs();
+            assert_eq!(routers(&st).len(), usize::try_from(n - 1).expect("fits"));
+            say(&mut st, n, message, 0);
+            assert!(any_series(&st.take_outputs()), "{n}: its series");
+            assert_eq!(routers(&st).len(), usize::try_from(n).expect("fits"));
+        }
+        end(&mut st, 1, "closed", 1_000);
+        let forget_at = |st: &Station| st.status(&|ms| ms)[0].forget_at.clone();
+        let at = forget_at(&st);
+        assert_eq!(at.as_deref(), Some("1970-01-01T00:05:01.000Z"));
+        up_from(&mut st, 10, "10.3.0.1:40000");
+        end(&mut st, 10, "idle", 200_000);
+        assert_eq!(
+            routers(&st)[0],
+            ("10.3.0.1".to_string(), "stale".to_string())
+        );
+        assert_eq!(forget_at(&st), at, "forget time unchanged");
+    }
+
+    /// Issue 32: an UPDATE's anomalies come out for telemetry each time,
+    /// by reason, and are logged once per router (a reconnect does not log
+    /// them again; another router does); its path is counted.
+    #[test]
+    fn anomalies_are_counted_every_time_and_logged_once_per_router() {
+        use crate::bmp::{Anomaly, Path, PeerKey, Rib};
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let route = Message::Route {
+            peer: PeerKey {
+                address: std::net::IpAddr::from([198, 18, 1, 2]),
+                distinguisher: 0,
+            },
+            asn: 64512,
+            bgp_id: std::net::Ipv4Addr::new(198, 18, 1, 2),
+            rib: Rib::PostPolicy,
+            announced: vec![Path {
+                prefix: vip(),
+                path_id: None,
+            }],
+            withdrawn: vec![],
+            end_of_rib: None,
+            skipped: vec![],
+            anomalies: vec![Anomaly::MissingOrigin, Anomaly::MissingNextHop],
+        };
+        let anomalies = |st: &mut Station| -> Vec<&'static str> {
+            st.take_outputs()
+                .into_iter()
+                .filter_map(|o| match o {
+                    Output::Anomaly(a) => Some(a),
+                    _ => None,
+                })
+                .collect()
+        };
+        let logged = |st: &Station, r: &str| st.routers.get(r).map(|r| r.anomalies_logged.len());
+        for (session, from) in [(1, "127.0.0.1:40000"), (2, "127.0.0.1:40001")] {
+            up_from(&mut st, session, from);
+            for _ in 0..2 {
+                say(&mut st, session, route.clone(), 0);
+                assert_eq!(anomalies(&mut st), ["origin_missing", "next_hop_missing"]);
+            }
+            assert_eq!(logged(&st, ROUTER), Some(2), "session {session}");
+        }
+        // No Peer Up before the route: nothing to dump, the path counts.
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(1));
+        up_from(&mut st, 3, "192.0.2.99:40000");
+        say(&mut st, 3, route, 0);
+        assert_eq!(logged(&st, "192.0.2.99"), Some(2), "another router's own");
+    }
+
+    /// Issue 32: the session accepted last speaks for the router, whatever
+    /// order the tasks report in. Session 2 (accepted after 1) syncs first;
+    /// session 1's Up, messages and end arrive after: they change nothing,
+    /// and after session 2's end the older one still cannot take over.
+    #[test]
+    fn the_session_accepted_last_wins_though_the_older_one_reports_after() {
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let messages = session_file("tests/data/bmp/8.4/session1.bin");
+        feed(&mut st, 2, messages.clone(), 0);
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(2));
+        up_from(&mut st, 1, "127.0.0.1:39999");
+        for message in messages.iter().take(3).cloned() {
+            say(&mut st, 1, message, 10);
+        }
+        assert_eq!(st.routers.get(ROUTER).and_then(|r| r.session), Some(2));
+        end(&mut st, 1, "closed", 20);
+        assert_eq!(routers(&st), [(ROUTER.to_string(), "synced".to_string())]);
+        assert_eq!(
+            st.view.paths(ROUTER, &vip()),
+            Some(2),
+            "the newer session's"
+        );
+        // Session 3 (accepted later still) is silent; session 0 (accepted
+        // first) speaks once session 2 has ended: the router stays stale.
+        up_from(&mut st, 3, "127.0.0.1:40001");
+        up_from(&mut st, 0, "127.0.0.1:39998");
+        end(&mut st, 2, "closed", 30);
+        say(&mut st, 0, initiation("old"), 40);
+        assert_eq!(routers(&st), [(ROUTER.to_string(), "stale".to_string())]);
+        // The later silent session speaks: it takes the router.
+        say(&mut st, 3, initiation("rb-router"), 50);
+        assert_eq!(st.routers.get(ROUTER).and_then(|r| r.session), Some(3));
+        assert_eq!(routers(&st), [(ROUTER.to_string(), "syncing".to_string())]);
     }
 
     #[test]
@@ -879,22 +1183,10 @@ mod tests {
 
     #[test]
     fn routers_beyond_the_limit_are_ignored_and_counted() {
-        let limits = crate::config::BmpLimits {
-            max_routers: 3,
-            ..crate::config::BmpLimits::default()
-        };
-        let mut st = Station::new([vip()], 300, &limits);
+        let mut st = with_max_routers(3);
         for n in 0..5_000u64 {
-            let last = u8::try_from(n % 250).expect("fits");
-            let third = u8::try_from(n / 250).expect("fits");
-            up_from(&mut st, n + 1, &format!("10.0.{third}.{last}:179"));
-            st.apply(
-                BmpInput::Message {
-                    session: n + 1,
-                    message: initiation("r"),
-                },
-                0,
-            );
+            up_from(&mut st, n + 1, &nth_address(0, n));
+            say(&mut st, n + 1, initiation("r"), 0);
         }
         assert_eq!(st.routers.len(), 3);
         assert_eq!(st.status(&|ms| ms).len(), 3);
@@ -979,7 +1271,7 @@ mod tests {
             withdrawn: vec![],
             end_of_rib,
             skipped: vec![],
-            treat_as_withdraw: None,
+            anomalies: vec![],
         };
         let vip_path = crate::bmp::Path {
             prefix: vip(),

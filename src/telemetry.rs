@@ -104,9 +104,10 @@ pub const BMP_REFUSED_TOTAL: &str = "ribbridge_bmp_refused_total";
 /// `ribbridge_bmp_skipped_nlri_total{afi,safi}`: MP_REACH/MP_UNREACH
 /// attributes of families the station does not count, skipped by length.
 pub const BMP_SKIPPED_NLRI_TOTAL: &str = "ribbridge_bmp_skipped_nlri_total";
-/// `ribbridge_bmp_treat_as_withdraw_total{reason}`: UPDATEs whose
-/// announcements were taken as withdrawals (RFC 7606).
-pub const BMP_TREAT_AS_WITHDRAW_TOTAL: &str = "ribbridge_bmp_treat_as_withdraw_total";
+/// `ribbridge_bmp_update_anomalies_total{reason}`: announcing UPDATEs with
+/// a missing or malformed attribute (RFC 7606's treat-as-withdraw cases),
+/// by reason (`bmp::Anomaly::label`); their paths still count.
+pub const BMP_UPDATE_ANOMALIES_TOTAL: &str = "ribbridge_bmp_update_anomalies_total";
 /// `ribbridge_bmp_sync_fallbacks_total`: router peers taken as dumped
 /// without their End-of-RIB.
 pub const BMP_SYNC_FALLBACKS_TOTAL: &str = "ribbridge_bmp_sync_fallbacks_total";
@@ -233,8 +234,8 @@ pub fn describe() {
         "MP_REACH/MP_UNREACH attributes of families the BMP station does not count (VPN, EVPN, ...), skipped by length, by AFI and SAFI (numbers; `other` beyond the assigned ones)"
     );
     describe_counter!(
-        BMP_TREAT_AS_WITHDRAW_TOTAL,
-        "UPDATEs whose announcements the BMP station took as withdrawals (RFC 7606: a mandatory attribute missing or malformed), by reason"
+        BMP_UPDATE_ANOMALIES_TOTAL,
+        "Announcing UPDATEs in BMP Route Monitoring with a missing or malformed attribute (RFC 7606's treat-as-withdraw cases; the station still counts their paths), by reason"
     );
     describe_counter!(
         BMP_SYNC_FALLBACKS_TOTAL,
@@ -469,9 +470,9 @@ pub fn bmp_skipped_nlri(afi: u16, safi: u8, n: u64) {
     counter!(BMP_SKIPPED_NLRI_TOTAL, "afi" => a, "safi" => s).increment(n);
 }
 
-/// An UPDATE was taken as a withdrawal of what it announced.
-pub fn bmp_treat_as_withdraw(reason: &'static str) {
-    counter!(BMP_TREAT_AS_WITHDRAW_TOTAL, "reason" => reason).increment(1);
+/// An announcing UPDATE had this anomaly (a label of a fixed set).
+pub fn bmp_update_anomaly(reason: &'static str) {
+    counter!(BMP_UPDATE_ANOMALIES_TOTAL, "reason" => reason).increment(1);
 }
 
 /// `n` router peers were taken as dumped without their End-of-RIB.

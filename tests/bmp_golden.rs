@@ -71,7 +71,7 @@ fn summary(msgs: &[Message]) -> Vec<String> {
                 withdrawn,
                 end_of_rib,
                 skipped,
-                treat_as_withdraw,
+                anomalies,
                 ..
             } => {
                 let mut l = format!("{rib} {}", peer.address);
@@ -90,8 +90,8 @@ fn summary(msgs: &[Message]) -> Vec<String> {
                 for s in skipped {
                     l += &format!(" skipped-{}/{}x{}", s.afi, s.safi, s.count);
                 }
-                if let Some(r) = treat_as_withdraw {
-                    l += &format!(" treat-as-withdraw ({r})");
+                for a in anomalies {
+                    l += &format!(" anomaly ({a})");
                 }
                 l
             }
@@ -299,6 +299,12 @@ fn a_restarted_router_counts_the_remaining_node() {
 /// A post-policy Route Monitoring frame from peer 198.18.1.2 (4-byte AS)
 /// carrying the UPDATE body `update` (withdrawn, attributes, NLRI).
 fn route_monitoring(update: &[u8]) -> Bytes {
+    route_monitoring_from(0, 0x40, [198, 18, 1, 2], update)
+}
+
+/// A Route Monitoring message of peer type `peer_type` (0 global, 3
+/// Loc-RIB) with the per-peer `flags` from IPv4 `peer`.
+fn route_monitoring_from(peer_type: u8, flags: u8, peer: [u8; 4], update: &[u8]) -> Bytes {
     let mut bgp = BytesMut::new();
     bgp.put_slice(&[0xff; 16]);
     bgp.put_u16(u16::try_from(19 + update.len()).expect("fits"));
@@ -308,13 +314,13 @@ fn route_monitoring(update: &[u8]) -> Bytes {
     m.put_u8(3);
     m.put_u32(u32::try_from(6 + 42 + bgp.len()).expect("fits"));
     m.put_u8(0);
-    m.put_u8(0);
-    m.put_u8(0x40);
+    m.put_u8(peer_type);
+    m.put_u8(flags);
     m.put_u64(0);
     m.put_slice(&[0; 12]);
-    m.put_slice(&[198, 18, 1, 2]);
+    m.put_slice(&peer);
     m.put_u32(64512);
-    m.put_slice(&[198, 18, 1, 2]);
+    m.put_slice(&peer);
     m.put_u64(0);
     m.put_slice(&bgp);
     m.freeze()
@@ -408,9 +414,11 @@ fn other_families_between_captured_routes_change_no_count() {
 }
 
 /// A VPNv4 route and an IPv4 VIP in one UPDATE: the VIP is counted; an
-/// UPDATE without ORIGIN withdraws it (RFC 7606 treat-as-withdraw).
+/// UPDATE without ORIGIN still announces it, with the anomaly named (a
+/// station mirrors what the router holds; RFC 7606's treat-as-withdraw is
+/// a BGP speaker's).
 #[test]
-fn a_vip_next_to_a_vpn_route_is_counted_and_treat_as_withdraw_removes_it() {
+fn a_vip_next_to_a_vpn_route_is_counted_and_a_missing_origin_keeps_it() {
     let [v4, _] = vips();
     let vip_nlri = [32, 192, 0, 2, 10];
     let mut view = View::new([v4]);
@@ -456,13 +464,56 @@ fn a_vip_next_to_a_vpn_route_is_counted_and_treat_as_withdraw_removes_it() {
     .concat();
     let m = d
         .decode(route_monitoring(&body(&[], &no_origin, &vip_nlri)))
-        .expect("treat-as-withdraw is not an error");
+        .expect("an anomaly is not an error");
     assert_eq!(
         summary(std::slice::from_ref(&m)),
-        [
-            "adj-rib-in-post 198.18.1.2 -192.0.2.10/32 skipped-1/128x1 treat-as-withdraw (ORIGIN missing)"
-        ]
+        ["adj-rib-in-post 198.18.1.2 +192.0.2.10/32 skipped-1/128x1 anomaly (ORIGIN missing)"]
     );
     view.apply("r", &m);
-    assert_eq!(view.paths("r", &v4), Some(0));
+    assert_eq!(view.paths("r", &v4), Some(1));
+}
+
+/// 6WIND vSR's and FRR 8.0.1's encoding (issue 32): post-policy Adj-RIB-In
+/// from two peers and the Loc-RIB, every UPDATE with ORIGIN, AS_PATH and
+/// the VIP in the NLRI field and no NEXT_HOP. Both peers hold the VIP: 2
+/// paths (the station counted 0 while it treated them as withdrawn).
+#[test]
+fn routes_without_next_hop_count_the_peers_that_hold_them() {
+    let [v4, _] = vips();
+    let vip_nlri = [32, 192, 0, 2, 10];
+    let no_next_hop = [attr(0x40, 1, &[0]), attr(0x40, 2, &[2, 1, 0, 0, 0xfc, 0])].concat();
+    let mut view = View::new([v4]);
+    view.session_up("r");
+    let mut d = Decoder::new();
+    let frames = [
+        route_monitoring_from(
+            0,
+            0x40,
+            [198, 18, 1, 2],
+            &body(&[], &no_next_hop, &vip_nlri),
+        ),
+        route_monitoring_from(
+            0,
+            0x40,
+            [198, 18, 2, 2],
+            &body(&[], &no_next_hop, &vip_nlri),
+        ),
+        route_monitoring_from(3, 0, [0; 4], &body(&[], &no_next_hop, &vip_nlri)),
+    ];
+    let msgs: Vec<Message> = frames
+        .into_iter()
+        .map(|f| d.decode(f).expect("an anomaly is not an error"))
+        .collect();
+    assert_eq!(
+        summary(&msgs),
+        [
+            "adj-rib-in-post 198.18.1.2 +192.0.2.10/32 anomaly (NEXT_HOP missing)",
+            "adj-rib-in-post 198.18.2.2 +192.0.2.10/32 anomaly (NEXT_HOP missing)",
+            "loc-rib 0.0.0.0 +192.0.2.10/32 anomaly (NEXT_HOP missing)",
+        ]
+    );
+    for m in &msgs {
+        view.apply("r", m);
+    }
+    assert_eq!(view.paths("r", &v4), Some(2), "post-policy: two peers");
 }

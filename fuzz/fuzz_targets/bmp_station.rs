@@ -1,5 +1,6 @@
 //! The BMP station's state machine driven by arbitrary sessions: up to 8
-//! sessions from 4 addresses (so that sessions replace each other), each
+//! sessions at once from 4 addresses (so that sessions replace each other;
+//! each numbered in accept order as the listener does), each
 //! fed arbitrary bytes through its own codec and decoder, ended in any
 //! order, with the clock moving and the deadlines firing in between. Any
 //! panic is a bug, and after every step the bounds hold: no more routers
@@ -32,23 +33,27 @@ fuzz_target!(|data: &[u8]| {
         .filter_map(|v| v.parse().ok())
         .collect();
     let mut st = Station::new(vips.iter().copied(), 10, &limits);
-    let mut open: HashMap<u64, (BytesMut, BmpCodec, Decoder)> = HashMap::new();
+    // Per slot: its session's accept sequence number, codec and decoder.
+    let mut open: HashMap<u8, (u64, BytesMut, BmpCodec, Decoder)> = HashMap::new();
+    let mut accepted = 0u64;
     let mut now = 0u64;
     let mut rest = data;
-    while let [op, session, hi, lo, tail @ ..] = rest {
+    while let [op, slot, hi, lo, tail @ ..] = rest {
         let len = usize::from(u16::from_be_bytes([*hi, *lo])).min(tail.len());
         let (payload, next) = tail.split_at(len);
         rest = next;
-        let session = u64::from(*session % 8);
+        let slot = *slot % 8;
         match op % 4 {
-            0 if !open.contains_key(&session) => {
-                let address =
-                    SocketAddr::from((Ipv4Addr::new(10, 0, 0, (session % 4) as u8), 179));
+            0 if !open.contains_key(&slot) => {
+                accepted += 1;
+                let session = accepted;
+                let address = SocketAddr::from((Ipv4Addr::new(10, 0, 0, slot % 4), 179));
                 st.apply(BmpInput::Up { session, address }, now);
-                open.insert(session, (BytesMut::new(), BmpCodec::new(1 << 16), Decoder::new()));
+                open.insert(slot, (session, BytesMut::new(), BmpCodec::new(1 << 16), Decoder::new()));
             }
             1 => {
-                if let Some((buf, codec, decoder)) = open.get_mut(&session) {
+                if let Some((session, buf, codec, decoder)) = open.get_mut(&slot) {
+                    let session = *session;
                     buf.extend_from_slice(payload);
                     let mut ended = false;
                     loop {
@@ -70,14 +75,14 @@ fuzz_target!(|data: &[u8]| {
                         }
                     }
                     if ended {
-                        open.remove(&session);
+                        open.remove(&slot);
                         let reason = "malformed".to_string();
                         st.apply(BmpInput::Down { session, kind: "malformed", reason }, now);
                     }
                 }
             }
             2 => {
-                if open.remove(&session).is_some() {
+                if let Some((session, ..)) = open.remove(&slot) {
                     let kind = KINDS[payload.first().map_or(0, |b| usize::from(*b) % 4)];
                     st.apply(BmpInput::Down { session, kind, reason: String::new() }, now);
                 }

@@ -50,7 +50,7 @@ use bgpkit_parser::parser::bmp::parse_bmp_msg;
 use bytes::Bytes;
 
 use super::update::{self, Options};
-pub use super::update::{EndOfRib, Family, Path, Skipped, TreatAsWithdraw, UpdateError};
+pub use super::update::{Anomaly, EndOfRib, Family, Path, Skipped, UpdateError};
 
 /// One BGP peer as the router reports it in the per-peer header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -147,8 +147,7 @@ pub enum Message {
         rib: Rib,
         /// Unicast paths announced.
         announced: Vec<Path>,
-        /// Unicast paths withdrawn (including the announcements of a
-        /// treat-as-withdraw UPDATE).
+        /// Unicast paths withdrawn.
         withdrawn: Vec<Path>,
         /// Set when the UPDATE is an End-of-RIB marker (RFC 4724): of a
         /// unicast family (its initial dump is complete) or of a family
@@ -156,9 +155,9 @@ pub enum Message {
         end_of_rib: Option<EndOfRib>,
         /// The families not decoded that the UPDATE carried, each once.
         skipped: Vec<Skipped>,
-        /// Set when the UPDATE's announcements were taken as withdrawals
-        /// (RFC 7606: a missing or malformed mandatory attribute).
-        treat_as_withdraw: Option<TreatAsWithdraw>,
+        /// The missing or malformed attributes of an UPDATE that announces
+        /// (RFC 7606's treat-as-withdraw cases): its paths still count.
+        anomalies: Vec<Anomaly>,
     },
     /// A Statistics Report: (stat type, value) pairs.
     Stats {
@@ -452,7 +451,7 @@ impl Decoder {
             withdrawn: u.withdrawn,
             end_of_rib: u.end_of_rib,
             skipped: u.skipped,
-            treat_as_withdraw: u.treat_as_withdraw,
+            anomalies: u.anomalies,
         })
     }
 }
@@ -974,9 +973,9 @@ mod tests {
             Ok(Message::Route {
                 end_of_rib: Some(EndOfRib::Other { afi: 25, safi: 70 }),
                 skipped,
-                treat_as_withdraw: None,
+                anomalies,
                 ..
-            }) => assert_eq!(
+            }) if anomalies.is_empty() => assert_eq!(
                 skipped,
                 vec![Skipped {
                     afi: 25,
@@ -996,17 +995,19 @@ mod tests {
         match decode(with_peer(0, 0x40 | 0x20, &bgp(2, &b))) {
             Ok(Message::Route {
                 announced,
-                treat_as_withdraw: None,
+                anomalies,
                 ..
-            }) => assert_eq!(announced.len(), 1),
+            }) if anomalies.is_empty() => assert_eq!(announced.len(), 1),
             other => panic!("{other:?}"),
         }
+        // Read as 4-byte AS numbers the AS_PATH is malformed: an anomaly,
+        // the path still counts (a monitor mirrors what the router holds).
         match decode(with_peer(0, 0x40, &bgp(2, &b))) {
             Ok(Message::Route {
-                treat_as_withdraw: Some(TreatAsWithdraw::MalformedAsPath),
-                withdrawn,
+                anomalies,
+                announced,
                 ..
-            }) => assert_eq!(withdrawn.len(), 1),
+            }) if anomalies == [Anomaly::MalformedAsPath] => assert_eq!(announced.len(), 1),
             other => panic!("{other:?}"),
         }
     }

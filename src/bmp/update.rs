@@ -37,17 +37,19 @@
 //!   past the attribute, an IPv6 unicast next hop length other than 16 or
 //!   32, an IPv4 unicast one other than 4, 16 or 32 (RFC 8950)), or the
 //!   classic withdrawn routes or NLRI field is malformed the same way.
-//! - **Treat-as-withdraw** (RFC 7606 sections 3 and 7), only when the
-//!   UPDATE announces unicast NLRI: ORIGIN (type 1: length 1, value 0..=2)
-//!   or AS_PATH (type 2: segments of type 1..=4 whose AS counts times 4
-//!   bytes, 2 without [`Options::asn4`], fill the attribute exactly)
-//!   missing or malformed; NEXT_HOP (type 3, length 4) missing or malformed
-//!   when classic NLRI are present; one of those three with the optional
-//!   flag set; LOCAL_PREF (5) or MULTI_EXIT_DISC (4) of a length other
-//!   than 4. Then every announced prefix (classic and MP) is reported
-//!   withdrawn instead, and [`Update::treat_as_withdraw`] names the first
-//!   reason, checked in that order. A malformed ATOMIC_AGGREGATE (6) or
-//!   AGGREGATOR (7) is discarded and the route kept (RFC 7606 7.6, 7.7).
+//! - **Anomalies** (RFC 7606 sections 3 and 7, read for a monitor), only
+//!   when the UPDATE announces unicast NLRI: ORIGIN (type 1: length 1,
+//!   value 0..=2) or AS_PATH (type 2: segments of type 1..=4 whose AS
+//!   counts times 4 bytes, 2 without [`Options::asn4`], fill the attribute
+//!   exactly) missing or malformed; NEXT_HOP (type 3, length 4) missing or
+//!   malformed when classic NLRI are present; one of those three with the
+//!   optional flag set; LOCAL_PREF (5) or MULTI_EXIT_DISC (4) of a length
+//!   other than 4. A BGP speaker would treat such an UPDATE as a withdraw;
+//!   a station mirrors what the router already holds, and the NLRI were
+//!   located and read intact, so the announced paths stay announced and
+//!   [`Update::anomalies`] names every fault found, each once, in that
+//!   order. A malformed ATOMIC_AGGREGATE (6) or AGGREGATOR (7) is discarded
+//!   silently (RFC 7606 7.6, 7.7: attribute discard, the route kept).
 //! - **Ignored**: a repeated attribute other than MP_REACH/MP_UNREACH (the
 //!   first is kept, section 3g), unknown attributes, other malformed
 //!   optional attributes (attribute discard), and next hop values.
@@ -128,9 +130,11 @@ pub struct Skipped {
     pub count: u32,
 }
 
-/// Why an UPDATE's announcements were taken as withdrawals (RFC 7606).
+/// A missing or malformed attribute of an UPDATE that announces unicast
+/// paths (RFC 7606's treat-as-withdraw cases): the paths still count, the
+/// anomaly is reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TreatAsWithdraw {
+pub enum Anomaly {
     /// No ORIGIN attribute.
     MissingOrigin,
     /// ORIGIN of a wrong length, value or flags.
@@ -149,23 +153,49 @@ pub enum TreatAsWithdraw {
     MalformedMed,
 }
 
-impl TreatAsWithdraw {
-    /// A short text naming the attribute and the fault.
+impl Anomaly {
+    /// Every anomaly, in the order [`decode`] checks them.
+    pub const ALL: [Anomaly; 8] = [
+        Anomaly::MissingOrigin,
+        Anomaly::MalformedOrigin,
+        Anomaly::MissingAsPath,
+        Anomaly::MalformedAsPath,
+        Anomaly::MissingNextHop,
+        Anomaly::MalformedNextHop,
+        Anomaly::MalformedLocalPref,
+        Anomaly::MalformedMed,
+    ];
+
+    /// The metric's label value (a fixed, bounded set).
+    pub fn label(self) -> &'static str {
+        match self {
+            Anomaly::MissingOrigin => "origin_missing",
+            Anomaly::MalformedOrigin => "origin_malformed",
+            Anomaly::MissingAsPath => "as_path_missing",
+            Anomaly::MalformedAsPath => "as_path_malformed",
+            Anomaly::MissingNextHop => "next_hop_missing",
+            Anomaly::MalformedNextHop => "next_hop_malformed",
+            Anomaly::MalformedLocalPref => "local_pref_malformed",
+            Anomaly::MalformedMed => "med_malformed",
+        }
+    }
+
+    /// A short text naming the attribute and the fault, for the log.
     pub fn as_str(self) -> &'static str {
         match self {
-            TreatAsWithdraw::MissingOrigin => "ORIGIN missing",
-            TreatAsWithdraw::MalformedOrigin => "ORIGIN malformed",
-            TreatAsWithdraw::MissingAsPath => "AS_PATH missing",
-            TreatAsWithdraw::MalformedAsPath => "AS_PATH malformed",
-            TreatAsWithdraw::MissingNextHop => "NEXT_HOP missing",
-            TreatAsWithdraw::MalformedNextHop => "NEXT_HOP malformed",
-            TreatAsWithdraw::MalformedLocalPref => "LOCAL_PREF malformed",
-            TreatAsWithdraw::MalformedMed => "MULTI_EXIT_DISC malformed",
+            Anomaly::MissingOrigin => "ORIGIN missing",
+            Anomaly::MalformedOrigin => "ORIGIN malformed",
+            Anomaly::MissingAsPath => "AS_PATH missing",
+            Anomaly::MalformedAsPath => "AS_PATH malformed",
+            Anomaly::MissingNextHop => "NEXT_HOP missing",
+            Anomaly::MalformedNextHop => "NEXT_HOP malformed",
+            Anomaly::MalformedLocalPref => "LOCAL_PREF malformed",
+            Anomaly::MalformedMed => "MULTI_EXIT_DISC malformed",
         }
     }
 }
 
-impl fmt::Display for TreatAsWithdraw {
+impl fmt::Display for Anomaly {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -185,15 +215,15 @@ pub struct Options {
 pub struct Update {
     /// Unicast paths announced (classic NLRI, then MP_REACH_NLRI).
     pub announced: Vec<Path>,
-    /// Unicast paths withdrawn (classic, then MP_UNREACH_NLRI, then the
-    /// announcements of a treat-as-withdraw UPDATE).
+    /// Unicast paths withdrawn (classic, then MP_UNREACH_NLRI).
     pub withdrawn: Vec<Path>,
     /// Set when the UPDATE is an End-of-RIB marker.
     pub end_of_rib: Option<EndOfRib>,
     /// The families skipped, each once, in the order met.
     pub skipped: Vec<Skipped>,
-    /// Set when the announcements were turned into withdrawals.
-    pub treat_as_withdraw: Option<TreatAsWithdraw>,
+    /// The missing or malformed attributes of an UPDATE that announces
+    /// unicast paths, each once, in the order checked (empty when none).
+    pub anomalies: Vec<Anomaly>,
 }
 
 /// Where in the UPDATE a prefix field is.
@@ -337,7 +367,7 @@ impl<'a> Cursor<'a> {
 /// A unicast MP attribute's family and NLRI field.
 type UnicastNlri<'a> = (Family, &'a [u8]);
 
-/// What was seen of an attribute the treat-as-withdraw rules look at.
+/// What was seen of an attribute the anomaly rules look at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Seen {
     Absent,
@@ -453,44 +483,48 @@ pub fn decode(body: &[u8], options: Options) -> Result<Update, UpdateError> {
     }
 
     if !out.announced.is_empty() {
-        let reason = if attrs.origin != Seen::Good {
-            Some(if attrs.origin == Seen::Absent {
-                TreatAsWithdraw::MissingOrigin
-            } else {
-                TreatAsWithdraw::MalformedOrigin
-            })
-        } else if attrs.as_path != Seen::Good {
-            Some(if attrs.as_path == Seen::Absent {
-                TreatAsWithdraw::MissingAsPath
-            } else {
-                TreatAsWithdraw::MalformedAsPath
-            })
-        } else if classic && attrs.next_hop != Seen::Good {
-            Some(if attrs.next_hop == Seen::Absent {
-                TreatAsWithdraw::MissingNextHop
-            } else {
-                TreatAsWithdraw::MalformedNextHop
-            })
-        } else if attrs.local_pref == Seen::Bad {
-            Some(TreatAsWithdraw::MalformedLocalPref)
-        } else if attrs.med == Seen::Bad {
-            Some(TreatAsWithdraw::MalformedMed)
-        } else {
-            // A malformed ATOMIC_AGGREGATE or AGGREGATOR is discarded, the
-            // route kept (RFC 7606 sections 7.6, 7.7).
-            None
-        };
-        if let Some(r) = reason {
-            out.treat_as_withdraw = Some(r);
-            let announced = std::mem::take(&mut out.announced);
-            out.withdrawn.extend(announced);
-        }
+        // Withdrawals need no attribute: only announcements are checked.
+        out.anomalies = anomalies(&attrs, classic);
     }
     Ok(out)
 }
 
-/// Walks the attribute field: records what the treat-as-withdraw rules
-/// need, locates the unicast MP NLRI, counts the skipped families.
+/// The anomalies of an announcing UPDATE's attributes, in the module's
+/// order; `classic`: classic NLRI are announced (they need NEXT_HOP).
+fn anomalies(attrs: &Attrs<'_>, classic: bool) -> Vec<Anomaly> {
+    let next_hop = if classic { attrs.next_hop } else { Seen::Good };
+    // (what was seen, the anomaly when absent, the anomaly when malformed)
+    let checks = [
+        (
+            attrs.origin,
+            Some(Anomaly::MissingOrigin),
+            Anomaly::MalformedOrigin,
+        ),
+        (
+            attrs.as_path,
+            Some(Anomaly::MissingAsPath),
+            Anomaly::MalformedAsPath,
+        ),
+        (
+            next_hop,
+            Some(Anomaly::MissingNextHop),
+            Anomaly::MalformedNextHop,
+        ),
+        // Optional attributes: absence is normal.
+        (attrs.local_pref, None, Anomaly::MalformedLocalPref),
+        (attrs.med, None, Anomaly::MalformedMed),
+    ];
+    checks
+        .into_iter()
+        .filter_map(|(seen, missing, malformed)| match seen {
+            Seen::Good => None,
+            Seen::Absent => missing,
+            Seen::Bad => Some(malformed),
+        })
+        .collect()
+}
+
+/// Walks the attribute field: records what the anomaly rules need, locates the unicast MP NLRI, counts the skipped families.
 fn attributes<'a>(
     field: &'a [u8],
     options: Options,
@@ -875,7 +909,8 @@ mod tests {
                 }],
                 "{name}"
             );
-            assert_eq!((u.end_of_rib, u.treat_as_withdraw), (None, None), "{name}");
+            assert_eq!(u.end_of_rib, None, "{name}");
+            assert!(u.anomalies.is_empty(), "{name}");
         }
     }
 
@@ -893,7 +928,7 @@ mod tests {
             assert_eq!(u.announced, vec![path("2001:db8::10/128")], "{name}");
             assert_eq!(u.withdrawn, vec![path("192.0.2.0/24")], "{name}");
             assert_eq!(u.skipped.len(), 1, "{name}");
-            assert_eq!(u.treat_as_withdraw, None, "{name}");
+            assert!(u.anomalies.is_empty(), "{name}");
         }
     }
 
@@ -1125,9 +1160,13 @@ mod tests {
         assert_eq!(ok(&update(&[], &attrs, &[]), ADD_PATH).announced, with_ids);
     }
 
-    // ---- RFC 7606: treat-as-withdraw ----
+    // ---- RFC 7606 for a monitor: anomalies, the paths kept ----
 
-    fn taw(attrs: &[u8], o: Options) -> Option<TreatAsWithdraw> {
+    /// The first anomaly of an UPDATE announcing 192.0.2.10/32 and
+    /// withdrawing 198.51.100.0/24 with `attrs`; whatever the anomalies,
+    /// the announcement stays an announcement and the withdrawal a
+    /// withdrawal (a monitor mirrors what the router holds).
+    fn taw(attrs: &[u8], o: Options) -> Option<Anomaly> {
         let u = ok(
             &update(
                 &nlri(&[path("198.51.100.0/24")]),
@@ -1136,21 +1175,14 @@ mod tests {
             ),
             o,
         );
-        if u.treat_as_withdraw.is_some() {
-            assert!(u.announced.is_empty());
-            assert_eq!(
-                u.withdrawn,
-                vec![path("198.51.100.0/24"), path("192.0.2.10/32")]
-            );
-        } else {
-            assert_eq!(u.announced, vec![path("192.0.2.10/32")]);
-        }
-        u.treat_as_withdraw
+        assert_eq!(u.announced, vec![path("192.0.2.10/32")]);
+        assert_eq!(u.withdrawn, vec![path("198.51.100.0/24")]);
+        u.anomalies.first().copied()
     }
 
     #[test]
-    fn a_missing_or_malformed_mandatory_attribute_is_treat_as_withdraw() {
-        use TreatAsWithdraw as T;
+    fn a_missing_or_malformed_mandatory_attribute_is_an_anomaly_and_the_path_counts() {
+        use Anomaly as T;
         let (o, p, n) = (origin(), as_path(), next_hop());
         assert_eq!(taw(&mandatory(), PLAIN), None);
         let cases: Vec<(&str, Vec<u8>, T)> = vec![
@@ -1306,7 +1338,7 @@ mod tests {
     }
 
     #[test]
-    fn what_is_not_treat_as_withdraw() {
+    fn what_is_not_an_anomaly() {
         // The right lengths, an empty AS_PATH (iBGP), every segment type, a
         // repeated attribute after a good one, unknown and malformed
         // optional attributes (attribute discard).
@@ -1344,7 +1376,7 @@ mod tests {
         );
         // Nothing announced: withdrawals need no attribute.
         let u = ok(&update(&nlri(&[path("192.0.2.10/32")]), &[], &[]), PLAIN);
-        assert_eq!((u.treat_as_withdraw, u.withdrawn.len()), (None, 1));
+        assert_eq!((u.anomalies.len(), u.withdrawn.len()), (0, 1));
         let u = ok(
             &update(
                 &nlri(&[path("192.0.2.10/32")]),
@@ -1353,7 +1385,7 @@ mod tests {
             ),
             PLAIN,
         );
-        assert_eq!(u.treat_as_withdraw, None);
+        assert!(u.anomalies.is_empty());
         // NEXT_HOP is not needed when only MP_REACH announces.
         let mp_only = [
             origin(),
@@ -1363,16 +1395,16 @@ mod tests {
         ]
         .concat();
         let u = ok(&update(&[], &mp_only, &[]), PLAIN);
-        assert_eq!(u.treat_as_withdraw, None);
+        assert!(u.anomalies.is_empty());
         assert_eq!(u.announced, vec![path("2001:db8::10/128")]);
         // Only a skipped family announced: no unicast NLRI, nothing to withdraw.
         let vpn = mp_reach(1, 128, &[0; 12], &[0]);
         let u = ok(&update(&[], &vpn, &[]), PLAIN);
-        assert_eq!(u.treat_as_withdraw, None);
+        assert!(u.anomalies.is_empty());
     }
 
     #[test]
-    fn treat_as_withdraw_covers_mp_reach_prefixes() {
+    fn an_anomaly_keeps_every_announced_prefix_classic_and_mp() {
         let attrs = [
             as_path(),
             mp_reach(2, 1, &V6_NH, &nlri(&[path("2001:db8::10/128")])),
@@ -1387,17 +1419,113 @@ mod tests {
             ),
             PLAIN,
         );
-        assert_eq!(u.treat_as_withdraw, Some(TreatAsWithdraw::MissingOrigin));
-        assert!(u.announced.is_empty());
+        assert_eq!(u.anomalies, [Anomaly::MissingOrigin]);
         assert_eq!(
-            u.withdrawn,
-            vec![
-                path("2001:db8::11/128"),
-                path("192.0.2.10/32"),
-                path("2001:db8::10/128")
+            u.announced,
+            vec![path("192.0.2.10/32"), path("2001:db8::10/128")]
+        );
+        assert_eq!(u.withdrawn, vec![path("2001:db8::11/128")]);
+        assert_eq!(Anomaly::MissingOrigin.to_string(), "ORIGIN missing");
+    }
+
+    /// 6WIND vSR's and FRR 8.0.1's post-policy and Loc-RIB Route
+    /// Monitoring: ORIGIN, AS_PATH and classic NLRI, no NEXT_HOP. The
+    /// router holds the path: it counts, the anomaly is named.
+    #[test]
+    fn an_update_without_next_hop_announces_its_prefixes() {
+        let n = nlri(&[path("192.0.2.10/32"), path("192.0.2.11/32")]);
+        for o in [PLAIN, ADD_PATH] {
+            let n = if o.add_path {
+                nlri(&[
+                    Path {
+                        path_id: Some(7),
+                        ..path("192.0.2.10/32")
+                    },
+                    Path {
+                        path_id: Some(8),
+                        ..path("192.0.2.11/32")
+                    },
+                ])
+            } else {
+                n.clone()
+            };
+            let u = ok(&update(&[], &[origin(), as_path()].concat(), &n), o);
+            assert_eq!(u.announced.len(), 2, "{o:?}");
+            assert!(u.withdrawn.is_empty(), "{o:?}");
+            assert_eq!(u.anomalies, [Anomaly::MissingNextHop], "{o:?}");
+        }
+    }
+
+    /// Every fault of one UPDATE is named once, in the module's order, and
+    /// the label values are distinct metric-safe words.
+    #[test]
+    fn every_anomaly_is_reported_once_in_order() {
+        let attrs = [
+            attr(0x40, AS_PATH, &[7, 1]),
+            attr(0x40, LOCAL_PREF, &[1]),
+            attr(0x80, MED, &[1, 2]),
+            attr(0x80, MED, &[0, 0, 0, 1]), // a second MED: ignored
+        ]
+        .concat();
+        let u = ok(&update(&[], &attrs, &nlri(&[path("192.0.2.10/32")])), PLAIN);
+        assert_eq!(u.announced, vec![path("192.0.2.10/32")]);
+        assert_eq!(
+            u.anomalies,
+            [
+                Anomaly::MissingOrigin,
+                Anomaly::MalformedAsPath,
+                Anomaly::MissingNextHop,
+                Anomaly::MalformedLocalPref,
+                Anomaly::MalformedMed,
             ]
         );
-        assert_eq!(TreatAsWithdraw::MissingOrigin.to_string(), "ORIGIN missing");
+        let labels: std::collections::BTreeSet<&str> =
+            Anomaly::ALL.iter().map(|a| a.label()).collect();
+        assert_eq!(labels.len(), Anomaly::ALL.len());
+        assert!(
+            labels
+                .iter()
+                .all(|l| l.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        );
+    }
+
+    /// Where the NLRI cannot be trusted the session still ends, whatever
+    /// attribute is missing besides: an anomaly never hides a framing fault.
+    #[test]
+    fn a_framing_fault_ends_the_session_even_with_an_anomaly() {
+        let no_next_hop = [origin(), as_path()].concat();
+        for (name, body) in [
+            (
+                "NLRI past the UPDATE",
+                update(&[], &no_next_hop, &[32, 192, 0, 2]),
+            ),
+            (
+                "NLRI prefix of 33",
+                update(&[], &no_next_hop, &[33, 192, 0, 2, 10, 0]),
+            ),
+            (
+                "attribute past the field",
+                update(
+                    &[],
+                    &[no_next_hop.clone(), vec![0x40, 5, 9, 0]].concat(),
+                    &[],
+                ),
+            ),
+            (
+                "IPv6 MP_REACH next hop of 4",
+                update(
+                    &[],
+                    &[
+                        no_next_hop.clone(),
+                        mp_reach(2, 1, &[1, 2, 3, 4], &nlri(&[path("2001:db8::10/128")])),
+                    ]
+                    .concat(),
+                    &[],
+                ),
+            ),
+        ] {
+            assert!(decode(&body, PLAIN).is_err(), "{name}");
+        }
     }
 
     // ---- RFC 7606: session reset ----
@@ -1591,7 +1719,7 @@ mod tests {
             let u = u.unwrap_or_default();
             prop_assert_eq!(u.announced, [a4, a6].concat());
             prop_assert_eq!(u.withdrawn, [w4, w6].concat());
-            prop_assert_eq!(u.treat_as_withdraw, None);
+            prop_assert!(u.anomalies.is_empty());
             prop_assert!(u.skipped.is_empty());
         }
     }

@@ -970,8 +970,8 @@ fn apply(
             ..
         } => {
             // An End-of-RIB of a family not decoded (VPN, EVPN, ...) says
-            // nothing about the unicast ones; a treat-as-withdraw UPDATE's
-            // prefixes are in `withdrawn` already.
+            // nothing about the unicast ones; an UPDATE's anomalies change
+            // nothing here (its paths are the router's).
             let end_of_rib = match end_of_rib {
                 Some(EndOfRib::Unicast(f)) => Some(*f),
                 Some(EndOfRib::Other { .. }) | None => None,
@@ -1076,7 +1076,7 @@ mod tests {
             withdrawn,
             end_of_rib: None,
             skipped: vec![],
-            treat_as_withdraw: None,
+            anomalies: vec![],
         }
     }
     fn eor_of(p: PeerKey, rib: Rib, end: EndOfRib) -> Message {
@@ -1089,7 +1089,7 @@ mod tests {
             withdrawn: vec![],
             end_of_rib: Some(end),
             skipped: vec![],
-            treat_as_withdraw: None,
+            anomalies: vec![],
         }
     }
     fn eor(p: PeerKey, rib: Rib, family: Family) -> Message {

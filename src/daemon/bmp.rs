@@ -4,8 +4,10 @@
 //! Contract: one listener task accepts routers' TCP sessions, only from
 //! `--bmp-allow`, at most `--bmp-sessions-per-address` per address and
 //! [`MAX_SESSIONS`] in all (the rest closed at accept, counted, logged once
-//! per address and reason), with TCP keepalive; one task per session frames
-//! the stream ([`crate::bmp::BmpCodec`]), decodes each message
+//! per address and reason), with TCP keepalive, and numbers each session in
+//! accept order (its [`SessionId`]: the station's rule for which session
+//! speaks for a router); one task per session frames the stream
+//! ([`crate::bmp::BmpCodec`]), decodes each message
 //! ([`crate::bmp::Decoder`]) and sends it to the owner through the bounded
 //! [`super::BMP_CHANNEL`] (when full the session task waits: the router's
 //! TCP window holds the rest, nothing is lost). A session that sends
@@ -46,7 +48,7 @@ pub fn publish(outputs: Vec<Output>) {
             Output::Fallbacks(n) => telemetry::bmp_sync_fallbacks(n),
             Output::Message(kind) => telemetry::bmp_message(kind),
             Output::Skipped { afi, safi, n } => telemetry::bmp_skipped_nlri(afi, safi, n),
-            Output::TreatAsWithdraw(reason) => telemetry::bmp_treat_as_withdraw(reason),
+            Output::Anomaly(reason) => telemetry::bmp_update_anomaly(reason),
             Output::SessionEnd(kind) => telemetry::bmp_session_end(kind),
             Output::Sessions(n) => telemetry::bmp_sessions(n),
         }
@@ -185,6 +187,9 @@ pub async fn listen(
                     }
                     keepalive(&stream, address);
                     *open.entry(ip).or_default() += 1;
+                    // The accept sequence number: the station lets the
+                    // session accepted last speak for a router, whatever
+                    // order the session tasks report in.
                     next += 1;
                     let (tx, stop) = (tx.clone(), stop.clone());
                     let id = sessions
@@ -534,5 +539,108 @@ mod tests {
         );
         stop.cancel();
         station.await.expect("the listener stops");
+    }
+
+    /// Rounds of [`a_short_connection_racing_a_router_never_replaces_its_session`].
+    const RACE_ROUNDS: usize = 50;
+
+    /// Issue 32 through the listener, on loopback: a connection from the
+    /// router's address that opens and closes at once (silent in even
+    /// rounds, with an Initiation in odd ones), then the router's real
+    /// session sending FRR 8.4's capture. Whichever task reports first,
+    /// the station ends every round with the real session speaking for the
+    /// router: synced, 2 paths (the short one replacing it would leave the
+    /// router stale or syncing). No sleep: each round awaits the short
+    /// connection's end and every message of the real one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_short_connection_racing_a_router_never_replaces_its_session() {
+        use tokio::io::AsyncWriteExt;
+        let (addr, mut rx, stop, listener) = listening(1_024, 8).await;
+        let (capture, first) = capture_and_initiation_len();
+        let mut frames = bytes::BytesMut::from(&capture[..]);
+        let mut codec = BmpCodec::default();
+        let mut count = 0;
+        while tokio_util::codec::Decoder::decode(&mut codec, &mut frames)
+            .expect("frame")
+            .is_some()
+        {
+            count += 1;
+        }
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        // Rounds in which the short connection's first report came after
+        // the real session's first: the order the old station got wrong.
+        let mut late = 0;
+        for round in 0..RACE_ROUNDS {
+            let mut st = Station::new([vip], 300, &crate::config::BmpLimits::default());
+            let mut short = TcpStream::connect(addr).await.expect("connect");
+            if round % 2 == 1 {
+                short.write_all(&capture[..first]).await.expect("write");
+            }
+            let short_from = short.local_addr().expect("addr");
+            drop(short);
+            let mut real = TcpStream::connect(addr).await.expect("connect");
+            let real_from = real.local_addr().expect("addr");
+            real.write_all(&capture).await.expect("write");
+            let (mut short_id, mut real_id) = (None, None);
+            let (mut short_ended, mut real_messages) = (false, 0);
+            let mut order = Vec::new();
+            while !(short_ended && real_messages == count) {
+                let input = rx.recv().await.expect("the listener's channel");
+                match &input {
+                    BmpInput::Up { session, address } if *address == short_from => {
+                        short_id = Some(*session);
+                    }
+                    BmpInput::Up { session, address } if *address == real_from => {
+                        real_id = Some(*session);
+                    }
+                    BmpInput::Message { session, .. } if Some(*session) == real_id => {
+                        real_messages += 1;
+                    }
+                    BmpInput::Message {
+                        session,
+                        message: Message::Initiation { .. },
+                    } if Some(*session) == short_id && round % 2 == 1 => {}
+                    BmpInput::Down { session, kind, .. } if Some(*session) == short_id => {
+                        assert!(*kind == "closed" || *kind == "io", "{kind}");
+                        short_ended = true;
+                    }
+                    other => panic!("round {round}: unexpected {other:?}"),
+                }
+                let session = match &input {
+                    BmpInput::Up { session, .. }
+                    | BmpInput::Message { session, .. }
+                    | BmpInput::Down { session, .. } => *session,
+                };
+                if !order.contains(&session) {
+                    order.push(session);
+                }
+                st.apply(input, 0);
+            }
+            let (short_id, real_id) = (short_id.expect("short"), real_id.expect("real"));
+            assert!(short_id < real_id, "round {round}: accepted in order");
+            if order.first() == Some(&real_id) {
+                late += 1;
+            }
+            let doc = st.status(&|ms| ms);
+            let seen: Vec<(&str, &str, Option<u32>)> = doc
+                .iter()
+                .map(|r| (r.router.as_str(), r.state.as_str(), r.vips[0].paths))
+                .collect();
+            assert_eq!(
+                seen,
+                [("127.0.0.1", "synced", Some(2))],
+                "round {round}: the real session speaks for the router"
+            );
+            drop(real);
+            match rx.recv().await.expect("the listener's channel") {
+                BmpInput::Down { session, .. } if session == real_id => {}
+                other => panic!("round {round}: unexpected {other:?}"),
+            }
+        }
+        eprintln!(
+            "the short connection reported after the real one in {late} of {RACE_ROUNDS} rounds"
+        );
+        stop.cancel();
+        listener.await.expect("the listener stops");
     }
 }
