@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::Exit;
-use crate::drain::{Direction, DrainError, DrainInput, DrainState, Intent};
+use crate::drain::{Direction, DrainError, DrainInput, DrainState, IntentRecord};
 use crate::http::client::{Address, EndpointError};
 use crate::model::TableId;
 
@@ -172,13 +172,25 @@ fn run(args: Args, dir: Direction) -> ExitCode {
                     peers.join(", ")
                 },
                 o.waited.as_millis(),
-                match o.intent {
-                    Intent::Recorded => format!("intent recorded in {state}"),
-                    Intent::Removed => format!("intent {state} removed"),
-                    Intent::Absent => format!("no intent was recorded ({state} was absent)"),
-                    Intent::NotRecorded => "no intent recorded (--no-intent)".to_string(),
+                match &o.intent {
+                    IntentRecord::Recorded { made_dir: false } =>
+                        format!("intent recorded in {state}"),
+                    IntentRecord::Recorded { made_dir: true } =>
+                        format!("intent recorded in {state} (its directory made, mode 0755)"),
+                    IntentRecord::Unrecorded { .. } => format!("intent NOT recorded in {state}"),
+                    IntentRecord::Removed => format!("intent {state} removed"),
+                    IntentRecord::Absent => format!("no intent was recorded ({state} was absent)"),
+                    IntentRecord::NotRecorded => "no intent recorded (--no-intent)".to_string(),
                 }
             );
+            if let IntentRecord::Unrecorded { why } = &o.intent {
+                eprintln!(
+                    "{cmd}: warning: the node is drained, but the drain is not recorded: {why}. \
+                     A reload of FRR's configuration (frr-k8s applies one with every change) \
+                     undoes this drain, and no ribbridge re-applies it; fix the directory and run \
+                     {cmd} again to record it"
+                );
+            }
             ExitCode::from(Exit::Ok)
         }
         Err(e @ DrainError::Timeout { .. }) => {

@@ -6,10 +6,12 @@
 //! - Subscribe, then read, then report: the core hears the file's state at
 //!   the start and after every change; an unchanged state is not sent
 //!   again.
-//! - A watch that cannot be set up (the directory is not mounted yet) or
-//!   that ends is set up again every [`WATCH_RETRY`]; in between the file
-//!   is read once per retry, so the core is never left with a stale view
-//!   for longer than that. Each cause is logged once until it changes.
+//! - A watch that cannot be set up (the directory is missing) or that
+//!   ends is set up again as soon as the directory's parent changes (the
+//!   directory made: `ribbridge drain` makes it on a tmpfs), and at the
+//!   latest after [`WATCH_RETRY`]; the file is read at each try, so the
+//!   core is never left with a stale view for longer than that. Each cause
+//!   is logged once until it changes.
 //! - Sends go to the owner's bounded results channel and await room: the
 //!   file's state is a level, and the latest one is what matters.
 
@@ -62,9 +64,22 @@ pub async fn run(path: &Path, results: mpsc::Sender<Input>, stop: CancellationTo
                 },
             }
         }
+        // The directory is missing (or its watch ended): watch its parent
+        // for it to appear (`ribbridge drain` makes it on a tmpfs), and
+        // retry at the latest after WATCH_RETRY.
+        let mut above = path.parent().and_then(|d| StateWatch::new(d).ok());
+        if path.parent().is_some_and(Path::is_dir) {
+            continue;
+        }
         tokio::select! {
             () = stop.cancelled() => return,
             () = tokio::time::sleep(WATCH_RETRY) => {}
+            _ = async {
+                match above.as_mut() {
+                    Some(a) => a.changed().await,
+                    None => std::future::pending().await,
+                }
+            } => {}
         }
     }
 }
@@ -115,5 +130,31 @@ mod tests {
         stop.cancel();
         task.await.expect("the task stops");
         assert!(rx.try_recv().is_err(), "no state is sent twice");
+    }
+
+    #[tokio::test]
+    async fn a_directory_made_later_is_watched_from_its_making() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("ribbridge/drain");
+        let (tx, mut rx) = mpsc::channel(4);
+        let stop = CancellationToken::new();
+        let task = tokio::spawn({
+            let (path, stop) = (path.clone(), stop.clone());
+            async move { run(&path, tx, stop).await }
+        });
+        assert_eq!(next(&mut rx).await, DrainFile::Absent);
+        // The clock paused: what comes before half the retry period (in
+        // the clock's time) came through the parent's watch.
+        tokio::time::pause();
+        std::fs::create_dir(tmp.path().join("ribbridge")).expect("mkdir");
+        DrainState::new(vec![198], SystemTime::now())
+            .write(&path)
+            .expect("write");
+        let seen = tokio::time::timeout(WATCH_RETRY / 2, next(&mut rx))
+            .await
+            .expect("seen through the parent's watch, not a retry");
+        assert_eq!(seen, DrainFile::Drained);
+        stop.cancel();
+        task.await.expect("the task stops");
     }
 }

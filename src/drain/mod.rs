@@ -19,10 +19,13 @@
 //!   `DrainInput::state`), so that it can be re-applied when a reload of
 //!   bgpd's whole configuration removes the entry. [`drain`] records it
 //!   once bgpd's configuration has been read and the commands are known,
-//!   and before the first command is sent: when the file cannot be
-//!   written, [`DrainError::StateWrite`] is returned and bgpd is not
-//!   touched, since a drain that nothing records would be undone silently
-//!   by the next reload. A drain that fails after that (bgpd refuses a
+//!   and before the first command is sent, making its directory when it is
+//!   missing on a tmpfs ([`state::ensure_dir`]: a host where no unit or
+//!   pod made `/run/ribbridge` yet). When it still cannot be written, the
+//!   node is drained anyway and the outcome says so
+//!   ([`IntentRecord::Unrecorded`]): an SRE draining before a reboot needs
+//!   the drain now; the next reload of bgpd's configuration would undo it,
+//!   which the command says plainly. A drain that fails after that (bgpd refuses a
 //!   command, the wait times out) leaves the intent recorded: it is still
 //!   what was asked for, and `undrain` removes it. [`undrain`] removes the
 //!   file first, before bgpd is told anything (so that a daemon, which
@@ -89,14 +92,25 @@ pub struct DrainOutcome {
     /// From the configuration change to the views agreeing.
     pub waited: Duration,
     /// What happened to the intent file.
-    pub intent: Intent,
+    pub intent: IntentRecord,
 }
 
 /// What a drain or an undrain did with the intent file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Intent {
-    /// Drain: written (a recorded drain keeps its `since`).
-    Recorded,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IntentRecord {
+    /// Drain: written (a recorded drain keeps its `since`); `made_dir`:
+    /// its missing directory was made first ([`state::ensure_dir`]).
+    Recorded {
+        /// The directory was made.
+        made_dir: bool,
+    },
+    /// Drain: it could not be written, and the node was drained anyway
+    /// (draining before a reboot matters more than surviving a reload);
+    /// `why` is the error, for the command to say plainly.
+    Unrecorded {
+        /// Why.
+        why: String,
+    },
     /// Undrain: removed.
     Removed,
     /// Undrain: there was none.
@@ -173,9 +187,9 @@ pub enum DrainError {
         /// The parser's reason.
         source: humantime::TimestampError,
     },
-    /// The intent file cannot be written: the drain was not applied.
+    /// The intent file cannot be written.
     #[error(
-        "cannot record the drain intent in {}: {source}; bgpd was not drained: mount a writable directory at {} (the manifests mount the host's /run/ribbridge, the systemd units set RuntimeDirectory=ribbridge) or give --drain-state a writable path",
+        "cannot record the drain intent in {}: {source}; mount a writable directory at {} (the manifests mount the host's /run/ribbridge, the systemd units set RuntimeDirectory=ribbridge) or give --drain-state a writable path",
         path.display(),
         path.parent().map_or_else(|| ".".into(), |d| d.display().to_string())
     )]
@@ -184,6 +198,17 @@ pub enum DrainError {
         path: PathBuf,
         /// Why.
         source: std::io::Error,
+    },
+    /// The intent file's missing directory is not made.
+    #[error(
+        "the drain intent's directory {} is missing and is not made: {why}; mount a directory there (the manifests mount the host's /run/ribbridge, the systemd units set RuntimeDirectory=ribbridge) or give --drain-state a path on a tmpfs",
+        dir.display()
+    )]
+    StateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why it is not made.
+        why: String,
     },
     /// The intent file cannot be removed: bgpd was not undrained.
     #[error(
@@ -247,13 +272,16 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
     // intent were removed after its commands would be drained again by
     // it in between.
     let intent = match dir {
-        Direction::Drain if input.record => {
-            record(input)?;
-            Intent::Recorded
-        }
-        Direction::Drain => Intent::NotRecorded,
-        Direction::Undrain if DrainState::remove(&input.state)? => Intent::Removed,
-        Direction::Undrain => Intent::Absent,
+        Direction::Drain if input.record => match record(input) {
+            Ok(made_dir) => IntentRecord::Recorded { made_dir },
+            Err(e) => {
+                tracing::warn!(error = %e, "the drain intent is not recorded; draining anyway");
+                IntentRecord::Unrecorded { why: e.to_string() }
+            }
+        },
+        Direction::Drain => IntentRecord::NotRecorded,
+        Direction::Undrain if DrainState::remove(&input.state)? => IntentRecord::Removed,
+        Direction::Undrain => IntentRecord::Absent,
     };
     let changed = !cmds.is_empty();
     if changed {
@@ -339,7 +367,10 @@ pub async fn reapply(
 
 /// Record the drain's intent for `input`, keeping the `since` of one
 /// already recorded (an unreadable one is replaced).
-fn record(input: &DrainInput) -> Result<(), DrainError> {
+/// Record the intent, making its directory where that is safe; `true`
+/// when the directory was made.
+fn record(input: &DrainInput) -> Result<bool, DrainError> {
+    let made_dir = state::ensure_dir(&input.state)?;
     let since = match DrainState::read(&input.state) {
         Ok(Some(s)) => s.since,
         Ok(None) => SystemTime::now(),
@@ -349,8 +380,8 @@ fn record(input: &DrainInput) -> Result<(), DrainError> {
         }
     };
     DrainState::new(input.tables.clone(), since).write(&input.state)?;
-    tracing::info!(path = %input.state.display(), "drain intent recorded");
-    Ok(())
+    tracing::info!(path = %input.state.display(), made_dir, "drain intent recorded");
+    Ok(made_dir)
 }
 
 struct Check {
@@ -598,16 +629,22 @@ route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n";
     }
 
     #[tokio::test]
-    async fn an_unwritable_intent_fails_before_bgpd_is_touched() {
+    async fn an_unrecordable_intent_still_drains() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let seen = fake_bgpd(tmp.path(), CONFIG.to_string());
-        let state = tmp.path().join("no-such-dir/drain");
+        // Its directory's parent is missing too: nothing is made.
+        let state = tmp.path().join("no-such-dir/sub/drain");
+        let e = record(&input(tmp.path(), state.clone())).expect_err("no directory");
+        assert!(matches!(e, DrainError::StateDir { .. }), "{e:?}");
         let e = drain(&input(tmp.path(), state.clone()))
             .await
-            .expect_err("no directory");
-        assert!(matches!(e, DrainError::StateWrite { .. }), "{e:?}");
-        assert!(e.to_string().contains("bgpd was not drained"), "{e}");
-        assert_eq!(configured(&seen), Vec::<String>::new());
+            .expect_err("the wait cannot agree without zebra");
+        assert!(matches!(e, DrainError::Timeout { .. }), "{e:?}");
+        assert!(
+            configured(&seen).contains(&"route-map KUBE-VIP-ROUTES-V4 deny 1".to_string()),
+            "drained though the intent is not recorded"
+        );
+        assert!(!state.exists());
     }
 
     #[tokio::test]

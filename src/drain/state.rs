@@ -13,19 +13,21 @@
 //!   same directory (mode 0644: FRR's tools and an operator may read it),
 //!   synced, renamed over the target, the directory synced; a reader sees
 //!   the old document or the new one, never part of either. The directory
-//!   must exist: it is never created, so that a deployment that forgot to
-//!   mount it fails loudly instead of keeping the intent where the next
-//!   container restart loses it.
+//!   must exist: `write` never creates it.
 //! - [`DrainState::read`] is for the daemon and `ribbridge render`: an
 //!   absent file is `None`; an unreadable or garbled one is an error naming
 //!   the file.
+//! - [`ensure_dir`] is for `ribbridge drain` on a host as it is (no unit
+//!   or pod made the directory yet): it makes the missing directory, mode
+//!   0755, only where its parent is a tmpfs (`/run`), so that the intent
+//!   still ends with a reboot; anywhere else it says why it does not.
 //! - Its default place is [`crate::config::DEFAULT_DRAIN_STATE`]
 //!   (`/run/ribbridge/drain`): a tmpfs, so a reboot ends the drain as it
 //!   ends FRR's running configuration.
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{ErrorKind, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -144,6 +146,49 @@ impl DrainState {
             }),
         }
     }
+}
+
+/// The mode of a directory [`ensure_dir`] makes.
+pub const DIR_MODE: u32 = 0o755;
+
+/// Make the directory of the intent file at `path` when it is missing and
+/// its own parent is a tmpfs: `Ok(true)` when it was made, `Ok(false)`
+/// when it was there. An intent on a disk would outlive a reboot, and a
+/// daemon would re-apply that drain at the node's next start: anywhere but
+/// a tmpfs the directory is not made, and the error says so.
+pub fn ensure_dir(path: &Path) -> Result<bool, DrainError> {
+    let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(false);
+    };
+    if dir.is_dir() {
+        return Ok(false);
+    }
+    let err = |why: String| DrainError::StateDir {
+        dir: dir.to_path_buf(),
+        why,
+    };
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let fs = nix::sys::statfs::statfs(parent)
+        .map_err(|e| err(format!("{} cannot be examined: {e}", parent.display())))?;
+    if fs.filesystem_type() != nix::sys::statfs::TMPFS_MAGIC {
+        return Err(err(format!(
+            "{} is not a tmpfs, and an intent kept there would outlive a reboot",
+            parent.display()
+        )));
+    }
+    match std::fs::DirBuilder::new().mode(DIR_MODE).create(dir) {
+        Ok(()) => {}
+        // Made by someone else meanwhile: as good.
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(err(format!("it cannot be made: {e}"))),
+    }
+    // The umask may have narrowed the mode; set it exactly.
+    std::fs::set_permissions(dir, Permissions::from_mode(DIR_MODE))
+        .map_err(|e| err(format!("its mode cannot be set: {e}")))?;
+    Ok(true)
 }
 
 /// Create `file` (it must not exist) with [`MODE`], write and sync `text`.
@@ -294,5 +339,27 @@ mod tests {
             assert_eq!(std::fs::read_dir(&ro).expect("ls").count(), 1);
         }
         std::fs::set_permissions(&ro, Permissions::from_mode(0o755)).expect("chmod");
+    }
+
+    #[test]
+    fn a_missing_directory_is_made_on_a_tmpfs_only() {
+        // /dev/shm is a tmpfs on every Linux this runs on.
+        let shm = tempfile::tempdir_in("/dev/shm").expect("a directory in /dev/shm");
+        let file = shm.path().join("ribbridge/drain");
+        assert!(ensure_dir(&file).expect("made"));
+        let meta = std::fs::metadata(shm.path().join("ribbridge")).expect("made");
+        assert_eq!(meta.permissions().mode() & 0o777, DIR_MODE);
+        assert!(!ensure_dir(&file).expect("there"), "made once");
+        DrainState::new(vec![198], SystemTime::now())
+            .write(&file)
+            .expect("the intent fits in it");
+        // /proc is no tmpfs: nothing made, and the error says why.
+        let e = ensure_dir(Path::new("/proc/ribbridge-nonexistent/drain")).expect_err("procfs");
+        assert!(matches!(e, DrainError::StateDir { .. }), "{e:?}");
+        assert!(e.to_string().contains("/proc is not a tmpfs"), "{e}");
+        assert!(e.to_string().contains("outlive a reboot"), "{e}");
+        // A missing parent cannot be examined: an error naming it.
+        let e = ensure_dir(&shm.path().join("a/b/drain")).expect_err("no parent");
+        assert!(e.to_string().contains("cannot be examined"), "{e}");
     }
 }
