@@ -433,8 +433,8 @@ pub struct HealState {
     pub attempts: u32,
     /// The last action decided (taken in repair mode, only proposed in observe).
     pub last_action: Option<HealAction>,
-    /// `ok`, `error: ...`, `healed`, `gave_up`, `no_safe_action`, `observe_only`.
-    pub last_result: Option<String>,
+    /// What became of the last decision (`/status` shows it).
+    pub last_result: Option<HealResult>,
     /// An action is executing.
     #[serde(skip)]
     pub(super) in_flight: bool,
@@ -456,6 +456,84 @@ pub struct HealState {
     /// held back: the action runs at that time without asking again.
     #[serde(skip)]
     pub(super) slot_at: Option<Millis>,
+}
+
+/// What became of a VIP's last heal decision, for `/status`. Its JSON form
+/// (and [`Display`](std::fmt::Display)) is the word `/status` and the
+/// recorded cases have always held: `ok`, `error: <why>`, `healed`,
+/// `gave_up`, `no_safe_action`, `observe_only`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HealResult {
+    /// The action ran without error (whether it healed is observed after).
+    Ok,
+    /// The action failed: the daemon's reason.
+    Error(String),
+    /// The drift an action was taken for ended.
+    Healed,
+    /// The attempts were exhausted (reported once; healing goes on at the
+    /// capped backoff).
+    GaveUp,
+    /// The drift has no proven safe action: reported, never acted on.
+    NoSafeAction,
+    /// Observe mode: the action was decided, not taken.
+    ObserveOnly,
+}
+
+impl HealResult {
+    /// Every result without a reason, for parsing.
+    const WORDS: [HealResult; 5] = [
+        HealResult::Ok,
+        HealResult::Healed,
+        HealResult::GaveUp,
+        HealResult::NoSafeAction,
+        HealResult::ObserveOnly,
+    ];
+
+    /// The snake_case name (`error` for an error, whose
+    /// [`Display`](std::fmt::Display) adds its reason).
+    pub fn name(&self) -> &'static str {
+        match self {
+            HealResult::Ok => "ok",
+            HealResult::Error(_) => "error",
+            HealResult::Healed => "healed",
+            HealResult::GaveUp => "gave_up",
+            HealResult::NoSafeAction => "no_safe_action",
+            HealResult::ObserveOnly => "observe_only",
+        }
+    }
+}
+
+impl std::fmt::Display for HealResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HealResult::Error(why) => write!(f, "error: {why}"),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+impl Serialize for HealResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for HealResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HealResult, D::Error> {
+        let s = String::deserialize(d)?;
+        if let Some(why) = s.strip_prefix("error: ") {
+            return Ok(HealResult::Error(why.to_string()));
+        }
+        HealResult::WORDS
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown heal result {s:?}: ok, error: <why>, healed, gave_up, \
+                     no_safe_action or observe_only"
+                ))
+            })
+    }
 }
 
 /// One VIP: the joined views and its state.
