@@ -951,13 +951,18 @@ impl Ceiling {
         1_000 / Millis::from(rate.clamp(1, 1_000))
     }
 
+    /// The earliest time an action may run when the next one is due at
+    /// `tat` at `rate`: `burst` actions (at least one) fit before it.
+    fn earliest(tat: Millis, rate: u32, burst: u32) -> Millis {
+        tat.saturating_sub(Self::interval(rate).saturating_mul(Millis::from(burst.max(1)) - 1))
+    }
+
     /// An action now: `Ok` when the ceiling admits it, else the time of
     /// the slot reserved for it (a later call must not ask again).
     pub(super) fn admit(&mut self, rate: u32, burst: u32, now: Millis) -> Result<(), Millis> {
-        let i = Self::interval(rate);
         let tat = self.tat.max(now);
-        let at = tat.saturating_sub(i.saturating_mul(Millis::from(burst.max(1)) - 1));
-        self.tat = tat + i;
+        let at = Self::earliest(tat, rate, burst);
+        self.tat = tat + Self::interval(rate);
         if at <= now {
             Ok(())
         } else {
@@ -968,10 +973,9 @@ impl Ceiling {
 
     /// An action now only if the ceiling admits it without waiting.
     pub(super) fn try_admit(&mut self, rate: u32, burst: u32, now: Millis) -> bool {
-        let i = Self::interval(rate);
         let tat = self.tat.max(now);
-        if tat.saturating_sub(i.saturating_mul(Millis::from(burst.max(1)) - 1)) <= now {
-            self.tat = tat + i;
+        if Self::earliest(tat, rate, burst) <= now {
+            self.tat = tat + Self::interval(rate);
             true
         } else {
             false
@@ -980,9 +984,6 @@ impl Ceiling {
 
     /// The ceiling holds actions back now (no action would run at once).
     pub fn binding(&self, rate: u32, burst: u32, now: Millis) -> bool {
-        let i = Self::interval(rate);
-        self.tat
-            .saturating_sub(i.saturating_mul(Millis::from(burst.max(1)) - 1))
-            > now
+        Self::earliest(self.tat, rate, burst) > now
     }
 }
