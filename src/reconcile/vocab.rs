@@ -987,3 +987,35 @@ impl Ceiling {
         Self::earliest(self.tat, rate, burst) > now
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ceiling_admits_a_burst_then_one_an_interval_in_reserved_slots() {
+        // 10 a second (100 ms apart), 3 at once.
+        let mut c = Ceiling::default();
+        for _ in 0..3 {
+            assert_eq!(c.admit(10, 3, 1_000), Ok(()));
+        }
+        assert!(c.binding(10, 3, 1_000));
+        assert!(!c.try_admit(10, 3, 1_000), "no slot at once");
+        assert_eq!(c.admit(10, 3, 1_000), Err(1_100), "the next slot");
+        assert_eq!(c.deferred, 1);
+        // The slot at 1 100 is reserved: the next free one is at 1 200.
+        assert!(!c.try_admit(10, 3, 1_100));
+        assert!(c.try_admit(10, 3, 1_200));
+        assert!(!c.binding(10, 3, 1_400));
+    }
+
+    #[test]
+    fn a_burst_of_zero_is_a_burst_of_one() {
+        let mut c = Ceiling::default();
+        assert_eq!(c.admit(10, 0, 0), Ok(()));
+        assert_eq!(c.admit(10, 0, 50), Err(100));
+        assert_eq!(Ceiling::earliest(1_000, 10, 0), 1_000);
+        assert_eq!(Ceiling::earliest(1_000, 10, 4), 700);
+        assert_eq!(Ceiling::earliest(100, 1, 1_000), 0, "saturates at zero");
+    }
+}
