@@ -8,7 +8,7 @@
 //! output is [`Action`]s; the daemon executes them and feeds results back as
 //! events.
 //!
-//! Classification is instantaneous ([`classify`]); a *drift* is a non-
+//! Classification is instantaneous ([`classify`](fn@classify)); a *drift* is a non-
 //! consistent class that has persisted for the grace period, and, when it
 //! depends on bgpd's polled view, was confirmed by a view taken after the
 //! grace expired. Until then the VIP keeps its previous reported state, so
@@ -42,7 +42,7 @@
 //! - `step`: the dispatch: one event applied to the state, the VIPs it can
 //!   change re-evaluated, the next wake-up named;
 //! - `classify`: the instantaneous class of a VIP from the joined views and
-//!   the intent ([`classify`], [`filtered_by`]);
+//!   the intent ([`classify`](fn@classify), [`filtered_by`]);
 //! - `evaluate`: grace and confirmation: when an observed class becomes
 //!   the reported one, bgpd's startup and route-map delays;
 //! - `heal`: the heal decision for a drift (backoff, give-up, the ceiling's

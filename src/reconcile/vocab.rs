@@ -121,7 +121,9 @@ pub enum Event {
         action: HealAction,
         /// It ran without error (whether it healed is observed after).
         ok: bool,
-        /// The error, when not `ok`.
+        /// The error, when not `ok`: the daemon's message as a person
+        /// reads it (free text, not a closed set; it becomes
+        /// [`HealResult::Error`]).
         detail: String,
     },
     /// Time passed (the daemon's wake-up for a deadline the core asked for).
