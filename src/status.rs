@@ -266,7 +266,7 @@ pub fn document(
             heal: HealStatus {
                 attempts: v.heal().attempts,
                 last_action: v.heal().last_action.map(|a| a.name().to_string()),
-                last_result: v.heal().last_result.clone(),
+                last_result: v.heal().last_result.as_ref().map(ToString::to_string),
             },
         })
         .collect();

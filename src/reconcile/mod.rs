@@ -8,7 +8,7 @@
 //! output is [`Action`]s; the daemon executes them and feeds results back as
 //! events.
 //!
-//! Classification is instantaneous ([`classify`]); a *drift* is a non-
+//! Classification is instantaneous ([`classify`](fn@classify)); a *drift* is a non-
 //! consistent class that has persisted for the grace period, and, when it
 //! depends on bgpd's polled view, was confirmed by a view taken after the
 //! grace expired. Until then the VIP keeps its previous reported state, so
@@ -36,13 +36,27 @@
 //! after the bounded attempts the give-up is reported once while healing
 //! goes on at the capped backoff.
 //!
-//! Layout: `vocab` holds the vocabulary (events, actions, classes,
-//! configuration, state), `step` the decisions (`step`, `classify`, grace,
-//! heal and backoff), `policy` the table from (class, release, table mode)
-//! to a proven heal action, `drain` the drain's record joined with bgpd's
-//! configuration (when every VIP is `drained`, when a lost drain is
-//! re-applied). Everything is re-exported here: callers name
-//! `crate::reconcile::X`, never a submodule.
+//! Layout, one concern a file, each with its contract and its unit tests:
+//! - `vocab`: the vocabulary (events, actions, classes, configuration,
+//!   state, the heal ceiling, a heal's result);
+//! - `step`: the dispatch: one event applied to the state, the VIPs it can
+//!   change re-evaluated, the next wake-up named;
+//! - `classify`: the instantaneous class of a VIP from the joined views and
+//!   the intent ([`classify`](fn@classify), [`filtered_by`]);
+//! - `evaluate`: grace and confirmation: when an observed class becomes
+//!   the reported one, bgpd's startup and route-map delays;
+//! - `heal`: the heal decision for a drift (backoff, give-up, the ceiling's
+//!   slot), a heal's result, re-arming on a new trigger;
+//! - `fast_path`: FRR's bugs healed at once on their recognised triggers;
+//! - `forget`: a discovered VIP gone from every view, after the retention;
+//! - `merge`: a full view merged into the VIP map, its nodes kept full;
+//! - `policy`: the table from (class, release, table mode) to a proven
+//!   heal action;
+//! - `drain`: the drain's record joined with bgpd's configuration (when
+//!   every VIP is `drained`, when a lost drain is re-applied).
+//!
+//! Everything is re-exported here: callers name `crate::reconcile::X`,
+//! never a submodule.
 //!
 //! Cases: `tests/data/reconcile/<case>/` holds runs recorded on the lab's
 //! real FRR releases (`scripts/record-cases.sh`); `tests/reconcile_cases.rs`
@@ -51,18 +65,28 @@
 
 #![deny(missing_docs)]
 
+mod classify;
 mod drain;
+mod evaluate;
+mod fast_path;
+mod forget;
+mod heal;
+mod merge;
 mod policy;
 mod step;
 mod vocab;
 
+pub use classify::{classify, filtered_by};
 pub use drain::{DRAIN_SETTLE_MS, DrainFile, DrainTrack, REAPPLY_RETRY_MS, Reapply};
 pub use policy::{HealAction, heal_policy};
-pub use step::{classify, filtered_by, step};
+pub use step::step;
 pub use vocab::{
-    Action, Ceiling, Class, Config, DEFAULT_HEAL_BURST, DEFAULT_HEAL_RATE_PER_S, Event, HealState,
-    KernelEntry, KernelFacts, Millis, State, Vip,
+    Action, Ceiling, Class, Config, DEFAULT_HEAL_BURST, DEFAULT_HEAL_RATE_PER_S, Event, HealResult,
+    HealState, KernelEntry, KernelFacts, Millis, State, Vip,
 };
+
+#[cfg(test)]
+mod fixture;
 
 #[cfg(test)]
 mod tests;

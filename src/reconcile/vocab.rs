@@ -121,7 +121,9 @@ pub enum Event {
         action: HealAction,
         /// It ran without error (whether it healed is observed after).
         ok: bool,
-        /// The error, when not `ok`.
+        /// The error, when not `ok`: the daemon's message as a person
+        /// reads it (free text, not a closed set; it becomes
+        /// [`HealResult::Error`]).
         detail: String,
     },
     /// Time passed (the daemon's wake-up for a deadline the core asked for).
@@ -433,8 +435,8 @@ pub struct HealState {
     pub attempts: u32,
     /// The last action decided (taken in repair mode, only proposed in observe).
     pub last_action: Option<HealAction>,
-    /// `ok`, `error: ...`, `healed`, `gave_up`, `no_safe_action`, `observe_only`.
-    pub last_result: Option<String>,
+    /// What became of the last decision (`/status` shows it).
+    pub last_result: Option<HealResult>,
     /// An action is executing.
     #[serde(skip)]
     pub(super) in_flight: bool,
@@ -456,6 +458,84 @@ pub struct HealState {
     /// held back: the action runs at that time without asking again.
     #[serde(skip)]
     pub(super) slot_at: Option<Millis>,
+}
+
+/// What became of a VIP's last heal decision, for `/status`. Its JSON form
+/// (and [`Display`](std::fmt::Display)) is the word `/status` and the
+/// recorded cases have always held: `ok`, `error: <why>`, `healed`,
+/// `gave_up`, `no_safe_action`, `observe_only`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HealResult {
+    /// The action ran without error (whether it healed is observed after).
+    Ok,
+    /// The action failed: the daemon's reason.
+    Error(String),
+    /// The drift an action was taken for ended.
+    Healed,
+    /// The attempts were exhausted (reported once; healing goes on at the
+    /// capped backoff).
+    GaveUp,
+    /// The drift has no proven safe action: reported, never acted on.
+    NoSafeAction,
+    /// Observe mode: the action was decided, not taken.
+    ObserveOnly,
+}
+
+impl HealResult {
+    /// Every result without a reason, for parsing.
+    const WORDS: [HealResult; 5] = [
+        HealResult::Ok,
+        HealResult::Healed,
+        HealResult::GaveUp,
+        HealResult::NoSafeAction,
+        HealResult::ObserveOnly,
+    ];
+
+    /// The snake_case name (`error` for an error, whose
+    /// [`Display`](std::fmt::Display) adds its reason).
+    pub fn name(&self) -> &'static str {
+        match self {
+            HealResult::Ok => "ok",
+            HealResult::Error(_) => "error",
+            HealResult::Healed => "healed",
+            HealResult::GaveUp => "gave_up",
+            HealResult::NoSafeAction => "no_safe_action",
+            HealResult::ObserveOnly => "observe_only",
+        }
+    }
+}
+
+impl std::fmt::Display for HealResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HealResult::Error(why) => write!(f, "error: {why}"),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+impl Serialize for HealResult {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for HealResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<HealResult, D::Error> {
+        let s = String::deserialize(d)?;
+        if let Some(why) = s.strip_prefix("error: ") {
+            return Ok(HealResult::Error(why.to_string()));
+        }
+        HealResult::WORDS
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown heal result {s:?}: ok, error: <why>, healed, gave_up, \
+                     no_safe_action or observe_only"
+                ))
+            })
+    }
 }
 
 /// One VIP: the joined views and its state.
@@ -873,13 +953,18 @@ impl Ceiling {
         1_000 / Millis::from(rate.clamp(1, 1_000))
     }
 
+    /// The earliest time an action may run when the next one is due at
+    /// `tat` at `rate`: `burst` actions (at least one) fit before it.
+    fn earliest(tat: Millis, rate: u32, burst: u32) -> Millis {
+        tat.saturating_sub(Self::interval(rate).saturating_mul(Millis::from(burst.max(1)) - 1))
+    }
+
     /// An action now: `Ok` when the ceiling admits it, else the time of
     /// the slot reserved for it (a later call must not ask again).
     pub(super) fn admit(&mut self, rate: u32, burst: u32, now: Millis) -> Result<(), Millis> {
-        let i = Self::interval(rate);
         let tat = self.tat.max(now);
-        let at = tat.saturating_sub(i.saturating_mul(Millis::from(burst.max(1)) - 1));
-        self.tat = tat + i;
+        let at = Self::earliest(tat, rate, burst);
+        self.tat = tat + Self::interval(rate);
         if at <= now {
             Ok(())
         } else {
@@ -890,10 +975,9 @@ impl Ceiling {
 
     /// An action now only if the ceiling admits it without waiting.
     pub(super) fn try_admit(&mut self, rate: u32, burst: u32, now: Millis) -> bool {
-        let i = Self::interval(rate);
         let tat = self.tat.max(now);
-        if tat.saturating_sub(i.saturating_mul(Millis::from(burst.max(1)) - 1)) <= now {
-            self.tat = tat + i;
+        if Self::earliest(tat, rate, burst) <= now {
+            self.tat = tat + Self::interval(rate);
             true
         } else {
             false
@@ -902,9 +986,38 @@ impl Ceiling {
 
     /// The ceiling holds actions back now (no action would run at once).
     pub fn binding(&self, rate: u32, burst: u32, now: Millis) -> bool {
-        let i = Self::interval(rate);
-        self.tat
-            .saturating_sub(i.saturating_mul(Millis::from(burst.max(1)) - 1))
-            > now
+        Self::earliest(self.tat, rate, burst) > now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ceiling_admits_a_burst_then_one_an_interval_in_reserved_slots() {
+        // 10 a second (100 ms apart), 3 at once.
+        let mut c = Ceiling::default();
+        for _ in 0..3 {
+            assert_eq!(c.admit(10, 3, 1_000), Ok(()));
+        }
+        assert!(c.binding(10, 3, 1_000));
+        assert!(!c.try_admit(10, 3, 1_000), "no slot at once");
+        assert_eq!(c.admit(10, 3, 1_000), Err(1_100), "the next slot");
+        assert_eq!(c.deferred, 1);
+        // The slot at 1 100 is reserved: the next free one is at 1 200.
+        assert!(!c.try_admit(10, 3, 1_100));
+        assert!(c.try_admit(10, 3, 1_200));
+        assert!(!c.binding(10, 3, 1_400));
+    }
+
+    #[test]
+    fn a_burst_of_zero_is_a_burst_of_one() {
+        let mut c = Ceiling::default();
+        assert_eq!(c.admit(10, 0, 0), Ok(()));
+        assert_eq!(c.admit(10, 0, 50), Err(100));
+        assert_eq!(Ceiling::earliest(1_000, 10, 0), 1_000);
+        assert_eq!(Ceiling::earliest(1_000, 10, 4), 700);
+        assert_eq!(Ceiling::earliest(100, 1, 1_000), 0, "saturates at zero");
     }
 }

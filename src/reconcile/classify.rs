@@ -1,0 +1,218 @@
+//! The instantaneous class of a VIP: [`classify`] joins what the kernel,
+//! zebra (its ZAPI stream and its own table) and bgpd (the established
+//! peers) hold of one VIP, and what bgpd's configuration says of it, into
+//! a [`Class`]; [`filtered_by`] names the denial that makes a VIP
+//! `filtered`, for `/status`.
+//!
+//! Contract: pure functions of their arguments: no state, no time, no
+//! grace. They say what the views show at this instant; whether it lasted
+//! long enough to be reported is `evaluate`'s, what to do about it
+//! `heal`'s. The policy is evaluated only for a VIP bgpd does not send: a
+//! healthy table costs no evaluation.
+
+use std::collections::BTreeSet;
+
+use super::vocab::{Class, Vip};
+use crate::model::intent::{Intent, Verdict};
+use crate::model::{PeerView, Prefix, TableId};
+
+/// The instantaneous class of one VIP from the joined views.
+///
+/// "zebra has it" is either view: the ZAPI stream (what zebra redistributes)
+/// or zebra's own table (vty). They differ exactly in the FRR bugs: before
+/// 10.7 a route that existed before a subscription is in zebra's table but
+/// never redistributed; on 8.4 a replace drops the import while the table
+/// keeps the route; a local address makes the import lose to the connected
+/// route.
+pub fn classify(
+    vip: &Vip,
+    table: TableId,
+    prefix: &Prefix,
+    addresses: &BTreeSet<Prefix>,
+    peers: &[PeerView],
+    intent: Option<&Intent>,
+) -> Class {
+    // Iterated, not collected: a whole-view event classifies every VIP.
+    let established = || peers.iter().filter(|p| p.established);
+    let sent = established().any(|p| p.advertised.contains(prefix));
+    let zebra_has = vip.zebra || vip.zebra_table == Some(true);
+    // What the configuration says (None: not read). Evaluated only where a
+    // VIP is not sent: a healthy table costs no policy evaluation.
+    let redistributed = || intent.map(|i| i.redistributed(table, prefix));
+    match (vip.in_kernel(), zebra_has) {
+        (false, false) if !sent => Class::Withdrawn,
+        (false, _) => Class::ZebraStale,
+        (true, _) if !sent && matches!(redistributed(), Some(None)) => Class::Unconfigured,
+        (true, false) => Class::KernelOnly,
+        (true, true) if established().next().is_none() => Class::NoPeer,
+        (true, true) if sent => Class::Advertised,
+        (true, true) if denied(intent, redistributed(), prefix, peers) => Class::Filtered,
+        // In zebra's table, not redistributed, and a local address of the
+        // same prefix: the connected route wins the selection.
+        (true, true) if !vip.zebra && addresses.contains(prefix) => Class::Shadowed,
+        (true, true) => Class::NotRedistributed,
+    }
+}
+
+/// The policy denies the prefix: the redistribution's route-map does, or
+/// every established peer's outbound route-map does. An unknown verdict
+/// is no denial.
+fn denied(
+    intent: Option<&Intent>,
+    redistributed: Option<Option<Verdict<'_>>>,
+    prefix: &Prefix,
+    peers: &[PeerView],
+) -> bool {
+    let Some(intent) = intent else {
+        return false;
+    };
+    match redistributed {
+        Some(Some(Verdict::Deny { .. })) => true,
+        Some(Some(Verdict::Permit)) => peers
+            .iter()
+            .filter(|p| p.established)
+            .all(|p| matches!(intent.sent_to(&p.peer, prefix), Verdict::Deny { .. })),
+        _ => false,
+    }
+}
+
+/// Why a VIP of `table` is `filtered`: the first denial its policy gives
+/// (for `/status`), or None when the policy does not deny it.
+pub fn filtered_by(
+    intent: &Intent,
+    table: TableId,
+    prefix: &Prefix,
+    peers: &[PeerView],
+) -> Option<String> {
+    match intent.redistributed(table, prefix)? {
+        v @ Verdict::Deny { .. } => Some(v.to_string()),
+        Verdict::Permit => {
+            let mut established = peers.iter().filter(|p| p.established).peekable();
+            established.peek()?;
+            let mut first = None;
+            for p in established {
+                match intent.sent_to(&p.peer, prefix) {
+                    v @ Verdict::Deny { .. } => {
+                        first.get_or_insert_with(|| format!("to {}: {v}", p.peer));
+                    }
+                    _ => return None,
+                }
+            }
+            first
+        }
+        Verdict::Unknown { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::intent;
+    use crate::reconcile::fixture::{T, facts, peer, vip};
+
+    /// bgpd redistributes table 198 through `RM`, which denies everything
+    /// but `192.0.2.10/32`.
+    const ONE_PERMITTED: &str = "router bgp 64512\n address-family ipv4 unicast\n  \
+redistribute table-direct 198 route-map RM\n exit-address-family\nexit\n!\n\
+ip prefix-list P seq 10 permit 192.0.2.10/32\n!\n\
+route-map RM permit 10\n match ip address prefix-list P\nexit\n!\n\
+route-map RM deny 20\nexit\n";
+
+    /// A VIP the kernel holds (`kernel`) and zebra redistributes (`zebra`).
+    fn seen(kernel: bool, zebra: bool) -> Vip {
+        let mut v = Vip::new(0);
+        v.set_kernel(kernel.then(facts));
+        v.zebra = zebra;
+        v
+    }
+
+    fn class(v: &Vip, prefix: Prefix, peers: &[PeerView], intent: Option<&Intent>) -> Class {
+        classify(v, T, &prefix, &BTreeSet::new(), peers, intent)
+    }
+
+    #[test]
+    fn a_route_everywhere_is_advertised_only_while_a_peer_is_sent_it() {
+        let v = seen(true, true);
+        assert_eq!(class(&v, vip(), &[peer(&[vip()])], None), Class::Advertised);
+        assert_eq!(
+            class(&v, vip(), &[peer(&[])], None),
+            Class::NotRedistributed
+        );
+        let mut down = peer(&[vip()]);
+        down.established = false;
+        assert_eq!(class(&v, vip(), &[down], None), Class::NoPeer);
+        assert_eq!(
+            class(&seen(true, false), vip(), &[peer(&[])], None),
+            Class::KernelOnly
+        );
+    }
+
+    #[test]
+    fn without_the_kernel_route_a_vip_is_withdrawn_or_zebra_stale() {
+        let none = [peer(&[])];
+        assert_eq!(
+            class(&seen(false, false), vip(), &none, None),
+            Class::Withdrawn
+        );
+        assert_eq!(
+            class(&seen(false, true), vip(), &none, None),
+            Class::ZebraStale
+        );
+        // bgpd still sending it is stale too, whatever zebra says.
+        let sent = [peer(&[vip()])];
+        assert_eq!(
+            class(&seen(false, false), vip(), &sent, None),
+            Class::ZebraStale
+        );
+    }
+
+    #[test]
+    fn zebra_s_table_counts_as_zebra_and_a_local_address_shadows_the_import() {
+        let mut v = seen(true, false);
+        v.zebra_table = Some(true);
+        let peers = [peer(&[])];
+        assert_eq!(class(&v, vip(), &peers, None), Class::NotRedistributed);
+        let addresses = BTreeSet::from([vip()]);
+        assert_eq!(
+            classify(&v, T, &vip(), &addresses, &peers, None),
+            Class::Shadowed
+        );
+        // Redistributed on ZAPI: the address is not what keeps it back.
+        v.zebra = true;
+        assert_eq!(
+            classify(&v, T, &vip(), &addresses, &peers, None),
+            Class::NotRedistributed
+        );
+    }
+
+    #[test]
+    fn the_intent_makes_a_denied_vip_filtered_and_an_unredistributed_table_unconfigured() {
+        let policy = intent::parse(ONE_PERMITTED, None);
+        let other: Prefix = "192.0.2.11/32".parse().expect("prefix");
+        let v = seen(true, true);
+        let peers = [peer(&[])];
+        assert_eq!(class(&v, other, &peers, Some(&policy)), Class::Filtered);
+        // Permitted and not sent: a drift, not the operator's choice.
+        assert_eq!(
+            class(&v, vip(), &peers, Some(&policy)),
+            Class::NotRedistributed
+        );
+        let nothing = intent::parse("router bgp 64512\nexit\n", None);
+        assert_eq!(
+            class(&v, vip(), &peers, Some(&nothing)),
+            Class::Unconfigured
+        );
+    }
+
+    #[test]
+    fn filtered_by_names_the_route_map_entry_that_denies() {
+        let policy = intent::parse(ONE_PERMITTED, None);
+        let other: Prefix = "192.0.2.11/32".parse().expect("prefix");
+        let peers = [peer(&[])];
+        assert_eq!(
+            filtered_by(&policy, T, &other, &peers).as_deref(),
+            Some("denied by route-map RM seq 20")
+        );
+        assert_eq!(filtered_by(&policy, T, &vip(), &peers), None);
+    }
+}
