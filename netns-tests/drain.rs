@@ -32,6 +32,11 @@ fn state_of(doc: &StatusDoc) -> Class {
 
 /// `ribbridge SUB --frr-dir DIR ARGS...` in node1's namespace.
 pub(crate) async fn cli(sub: &str, frr_dir: &Path, args: &[&str]) -> Output {
+    cli_at(sub, frr_dir, &crate::support::drain_state(frr_dir), args).await
+}
+
+/// The same with the intent file at `state`.
+async fn cli_at(sub: &str, frr_dir: &Path, state: &Path, args: &[&str]) -> Output {
     let out = Command::new("ip")
         .args(["netns", "exec", "rb-node1"])
         .arg(env!("CARGO_BIN_EXE_ribbridge"))
@@ -39,7 +44,7 @@ pub(crate) async fn cli(sub: &str, frr_dir: &Path, args: &[&str]) -> Output {
         .arg("--frr-dir")
         .arg(frr_dir)
         .arg("--drain-state")
-        .arg(crate::support::drain_state(frr_dir))
+        .arg(state)
         .args(args)
         .output()
         .await
@@ -490,4 +495,108 @@ async fn drain_beside_a_heartbeat_frr_8_4() {
 #[tokio::test]
 async fn drain_beside_a_heartbeat_frr_10_7() {
     drain_beside_a_heartbeat("10.7").await;
+}
+
+/// `ribbridge drain` on a host as it is: no unit or pod made the intent's
+/// directory. On a tmpfs (`/dev/shm` here, `/run` on a host) the command
+/// makes it and records the drain, and the daemon, which watched the
+/// directory's parent, knows of the drain from that moment; where the
+/// directory is not made (not a tmpfs: an intent there would outlive a
+/// reboot) the node is drained anyway and the command says plainly that
+/// the drain is not recorded.
+async fn drain_on_a_host_as_it_is(frr: &'static str) {
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    let node1 = lab_guard.sockdir("rb-node1");
+    let shm = tempfile::tempdir_in("/dev/shm").expect("a directory on /dev/shm");
+    let dir = shm.path().join("ribbridge");
+    let state = dir.join("drain");
+    let rdir = tempfile::tempdir().expect("tempdir").keep();
+    let record = rdir.join("events.jsonl");
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", "rb-node1"])
+        .arg(env!("CARGO_BIN_EXE_ribbridge"))
+        .args(["run", "--frr-dir"])
+        .arg(&node1)
+        .args(["--listen", "127.0.0.1:7585", "--record"])
+        .arg(&record)
+        .arg("--drain-state")
+        .arg(&state)
+        .env("RUST_LOG", "info");
+    let mut d = Daemon::spawn_command("rb-node1", cmd, record, 7585, &[]);
+    d.wait_log("zebra: subscribed", Duration::from_secs(15))
+        .await;
+    let mut router = RouteWatch::open("rb-router");
+    crate::support::advertise_on_both(&mut d, &mut router, VIP).await;
+    assert!(!dir.exists());
+
+    let endpoint = ["--endpoint", "127.0.0.1:7585"];
+    let out = cli_at("drain", &node1, &state, &endpoint).await;
+    assert_ok(&out, "drain, the directory missing on a tmpfs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("its directory made, mode 0755"), "{stdout}");
+    let mode = std::fs::metadata(&dir).expect("made").permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o755
+    );
+    assert!(
+        ribbridge::drain::DrainState::read(&state)
+            .expect("readable")
+            .is_some()
+    );
+    // Well before the daemon's 10 s retry: through the parent's watch.
+    d.wait_log(
+        "drain: the intent file changed && drained",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert_ok(
+        &cli_at("undrain", &node1, &state, &endpoint).await,
+        "undrain",
+    );
+    assert!(!state.exists());
+
+    // Not a tmpfs: the directory is not made, the node is drained anyway.
+    let disk = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let fs = nix::sys::statfs::statfs(disk.path()).expect("statfs");
+    assert_ne!(
+        fs.filesystem_type(),
+        nix::sys::statfs::TMPFS_MAGIC,
+        "the test needs {} on a disk, not a tmpfs",
+        disk.path().display()
+    );
+    let unmade = disk.path().join("ribbridge/drain");
+    let out = cli_at("drain", &node1, &unmade, &endpoint).await;
+    assert_ok(&out, "drain, the directory missing on a disk");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains("drained (configured now)"), "{stdout}");
+    assert!(stdout.contains("intent NOT recorded"), "{stdout}");
+    assert!(
+        stderr.contains("the node is drained, but the drain is not recorded")
+            && stderr.contains("is not a tmpfs")
+            && stderr.contains("undoes this drain"),
+        "{stderr}"
+    );
+    assert!(!unmade.parent().expect("dir").exists());
+    router
+        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(1))
+        .await
+        .expect("drained: the router has node2's path only");
+    assert_ok(
+        &cli_at("undrain", &node1, &unmade, &endpoint).await,
+        "undrain",
+    );
+    router
+        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
+        .await
+        .expect("undrained: both paths");
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn drain_on_a_host_as_it_is_frr_10_7() {
+    drain_on_a_host_as_it_is("10.7").await;
 }

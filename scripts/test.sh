@@ -99,7 +99,8 @@ scripts/check-systemd-unit.sh
 # filtered and unconfigured checks, ~27 s each; the 1 000-VIP mass heal on
 # 10.7, 16-29 s); drain.rs's reload tests ~30 s per release, its drain
 # beside kube-vip's heartbeat ~70 s (5 rounds on 8.4, 9 s each, and 10.7,
-# 2 s each, in a lab per release; RIBBRIDGE_DRAIN_ROUNDS=20 takes 250 s).
+# 2 s each, in a lab per release; RIBBRIDGE_DRAIN_ROUNDS=20 takes 250 s),
+# its drain on a host as it is (the intent's directory missing) ~10 s.
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
 # every second; 23 dashboard expressions evaluated in the same lab), and
 # ~24 s per release for its graceful-restart power-off (an frr-k8s lab with
