@@ -135,23 +135,10 @@ fn step(c: &mut Criterion) {
 }
 
 fn route(i: usize, realm: Option<u32>, gw: u8) -> Route {
+    let leg = Nexthop::leg(Some(IpAddr::V4(Ipv4Addr::new(198, 18, 1, gw))), 2);
     Route {
-        prefsrc: None,
-        table: VIP_TABLE,
-        prefix: prefix(i),
-        protocol: VIP_PROTOCOL,
-        scope: 0,
-        kind: 1,
-        metric: 0,
         realm,
-        pref: None,
-        nhid: None,
-        nexthops: vec![Nexthop {
-            gateway: Some(IpAddr::V4(Ipv4Addr::new(198, 18, 1, gw))),
-            oif: Some(2),
-            weight: 1,
-            flags: 0,
-        }],
+        ..Route::vip(VIP_TABLE, prefix(i), vec![leg])
     }
 }
 

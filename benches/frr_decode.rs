@@ -17,49 +17,28 @@
 
 use std::hint::black_box;
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
 
 use bytes::BytesMut;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ribbridge::frr::capture::{self, RELEASES};
 use ribbridge::frr::release::{Release, ReleaseNumbering};
-use ribbridge::frr::vty::codec::VtyCodec;
 use ribbridge::frr::vty::json::{parse_advertised, parse_route_table};
 use ribbridge::frr::zapi::codec::{Command, FrameCodec};
 use tokio_util::codec::Decoder;
 
-const RELEASES: [&str; 3] = ["8.4.4", "10.3", "10.7.1"];
 const SESSIONS: usize = 1_000;
 const ROUTES: usize = 10_000;
 
-fn dir(release: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/frr")
-        .join(format!("frr-{release}"))
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
 /// The captured session's bytes and its frame count.
 fn session(release: &str) -> (Vec<u8>, usize) {
-    let t = std::fs::read_to_string(dir(release).join("zapi-frames.txt")).unwrap();
-    let frames: Vec<Vec<u8>> = t
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| hex(l.split_whitespace().nth(2).unwrap()))
-        .collect();
-    (frames.concat(), frames.len())
+    let frames = capture::frames(release);
+    let n = frames.len();
+    (frames.into_iter().flat_map(|f| f.bytes).collect(), n)
 }
 
-/// The text of a captured vty reply (without the 4-byte trailer).
+/// The text of a captured vty reply.
 fn vty_text(release: &str, name: &str) -> String {
-    let raw = std::fs::read(dir(release).join(format!("vty-{name}.bin"))).unwrap();
-    let mut buf = BytesMut::from(&raw[..]);
-    VtyCodec::default().decode(&mut buf).unwrap().unwrap().text
+    capture::vty_reply(release, name).text
 }
 
 fn prefix(i: usize) -> String {

@@ -74,24 +74,8 @@ fn prefix(i: usize) -> Prefix {
 
 /// A kube-vip route of table 198 with one leg.
 fn route(i: usize, table: u32) -> Route {
-    Route {
-        table,
-        prefix: prefix(i),
-        protocol: VIP_PROTOCOL,
-        scope: 0,
-        kind: 1,
-        metric: 0,
-        realm: None,
-        pref: None,
-        nhid: None,
-        prefsrc: None,
-        nexthops: vec![Nexthop {
-            gateway: Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2))),
-            oif: Some(2),
-            weight: 1,
-            flags: 0,
-        }],
-    }
+    let leg = Nexthop::leg(Some(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2))), 2);
+    Route::vip(table, prefix(i), vec![leg])
 }
 
 /// Bytes still allocated after `build`, and its result (kept alive).
@@ -198,24 +182,7 @@ fn views_cost() {
 
     let n = 100_000;
     let add = |i: usize| ZapiEvent::RouteAdd {
-        route: ZapiRoute {
-            vrf_id: 0,
-            route_type: 31,
-            instance: 198,
-            flags: 0,
-            message: 0,
-            safi: 1,
-            prefix: prefix(i),
-            src_prefix: None,
-            nhg_id: None,
-            nexthops: Vec::new(),
-            backup_nexthops: Vec::new(),
-            distance: Some(14),
-            metric: Some(0),
-            tag: None,
-            mtu: None,
-            table_id: None,
-        },
+        route: ZapiRoute::sample(31, prefix(i), Vec::new()),
     };
     let (bytes, view) = live_bytes(|| {
         let mut view = ZapiView::new(VIP_TABLE);

@@ -522,7 +522,7 @@ fn readiness(doc: &StatusDoc) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{PeerView, Release, TableMode};
+    use crate::model::{PeerView, PrefixSet, Release, TableMode};
     use crate::reconcile::{Config, Event, KernelFacts, step};
 
     #[test]
@@ -568,22 +568,30 @@ mod tests {
         s
     }
 
+    /// bgpd's view at `at`: one established peer, sent `advertised`.
+    fn one_established_peer(s: &mut State, advertised: PrefixSet, at: Millis) {
+        let peers = vec![PeerView {
+            peer: "198.18.1.1".into(),
+            established: true,
+            advertised,
+            up_ms: None,
+        }];
+        step(s, Event::BgpView { peers }, at);
+    }
+
+    /// `doc` as JSON, asserting that the JSON reads back as `doc`.
+    fn json_of(doc: &StatusDoc) -> serde_json::Value {
+        let json = serde_json::to_value(doc).expect("json");
+        let back: StatusDoc = serde_json::from_value(json.clone()).expect("back");
+        assert_eq!(&back, doc);
+        json
+    }
+
     #[test]
     fn document_and_table_show_each_vip() {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
         let mut s = ready_with_vip(vip, 2);
-        step(
-            &mut s,
-            Event::BgpView {
-                peers: vec![PeerView {
-                    peer: "198.18.1.1".into(),
-                    established: true,
-                    advertised: [vip].into(),
-                    up_ms: None,
-                }],
-            },
-            100,
-        );
+        one_established_peer(&mut s, [vip].into(), 100);
         let doc = document(
             &s,
             Some("10.7".into()),
@@ -603,13 +611,9 @@ mod tests {
             )
         );
         assert_eq!(v.since, "2026-11-30T00:00:00.100Z");
-        let json = serde_json::to_value(&doc).expect("json");
+        let json = json_of(&doc);
         assert_eq!(json["vips"][0]["state"], "advertised");
         assert_eq!(json["vips"][0]["peers"][0]["sent"], true);
-        assert_eq!(
-            serde_json::from_value::<StatusDoc>(json).expect("back"),
-            doc
-        );
         let table = render_table(&doc);
         assert!(
             table.contains("192.0.2.10/32  198    advertised  yes     yes    1/1"),
@@ -622,22 +626,11 @@ mod tests {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
         let mut s = ready_with_vip(vip, 1);
         step(&mut s, Event::Drain { drained: true }, 10);
-        step(
-            &mut s,
-            Event::BgpView {
-                peers: vec![PeerView {
-                    peer: "198.18.1.1".into(),
-                    established: true,
-                    advertised: crate::model::PrefixSet::default(),
-                    up_ms: None,
-                }],
-            },
-            100,
-        );
+        one_established_peer(&mut s, PrefixSet::default(), 100);
         let doc = document(&s, None, (0, 0), &|_, _| vec![], None);
         assert!(doc.ready && !doc.drifting());
         assert_eq!(doc.vips[0].state, VipState::Known(Class::Drained));
-        let json = serde_json::to_value(&doc).expect("json");
+        let json = json_of(&doc);
         assert_eq!(json["vips"][0]["state"], "drained");
         assert!(render_table(&doc).contains("drained"));
     }
@@ -676,7 +669,7 @@ mod tests {
         for node_only in ["FRR", "ZEBRA", "SENT/PEERS", "advertised"] {
             assert!(!table.contains(node_only), "{node_only} in\n{table}");
         }
-        let json = serde_json::to_value(&doc).expect("json");
+        let json = json_of(&doc);
         assert_eq!(json["vantage"], "router");
         assert_eq!(json["vips"][0]["nexthops"][1], "198.18.2.2");
     }
@@ -701,13 +694,9 @@ mod tests {
             (v.kernel, v.zebra, v.ecmp_nexthops),
             (Some(false), None, Some(0))
         );
-        let json = serde_json::to_value(&doc).expect("json");
+        let json = json_of(&doc);
         assert_eq!(json["vips"][0]["state"], "unknown");
         assert_eq!(json["vips"][0]["zebra"], serde_json::Value::Null);
-        assert_eq!(
-            serde_json::from_value::<StatusDoc>(json).expect("back"),
-            doc
-        );
         let table = render_table(&doc);
         assert!(
             table.starts_with("FRR unknown  mode repair  NOT READY: zebra not connected"),
@@ -784,7 +773,7 @@ mod tests {
         for node_only in ["FRR", "ZEBRA", "TABLE", "advertised"] {
             assert!(!table.contains(node_only), "{node_only} in\n{table}");
         }
-        let json = serde_json::to_value(&doc).expect("json");
+        let json = json_of(&doc);
         assert_eq!(json["vantage"], "bmp");
         assert_eq!(json["routers"][0]["vips"][0]["paths"], 2);
         assert_eq!(
@@ -794,10 +783,6 @@ mod tests {
         assert_eq!(
             json["routers"][0]["vips"][0]["peers"][1]["address"],
             "198.18.2.2"
-        );
-        assert_eq!(
-            serde_json::from_value::<StatusDoc>(json).expect("back"),
-            doc
         );
         // No router yet: not ready, and the table says why.
         let doc = station_document(Vec::new(), Some("no router has exported BMP".to_string()));
@@ -841,7 +826,7 @@ mod tests {
             ),
             "{table}"
         );
-        let mut json = serde_json::to_value(&doc).expect("json");
+        let mut json = json_of(&doc);
         assert_eq!(json["routers"][0]["vips"][0]["peers"][0]["stale"], true);
         // A document from before graceful restart: no `stale` key.
         for p in json["routers"][0]["vips"][0]["peers"]

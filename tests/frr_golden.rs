@@ -6,12 +6,12 @@
 #![allow(clippy::unwrap_used)] // a test file: a failed unwrap is a failed test
 
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
 
 use bytes::BytesMut;
 use ribbridge::frr::TableMode;
+use ribbridge::frr::capture::{CapturedFrame, RELEASES, frames, vty_raw, vty_reply};
 use ribbridge::frr::release::{Release, ReleaseNumbering};
-use ribbridge::frr::vty::codec::{VtyCodec, VtyReply, VtyStatus};
+use ribbridge::frr::vty::codec::{VtyCodec, VtyStatus};
 use ribbridge::frr::vty::json::{
     parse_advertised, parse_route_table, parse_summary, table_mode_from_config,
 };
@@ -22,29 +22,6 @@ use ribbridge::frr::zapi::codec::{
 use ribbridge::model::{Prefix, PrefixSet};
 use tokio_util::codec::Decoder;
 
-const RELEASES: [&str; 3] = ["8.4.4", "10.3", "10.7.1"];
-
-fn dir(release: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/frr")
-        .join(format!("frr-{release}"))
-}
-
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn vty_reply(release: &str, name: &str) -> VtyReply {
-    let raw = std::fs::read(dir(release).join(format!("vty-{name}.bin"))).unwrap();
-    let mut buf = BytesMut::from(&raw[..]);
-    let r = VtyCodec::default().decode(&mut buf).unwrap().unwrap();
-    assert!(buf.is_empty(), "{release} {name}: bytes after the trailer");
-    r
-}
-
 fn dialect(release: &str) -> (Release, Dialect) {
     let v = vty_reply(release, "show-version");
     assert_eq!(v.status, VtyStatus::Success);
@@ -52,18 +29,6 @@ fn dialect(release: &str) -> (Release, Dialect) {
     assert_eq!(r.to_string(), release);
     let d = r.dialect().unwrap();
     (r, d)
-}
-
-/// (step, raw frame bytes) in capture order.
-fn frames(release: &str) -> Vec<(String, u16, Vec<u8>)> {
-    let t = std::fs::read_to_string(dir(release).join("zapi-frames.txt")).unwrap();
-    t.lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w[0].to_string(), w[1].parse().unwrap(), hex(w[2]))
-        })
-        .collect()
 }
 
 fn decode_all(bytes: &[u8], chunk: usize) -> Vec<Frame> {
@@ -82,10 +47,11 @@ fn decode_all(bytes: &[u8], chunk: usize) -> Vec<Frame> {
 
 fn route_at(release: &str, step: &str) -> ZapiRoute {
     let (_, d) = dialect(release);
-    let (_, _, raw) = frames(release)
+    let raw = frames(release)
         .into_iter()
-        .find(|(s, _, _)| s == step)
-        .unwrap_or_else(|| panic!("{release}: no frame for step {step}"));
+        .find(|f| f.step == step)
+        .unwrap_or_else(|| panic!("{release}: no frame for step {step}"))
+        .bytes;
     let f = decode_all(&raw, raw.len()).remove(0);
     d.decode_route(&f).unwrap()
 }
@@ -114,7 +80,7 @@ fn every_captured_frame_decodes_and_route_frames_reencode_exactly() {
     for rel in RELEASES {
         let (_, d) = dialect(rel);
         let fr = frames(rel);
-        let stream: Vec<u8> = fr.iter().flat_map(|(_, _, b)| b.clone()).collect();
+        let stream: Vec<u8> = fr.iter().flat_map(|f| f.bytes.clone()).collect();
         // The same frames whatever the read boundaries.
         let whole = decode_all(&stream, stream.len());
         for chunk in [1, 3, 10, 64] {
@@ -122,7 +88,15 @@ fn every_captured_frame_decodes_and_route_frames_reencode_exactly() {
         }
         assert_eq!(whole.len(), fr.len());
         let mut routes = 0;
-        for ((step, cmd, raw), f) in fr.iter().zip(&whole) {
+        for (
+            CapturedFrame {
+                step,
+                command: cmd,
+                bytes: raw,
+            },
+            f,
+        ) in fr.iter().zip(&whole)
+        {
             assert_eq!(f.command, *cmd, "{rel} {step}");
             match d.command_of(f.command) {
                 Some(c @ (Command::RedistributeRouteAdd | Command::RedistributeRouteDel)) => {
@@ -252,7 +226,7 @@ fn captured_replies_streamed_in_chunks_give_the_typed_prefixes() {
             if name == "route-table-198-ipv4" || name == "advertised-ipv4" {
                 assert!(!want.is_empty(), "{rel} {name}: the capture holds routes");
             }
-            let raw = std::fs::read(dir(rel).join(format!("vty-{name}.bin"))).unwrap();
+            let raw = vty_raw(rel, name);
             for chunk in [1, 3, 7, 64, 4096] {
                 let mut codec = VtyCodec::default();
                 codec.stream_into(KeyScan::new(keys));

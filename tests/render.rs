@@ -659,26 +659,35 @@ fn bad_addresses_and_asns() {
             r#"{{"localASN": 64512, "defaultPeers": [{{"peerAddress": "{addr}", "peerASN": {asn}}}]}}"#
         )
     };
-    rejects(
-        &peer("192.168.1.300", "64513"),
-        "peers.json: defaultPeers[0].peerAddress: '192.168.1.300' is not an IP address: write e.g. 192.168.1.1 or 2001:db8::1",
-    );
-    rejects(
-        &peer("fe80::1", "64513"),
-        "peers.json: defaultPeers[0].peerAddress: fe80::1 cannot be a BGP peer (unspecified, loopback, multicast or link-local): use the peer's routable address",
-    );
-    rejects(
-        &peer("192.168.1.1", "0"),
-        "peers.json: defaultPeers[0].peerASN: 0 is out of range: an ASN is 1 to 4294967295",
-    );
-    rejects(
-        &peer("192.168.1.1", "4294967296"),
-        "peers.json: defaultPeers[0].peerASN: 4294967296 is out of range: an ASN is 1 to 4294967295",
-    );
-    rejects(
-        &peer("192.168.1.1", "18446744073709551615"),
-        "peers.json: defaultPeers[0].peerASN: 18446744073709551615 is out of range: an ASN is 1 to 4294967295",
-    );
+    for (addr, asn, want) in [
+        (
+            "192.168.1.300",
+            "64513",
+            "defaultPeers[0].peerAddress: '192.168.1.300' is not an IP address: write e.g. 192.168.1.1 or 2001:db8::1",
+        ),
+        (
+            "fe80::1",
+            "64513",
+            "defaultPeers[0].peerAddress: fe80::1 cannot be a BGP peer (unspecified, loopback, multicast or link-local): use the peer's routable address",
+        ),
+        (
+            "192.168.1.1",
+            "0",
+            "defaultPeers[0].peerASN: 0 is out of range: an ASN is 1 to 4294967295",
+        ),
+        (
+            "192.168.1.1",
+            "4294967296",
+            "defaultPeers[0].peerASN: 4294967296 is out of range: an ASN is 1 to 4294967295",
+        ),
+        (
+            "192.168.1.1",
+            "18446744073709551615",
+            "defaultPeers[0].peerASN: 18446744073709551615 is out of range: an ASN is 1 to 4294967295",
+        ),
+    ] {
+        rejects(&peer(addr, asn), &format!("peers.json: {want}"));
+    }
     rejects(
         r#"{"localASN": -1, "defaultPeers": []}"#,
         "peers.json: localASN: -1 is out of range: an ASN is 1 to 4294967295",

@@ -10,98 +10,60 @@
 //! release again each time and speaks that release's numbering, for the
 //! captured releases and for every numbering table of the codec.
 
-use std::borrow::Cow;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
-use ribbridge::frr::TableMode;
 use ribbridge::frr::release::{Release, ReleaseNumbering};
+use ribbridge::frr::vty::fake::{FakeVty, success};
 use ribbridge::frr::zapi::client::{self, ZapiConfig, ZapiEvent};
 use ribbridge::frr::zapi::codec::{
     Command, Dialect, Frame, FrameCodec, Gateway, Nexthop, Numbering, ROUTE_SYSTEM, ZapiRoute,
 };
+use ribbridge::frr::{TableMode, VtyReply, capture};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 use tokio_util::codec::{Decoder, Encoder};
 
-/// One release's vty answers (raw replies, trailer included): captured from
-/// the real daemons, or made up for a numbering the lab does not run.
+/// One release's vty answers: captured from the real daemons, or made up
+/// for a numbering the lab does not run.
 #[derive(Clone)]
 struct Captured {
-    show_version: Cow<'static, [u8]>,
-    running_config: Cow<'static, [u8]>,
+    show_version: VtyReply,
+    running_config: VtyReply,
 }
 
-const FRR_10_7: Captured = Captured {
-    show_version: Cow::Borrowed(include_bytes!("data/frr/frr-10.7.1/vty-show-version.bin")),
-    running_config: Cow::Borrowed(include_bytes!(
-        "data/frr/frr-10.7.1/vty-bgpd-running-config.bin"
-    )),
-};
-const FRR_8_4: Captured = Captured {
-    show_version: Cow::Borrowed(include_bytes!("data/frr/frr-8.4.4/vty-show-version.bin")),
-    running_config: Cow::Borrowed(include_bytes!(
-        "data/frr/frr-8.4.4/vty-bgpd-running-config.bin"
-    )),
-};
+/// The answers captured from `release`'s daemons.
+fn captured(release: &str) -> Captured {
+    Captured {
+        show_version: capture::vty_reply(release, "show-version"),
+        running_config: capture::vty_reply(release, "bgpd-running-config"),
+    }
+}
+
+fn frr_10_7() -> Captured {
+    captured("10.7.1")
+}
 
 /// The first release of numbering `n`, redistributing table 198 the way
 /// that release can (table-direct from 10.0, else import-table).
 fn made_up(n: Numbering) -> Captured {
     let (major, minor) = n.first_release();
     let mode = if major >= 10 { "table-direct" } else { "table" };
-    let reply = |text: String| Cow::Owned([text.as_bytes(), &[0, 0, 0, 0]].concat());
     Captured {
-        show_version: reply(format!("FRRouting {major}.{minor} (fake) on Linux(6.1).\n")),
-        running_config: reply(format!(
+        show_version: success(format!("FRRouting {major}.{minor} (fake) on Linux(6.1).\n")),
+        running_config: success(format!(
             "router bgp 65000\n address-family ipv4 unicast\n  redistribute {mode} 198\n"
         )),
-    }
-}
-
-/// zebra.vty / bgpd.vty: `enable` succeeds, `show version` and `show
-/// running-config` answer as the release `which` currently holds.
-async fn fake_vty(l: UnixListener, which: Arc<Mutex<Captured>>) {
-    loop {
-        let Ok((mut s, _)) = l.accept().await else {
-            return;
-        };
-        let which = which.clone();
-        tokio::spawn(async move {
-            let mut buf = Vec::new();
-            let mut b = [0u8; 512];
-            loop {
-                let Ok(n) = s.read(&mut b).await else { return };
-                if n == 0 {
-                    return;
-                }
-                buf.extend_from_slice(&b[..n]);
-                while let Some(end) = buf.iter().position(|c| *c == 0) {
-                    let cmd: Vec<u8> = buf.drain(..=end).collect();
-                    let rel = which.lock().expect("lock").clone();
-                    let reply: &[u8] = if cmd.starts_with(b"show version") {
-                        &rel.show_version
-                    } else if cmd.starts_with(b"show running-config") {
-                        &rel.running_config
-                    } else {
-                        b"\0\0\0\0"
-                    };
-                    if s.write_all(reply).await.is_err() {
-                        return;
-                    }
-                }
-            }
-        });
     }
 }
 
 impl Captured {
     /// The release its `show version` names.
     fn release(&self) -> Release {
-        Release::from_show_version(&String::from_utf8_lossy(&self.show_version)).expect("release")
+        Release::from_show_version(&self.show_version.text).expect("release")
     }
 }
 
@@ -126,9 +88,19 @@ struct Fake {
 fn start(rel: Captured, mode: Option<TableMode>, channel: usize) -> Fake {
     let dir = tempfile::tempdir().expect("tempdir");
     let which = Arc::new(Mutex::new(rel));
+    // zebra.vty / bgpd.vty: `enable` succeeds, `show version` and `show
+    // running-config` answer as the release `which` currently holds.
     for sock in ["zebra.vty", "bgpd.vty"] {
-        let l = UnixListener::bind(dir.path().join(sock)).expect("bind vty");
-        tokio::spawn(fake_vty(l, which.clone()));
+        let which = which.clone();
+        FakeVty::serve(&dir.path().join(sock), move |cmd| {
+            let rel = which.lock().expect("lock");
+            match cmd {
+                "show version" => rel.show_version.clone(),
+                "show running-config" => rel.running_config.clone(),
+                _ => success(""),
+            }
+        })
+        .expect("bind vty");
     }
     let zserv = UnixListener::bind(dir.path().join("zserv.api")).expect("bind zserv");
     let mut cfg = ZapiConfig::in_dir(Path::new(dir.path()), 198);
@@ -146,22 +118,11 @@ fn start(rel: Captured, mode: Option<TableMode>, channel: usize) -> Fake {
     }
 }
 
-fn nexthop(i: u32) -> Nexthop {
-    Nexthop {
-        vrf_id: 0,
-        gateway: Gateway::Ipv4 {
-            gate: std::net::Ipv4Addr::from(0xc612_0000 + i),
-            ifindex: 2,
-            with_ifindex: true,
-        },
-        flags: 0,
-        labels: vec![],
-        label_type: None,
-        weight: None,
-        rmac: None,
-        srte_color: None,
-        backup_idx: vec![],
-    }
+/// [`start`] as FRR 10.7 in table-direct mode, and that release's dialect.
+fn start_10_7(channel: usize) -> (Fake, Dialect) {
+    let rel = frr_10_7();
+    let d = rel.release().dialect().expect("dialect");
+    (start(rel, Some(TableMode::TableDirect), channel), d)
 }
 
 fn route(d: Dialect, prefix: &str, nexthops: u32) -> ZapiRoute {
@@ -172,25 +133,18 @@ fn route(d: Dialect, prefix: &str, nexthops: u32) -> ZapiRoute {
     )
 }
 
+/// A VIP route of `route_type` over `nexthops` gateways 198.18.0.i on
+/// interface 2.
 fn route_of(route_type: u8, prefix: &str, nexthops: u32) -> ZapiRoute {
-    ZapiRoute {
-        vrf_id: 0,
-        route_type,
-        instance: 198,
-        flags: 8,
-        message: 0x17,
-        safi: 1,
-        prefix: prefix.parse().expect("prefix"),
-        src_prefix: None,
-        nhg_id: None,
-        nexthops: (0..nexthops).map(nexthop).collect(),
-        backup_nexthops: vec![],
-        distance: Some(14),
-        metric: Some(0),
-        tag: None,
-        mtu: Some(0),
-        table_id: None,
-    }
+    let nexthop = |i| {
+        Nexthop::to(Gateway::Ipv4 {
+            gate: std::net::Ipv4Addr::from(0xc612_0000 + i),
+            ifindex: 2,
+            with_ifindex: true,
+        })
+    };
+    let nexthops = (0..nexthops).map(nexthop).collect();
+    ZapiRoute::sample(route_type, prefix.parse().expect("prefix"), nexthops)
 }
 
 fn bytes(f: Frame) -> Vec<u8> {
@@ -316,14 +270,7 @@ async fn until_disconnected(rx: &mut mpsc::Receiver<ZapiEvent>) -> (String, Vec<
 
 #[tokio::test]
 async fn malformed_frames_end_the_session_and_the_client_reconnects() {
-    let Fake {
-        zserv,
-        mut rx,
-        task,
-        _dir,
-        ..
-    } = start(FRR_10_7, Some(TableMode::TableDirect), 1024);
-    let d = FRR_10_7.release().dialect().expect("dialect");
+    let (mut fake, d) = start_10_7(1024);
     let vip = route(d, "192.0.2.10/32", 1);
     let cmd_add = d.command(Command::RedistributeRouteAdd);
 
@@ -332,8 +279,8 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
     out.extend(marker(d));
     out.extend(header(12, 0xfd, 6, cmd_add));
     out.extend([0, 0]);
-    session(&zserv, out, true).await;
-    let (reason, seen) = until_disconnected(&mut rx).await;
+    session(&fake.zserv, out, true).await;
+    let (reason, seen) = until_disconnected(&mut fake.rx).await;
     assert!(reason.contains("marker"), "{reason}");
     assert!(matches!(seen[0], ZapiEvent::Connected { .. }), "{seen:?}");
     assert!(
@@ -349,8 +296,8 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
     ] {
         let mut out = marker(d);
         out.extend(bad);
-        session(&zserv, out, true).await;
-        let (reason, _) = until_disconnected(&mut rx).await;
+        session(&fake.zserv, out, true).await;
+        let (reason, _) = until_disconnected(&mut fake.rx).await;
         assert!(reason.contains(want), "{want}: {reason}");
     }
 
@@ -370,8 +317,8 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
     out.extend(marker(d));
     out.extend(header(u16::MAX, 0xfe, 6, cmd_add));
     out.extend([0u8; 100]);
-    drop(session(&zserv, out, false).await);
-    let (reason, seen) = until_disconnected(&mut rx).await;
+    drop(session(&fake.zserv, out, false).await);
+    let (reason, seen) = until_disconnected(&mut fake.rx).await;
     assert!(
         reason.contains("closed the connection in the middle of a frame (110 bytes of 65535"),
         "{reason}"
@@ -396,10 +343,10 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
     // the view is exactly zebra's.
     let mut out = add(d, &vip);
     out.extend(marker(d));
-    let s = session(&zserv, out, false).await;
+    let s = session(&fake.zserv, out, false).await;
     let mut seen = Vec::new();
     loop {
-        let e = next(&mut rx).await;
+        let e = next(&mut fake.rx).await;
         let done = matches!(e, ZapiEvent::Synced { .. });
         seen.push(e);
         if done {
@@ -420,9 +367,9 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
         ),
         "{seen:?}"
     );
-    assert!(!task.is_finished(), "the client task is still running");
+    assert!(!fake.task.is_finished(), "the client task is still running");
     drop(s);
-    task.abort();
+    fake.task.abort();
 }
 
 /// zebra replaced by another release between two sessions (10.7 -> 8.4 ->
@@ -431,22 +378,16 @@ async fn malformed_frames_end_the_session_and_the_client_reconnects() {
 /// that release's frames; the view stays exactly zebra's.
 #[tokio::test]
 async fn a_release_switch_between_sessions_switches_numbering() {
-    let Fake {
-        _dir,
-        which,
-        zserv,
-        mut rx,
-        task,
-    } = start(FRR_10_7, None, 1024);
+    let mut fake = start(frr_10_7(), None, 1024);
     for (rel, mode) in [
-        (&FRR_10_7, TableMode::TableDirect),
-        (&FRR_8_4, TableMode::ImportTable),
-        (&FRR_10_7, TableMode::TableDirect),
+        (frr_10_7(), TableMode::TableDirect),
+        (captured("8.4.4"), TableMode::ImportTable),
+        (frr_10_7(), TableMode::TableDirect),
     ] {
-        *which.lock().expect("lock") = rel.clone();
-        dump_one_route_as(&zserv, &mut rx, rel, mode).await;
+        *fake.which.lock().expect("lock") = rel.clone();
+        dump_one_route_as(&fake.zserv, &mut fake.rx, &rel, mode).await;
     }
-    task.abort();
+    fake.task.abort();
 }
 
 /// Every numbering table of the codec (`Numbering::ALL`), each as its
@@ -457,16 +398,10 @@ async fn a_release_switch_between_sessions_switches_numbering() {
 /// route sent in it.
 #[tokio::test]
 async fn every_numbering_subscribes_and_decodes_in_its_own_numbers() {
-    let Fake {
-        _dir,
-        which,
-        zserv,
-        mut rx,
-        task,
-    } = start(made_up(Numbering::ALL[0]), None, 1024);
+    let mut fake = start(made_up(Numbering::ALL[0]), None, 1024);
     for n in Numbering::ALL {
         let rel = made_up(n);
-        *which.lock().expect("lock") = rel.clone();
+        *fake.which.lock().expect("lock") = rel.clone();
         let d = rel.release().dialect().expect("dialect");
         assert_eq!(
             d.numbering,
@@ -480,7 +415,7 @@ async fn every_numbering_subscribes_and_decodes_in_its_own_numbers() {
             TableMode::ImportTable
         };
         let rtype = client::route_type(d, mode).expect("route type");
-        let said = dump_one_route_as(&zserv, &mut rx, &rel, mode).await;
+        let said = dump_one_route_as(&fake.zserv, &mut fake.rx, &rel, mode).await;
 
         let hello = &said[0];
         assert_eq!(hello.command, d.command(Command::Hello), "{n:?}");
@@ -494,7 +429,7 @@ async fn every_numbering_subscribes_and_decodes_in_its_own_numbers() {
         }
         assert_eq!(said[3].command, d.command(Command::RouterIdAdd), "{n:?}");
     }
-    task.abort();
+    fake.task.abort();
 }
 
 /// A dump larger than the event channel (5 000 routes, 16 slots, the
@@ -504,14 +439,7 @@ async fn every_numbering_subscribes_and_decodes_in_its_own_numbers() {
 /// scale run never became ready.)
 #[tokio::test]
 async fn a_dump_larger_than_the_channel_completes_in_one_session() {
-    let Fake {
-        zserv,
-        mut rx,
-        task,
-        _dir,
-        ..
-    } = start(FRR_10_7, Some(TableMode::TableDirect), 16);
-    let d = FRR_10_7.release().dialect().expect("dialect");
+    let (mut fake, d) = start_10_7(16);
     let n: u32 = 5_000;
     let mut out = Vec::new();
     for i in 0..n {
@@ -520,13 +448,14 @@ async fn a_dump_larger_than_the_channel_completes_in_one_session() {
     }
     out.extend(marker(d));
     // zebra writes the dump while the channel is full most of the time.
+    let zserv = fake.zserv;
     let zebra = tokio::spawn(async move { session(&zserv, out, true).await });
     let mut adds = 0u32;
     loop {
         if adds % 1000 == 0 {
             tokio::task::yield_now().await;
         }
-        match next(&mut rx).await {
+        match next(&mut fake.rx).await {
             ZapiEvent::RouteAdd { .. } => adds += 1,
             ZapiEvent::Synced { routes, .. } => {
                 assert_eq!(routes, n as usize);
@@ -537,6 +466,6 @@ async fn a_dump_larger_than_the_channel_completes_in_one_session() {
         }
     }
     assert_eq!(adds, n);
-    task.abort();
+    fake.task.abort();
     let _ = zebra.await;
 }

@@ -152,47 +152,12 @@ mod tests {
 
     /// A kube-vip route (protocol 248) with `legs` ECMP legs.
     fn route(table: TableId, prefix: &str, legs: u32) -> Route {
-        Route {
-            prefsrc: None,
-            table,
-            prefix: p(prefix),
-            protocol: 248,
-            scope: 0,
-            kind: 1,
-            metric: 0,
-            realm: None,
-            pref: None,
-            nhid: None,
-            nexthops: (0..legs)
-                .map(|i| Nexthop {
-                    gateway: None,
-                    oif: Some(i + 1),
-                    weight: 1,
-                    flags: 0,
-                })
-                .collect(),
-        }
+        let legs = (0..legs).map(|i| Nexthop::leg(None, i + 1)).collect();
+        Route::vip(table, p(prefix), legs)
     }
 
     fn zroute(prefix: &str) -> ZapiRoute {
-        ZapiRoute {
-            vrf_id: 0,
-            route_type: 31,
-            instance: 198,
-            flags: 0,
-            message: 0,
-            safi: 1,
-            prefix: p(prefix),
-            src_prefix: None,
-            nhg_id: None,
-            nexthops: Vec::new(),
-            backup_nexthops: Vec::new(),
-            distance: Some(14),
-            metric: Some(0),
-            tag: None,
-            mtu: None,
-            table_id: None,
-        }
+        ZapiRoute::sample(31, p(prefix), Vec::new())
     }
 
     fn frr_release(major: u16, minor: u16) -> Release {
@@ -247,46 +212,40 @@ mod tests {
         assert_eq!(facts(&blackhole).nexthops, 0);
     }
 
+    /// The core's event for `prefix` in table `table`: `route` its facts,
+    /// `None` when the kernel holds it no more.
+    fn kernel_route(table: TableId, prefix: &str, route: Option<KernelFacts>) -> Event {
+        Event::KernelRoute {
+            table,
+            prefix: p(prefix),
+            route,
+        }
+    }
+
     #[test]
     fn route_events_become_kernel_routes() {
         let add = KernelEvent::RouteAdded {
             route: route(198, VIP, 1),
         };
-        assert_eq!(
-            kernel(&add),
-            vec![Event::KernelRoute {
-                table: 198,
-                prefix: p(VIP),
-                route: Some(facts(&route(198, VIP, 1))),
-            }]
-        );
         // A change reports the route as it is now: here a second leg.
         let change = KernelEvent::RouteChanged {
             old: route(198, VIP, 1),
             new: route(198, VIP, 2),
         };
-        assert_eq!(
-            kernel(&change),
-            vec![Event::KernelRoute {
-                table: 198,
-                prefix: p(VIP),
-                route: Some(KernelFacts {
-                    protocol: 248,
-                    nexthops: 2
-                }),
-            }]
-        );
         let del = KernelEvent::RouteRemoved {
             route: route(198, VIP, 2),
         };
-        assert_eq!(
-            kernel(&del),
-            vec![Event::KernelRoute {
-                table: 198,
-                prefix: p(VIP),
-                route: None,
-            }]
-        );
+        let two_legs = KernelFacts {
+            protocol: 248,
+            nexthops: 2,
+        };
+        for (ev, now) in [
+            (add, Some(facts(&route(198, VIP, 1)))),
+            (change, Some(two_legs)),
+            (del, None),
+        ] {
+            assert_eq!(kernel(&ev), vec![kernel_route(198, VIP, now)], "{ev:?}");
+        }
     }
 
     #[test]
@@ -386,14 +345,7 @@ mod tests {
         for e in kernel(&KernelEvent::RouteAdded {
             route: route(254, VIP, 1),
         }) {
-            assert_eq!(
-                e,
-                Event::KernelRoute {
-                    table: 254,
-                    prefix: p(VIP),
-                    route: Some(facts(&route(254, VIP, 1))),
-                }
-            );
+            assert_eq!(e, kernel_route(254, VIP, Some(facts(&route(254, VIP, 1)))));
             assert_eq!(reconcile::step(&mut node, e, 10), vec![]);
         }
         assert!(node.vips.is_empty(), "{:?}", node.vips);

@@ -548,14 +548,8 @@ fn local_addresses() -> BTreeSet<IpAddr> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
-
-    use bytes::BytesMut;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::UnixListener;
-
     use super::*;
-    use crate::frr::vty::codec::{VtyReply, VtyStatus, decode_command, encode_reply};
+    use crate::frr::vty::fake::{FakeVty, success};
 
     const CONFIG: &str = "router bgp 64512\n address-family ipv4 unicast\n  \
 redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V4\n exit-address-family\nexit\n!\n\
@@ -565,45 +559,16 @@ route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n";
         "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-drain\nexit\n";
 
     /// A bgpd.vty in `dir` answering `show running-config` with `config`
-    /// and anything else with an empty success; every command it read is
-    /// in the returned list.
-    fn fake_bgpd(dir: &std::path::Path, config: String) -> Arc<Mutex<Vec<String>>> {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let listener = UnixListener::bind(dir.join("bgpd.vty")).expect("bind");
-        let log = Arc::clone(&seen);
-        tokio::spawn(async move {
-            while let Ok((mut s, _)) = listener.accept().await {
-                let log = Arc::clone(&log);
-                let config = config.clone();
-                tokio::spawn(async move {
-                    let mut buf = BytesMut::new();
-                    loop {
-                        while let Some(cmd) = decode_command(&mut buf) {
-                            let text = if cmd == "show running-config" {
-                                config.clone()
-                            } else {
-                                String::new()
-                            };
-                            log.lock().expect("log").push(cmd);
-                            let mut out = BytesMut::new();
-                            let reply = VtyReply {
-                                status: VtyStatus::Success,
-                                text,
-                            };
-                            encode_reply(&reply, &mut out).expect("encode");
-                            if s.write_all(&out).await.is_err() {
-                                return;
-                            }
-                        }
-                        match s.read_buf(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(_) => {}
-                        }
-                    }
-                });
-            }
-        });
-        seen
+    /// and anything else with an empty success; it records every command.
+    fn fake_bgpd(dir: &std::path::Path, config: String) -> FakeVty {
+        FakeVty::serve(&dir.join("bgpd.vty"), move |cmd| {
+            success(if cmd == "show running-config" {
+                config.as_str()
+            } else {
+                ""
+            })
+        })
+        .expect("bind")
     }
 
     fn input(dir: &std::path::Path, state: PathBuf) -> DrainInput {
@@ -619,13 +584,11 @@ route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n";
         }
     }
 
-    fn configured(seen: &Arc<Mutex<Vec<String>>>) -> Vec<String> {
-        seen.lock()
-            .expect("log")
-            .iter()
-            .filter(|c| !c.starts_with("show") && *c != "enable")
-            .cloned()
-            .collect()
+    /// The configuration commands `bgpd` read, in order.
+    fn configured(bgpd: &FakeVty) -> Vec<String> {
+        let mut commands = bgpd.commands();
+        commands.retain(|c| !c.starts_with("show") && *c != "enable");
+        commands
     }
 
     #[tokio::test]

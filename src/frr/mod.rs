@@ -18,6 +18,8 @@
 //! [`VtyClient::exec`] for healing.
 
 pub mod access;
+#[cfg(any(test, feature = "testing"))]
+pub mod capture;
 
 pub mod release;
 pub mod vty;

@@ -591,29 +591,15 @@ impl Mirror {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::types::RTN_UNICAST;
 
     fn route(p: &str, realm: Option<u32>, legs: &[(&str, u32)]) -> Route {
+        let legs = legs
+            .iter()
+            .map(|(g, o)| Nexthop::leg(Some(g.parse().unwrap()), *o))
+            .collect();
         Route {
-            prefsrc: None,
-            table: 198,
-            prefix: p.parse().unwrap(),
-            protocol: 248,
-            scope: 0,
-            kind: RTN_UNICAST,
-            metric: 0,
             realm,
-            pref: None,
-            nhid: None,
-            nexthops: legs
-                .iter()
-                .map(|(g, o)| Nexthop {
-                    gateway: Some(g.parse().unwrap()),
-                    oif: Some(*o),
-                    weight: 1,
-                    flags: 0,
-                })
-                .collect(),
+            ..Route::vip(198, p.parse().unwrap(), legs)
         }
     }
 

@@ -119,6 +119,44 @@ impl Route {
     }
 }
 
+/// Routes and legs as kube-vip writes them: for tests and benches only
+/// (the `testing` feature, which the crate's own tests enable).
+#[cfg(any(test, feature = "testing"))]
+impl Route {
+    /// A kube-vip route of `table` to `prefix` over `nexthops`: protocol
+    /// [`crate::model::VIP_PROTOCOL`], unicast, universe scope, metric 0,
+    /// no realm, preference, nexthop object or preferred source.
+    pub fn vip(table: TableId, prefix: Prefix, nexthops: Vec<Nexthop>) -> Route {
+        Route {
+            table,
+            prefix,
+            protocol: crate::model::VIP_PROTOCOL,
+            scope: RT_SCOPE_UNIVERSE,
+            kind: RTN_UNICAST,
+            metric: 0,
+            realm: None,
+            pref: None,
+            nhid: None,
+            prefsrc: None,
+            nexthops,
+        }
+    }
+}
+
+#[cfg(any(test, feature = "testing"))]
+impl Nexthop {
+    /// A leg of weight 1 without flags out of interface `oif`, through
+    /// `gateway` (`None`: directly connected).
+    pub fn leg(gateway: Option<IpAddr>, oif: u32) -> Nexthop {
+        Nexthop {
+            gateway,
+            oif: Some(oif),
+            weight: 1,
+            flags: 0,
+        }
+    }
+}
+
 /// A network interface.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Link {

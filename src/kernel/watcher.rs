@@ -862,19 +862,7 @@ mod tests {
         let lookup = RouteLookup { tx };
         let vip: Prefix = "192.0.2.10/32".parse().unwrap();
         let mut mirror = Mirror::new([198]);
-        mirror.apply(Message::NewRoute(Route {
-            table: 198,
-            prefix: vip,
-            protocol: 248,
-            scope: 0,
-            kind: super::super::types::RTN_UNICAST,
-            metric: 0,
-            realm: None,
-            pref: None,
-            nhid: None,
-            prefsrc: None,
-            nexthops: Vec::new(),
-        }));
+        mirror.apply(Message::NewRoute(Route::vip(198, vip, Vec::new())));
         // What the watcher's loop does with each question.
         let mut queries = Some(rx);
         let answering = tokio::spawn(async move {

@@ -610,44 +610,23 @@ mod tests {
     //! malformed frame. (Reconnects and stale routes against the real zebra
     //! are in netns-tests/frr_clients.rs.)
     use super::*;
-    use crate::frr::vty::codec::{VtyReply, VtyStatus, decode_command, encode_reply};
+    use crate::frr::vty::fake::{FakeVty, success};
     use crate::frr::zapi::codec::{Frame, Numbering};
     use bytes::BytesMut;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::UnixListener;
 
-    /// zebra.vty: answers `show version` as FRR 10.3 and everything else with success.
-    async fn fake_vty(l: UnixListener) {
-        loop {
-            let Ok((mut s, _)) = l.accept().await else {
-                return;
-            };
-            tokio::spawn(async move {
-                let mut buf = BytesMut::new();
-                loop {
-                    while let Some(cmd) = decode_command(&mut buf) {
-                        let text = if cmd == "show version" {
-                            "FRRouting 10.3 (fake) on Linux(6.1).\n".to_string()
-                        } else {
-                            String::new()
-                        };
-                        let mut out = BytesMut::new();
-                        encode_reply(
-                            &VtyReply {
-                                status: VtyStatus::Success,
-                                text,
-                            },
-                            &mut out,
-                        )
-                        .unwrap();
-                        s.write_all(&out).await.unwrap();
-                    }
-                    if s.read_buf(&mut buf).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                }
-            });
-        }
+    /// zebra.vty at `path`: answers `show version` as FRR 10.3 and
+    /// everything else with success.
+    fn fake_zebra_vty(path: &Path) {
+        FakeVty::serve(path, |cmd| {
+            success(if cmd == "show version" {
+                "FRRouting 10.3 (fake) on Linux(6.1).\n"
+            } else {
+                ""
+            })
+        })
+        .unwrap();
     }
 
     async fn next(rx: &mut mpsc::Receiver<ZapiEvent>) -> ZapiEvent {
@@ -670,7 +649,7 @@ mod tests {
         assert!(text.contains("check that the daemon runs"), "{text}");
         assert!(e.source().is_some(), "the vty error is the source");
         // zebra answers, bgpd (asked for the mode) does not.
-        tokio::spawn(fake_vty(UnixListener::bind(&cfg.zebra_vty).unwrap()));
+        fake_zebra_vty(&cfg.zebra_vty);
         let e = discover(&cfg).await.unwrap_err();
         assert!(
             e.to_string().contains(&*cfg.bgpd_vty.to_string_lossy()),
@@ -681,9 +660,7 @@ mod tests {
     #[tokio::test]
     async fn malformed_frames_and_stale_routes() {
         let dir = tempfile::tempdir().unwrap();
-        tokio::spawn(fake_vty(
-            UnixListener::bind(dir.path().join("zebra.vty")).unwrap(),
-        ));
+        fake_zebra_vty(&dir.path().join("zebra.vty"));
         let zserv = UnixListener::bind(dir.path().join("zserv.api")).unwrap();
         let d = Dialect::new(Numbering::V10_3);
         let mut cfg = ZapiConfig::in_dir(dir.path(), 198);

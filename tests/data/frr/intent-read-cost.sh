@@ -50,15 +50,7 @@ measure() { # LABEL
 
 RIBBRIDGE_BIN=$BIN "$LAB" up --frr "$REL" --profile frr-k8s >/dev/null
 measure "2 neighbours"
-python3 - /run/ribbridge-lab/frr-peers.json "$tmp/peers-64.json" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-p = m["hostOverrides"]["rb-node1"]
-for i in range(31):
-    p.append({"peerAddress": f"198.51.100.{i + 1}", "peerASN": 64600 + i})
-    p.append({"peerAddress": f"fdbb:ffff::{i + 1:x}", "peerASN": 64700 + i})
-json.dump(m, open(sys.argv[2], "w"))
-PY
+python3 "$HERE/reload_measure.py" peers64 /run/ribbridge-lab/frr-peers.json "$tmp/peers-64.json"
 "$BIN" render --peers "$tmp/peers-64.json" --template "$REPO/scripts/lab-node-frrk8s.conf.j2" \
     --hostname rb-node1 --router-id 198.18.1.2 --frr-release "$RELEASE" --out "$tmp/node1-64.conf" 2>/dev/null
 "$LAB" node-config node1 "$tmp/node1-64.conf" >/dev/null 2>&1

@@ -200,15 +200,7 @@ rmentry rmentry-back "$OUT/node1.conf" 0 "route-map entry removed again"
 
 # --- the read cost with 64 neighbours ---------------------------------------------------
 log "64 neighbours"
-python3 - "$LABF/frr-peers.json" "$OUT/peers-64.json" <<'EOF'
-import json, sys
-m = json.load(open(sys.argv[1]))
-p = m["hostOverrides"]["rb-node1"]
-for i in range(31):
-    p.append({"peerAddress": f"198.51.100.{i + 1}", "peerASN": 64600 + i})
-    p.append({"peerAddress": f"fdbb:ffff::{i + 1:x}", "peerASN": 64700 + i})
-json.dump(m, open(sys.argv[2], "w"))
-EOF
+python3 "$PY" peers64 "$LABF/frr-peers.json" "$OUT/peers-64.json"
 "$RIBBRIDGE_BIN" render --peers "$OUT/peers-64.json" --template "$REPO/scripts/lab-node-frrk8s.conf.j2" \
     --hostname rb-node1 --router-id 198.18.1.2 --frr-release "$RELEASE" --out "$OUT/node1-64.conf" 2>/dev/null
 "$LAB" node-config node1 "$OUT/node1-64.conf" >/dev/null 2>&1

@@ -1,4 +1,4 @@
-# Helpers of reload-measure.sh (see README.md): bgpd's vty socket read
+# Helpers of reload-measure.sh and intent-read-cost.sh (see README.md): bgpd's vty socket read
 # directly, the router's path count for the VIP sampled, the delay of a
 # route-map change measured. Standard library only; run as root on the host.
 #
@@ -18,6 +18,8 @@
 #   reload_measure.py seen ROUTER_SOCK PEER PREFIX NEEDLE 1|0 T0 TIMEOUT
 #       seconds from T0 (epoch) until the router's path from PEER has (1) or
 #       lacks (0) NEEDLE in its JSON
+#   reload_measure.py peers64 IN OUT             the peer mapping IN with 62
+#       more neighbours of rb-node1 (never up) written to OUT: 64 in all
 import json, os, signal, socket, subprocess, sys, time
 
 
@@ -105,7 +107,9 @@ def waitpaths(prefix, n, timeout):
     return 1
 
 
-def path_med(s, prefix, peer):
+def bgp_path(s, prefix, peer, by_hostname=False):
+    """The path to `prefix` that `peer` (its BGP id, or its hostname when
+    `by_hostname`) sent, as bgpd's JSON has it; None when there is none."""
     out, _ = cmd(s, f"show bgp ipv4 unicast {prefix} json")
     try:
         d = json.loads(out)
@@ -113,22 +117,30 @@ def path_med(s, prefix, peer):
         return None
     for p in d.get("paths", []):
         pe = p.get("peer", {})
-        if pe.get("peerId") == peer or pe.get("hostname") == peer:
-            return p.get("med", p.get("metric", -1))
+        if pe.get("peerId") == peer or (by_hostname and pe.get("hostname") == peer):
+            return p
     return None
+
+
+def path_med(s, prefix, peer):
+    p = bgp_path(s, prefix, peer, by_hostname=True)
+    return None if p is None else p.get("med", p.get("metric", -1))
 
 
 def path_of(s, prefix, peer):
-    out, _ = cmd(s, f"show bgp ipv4 unicast {prefix} json")
-    try:
-        d = json.loads(out)
-    except ValueError:
-        return None
-    for p in d.get("paths", []):
-        pe = p.get("peer", {})
-        if pe.get("peerId") == peer:
-            return json.dumps(p)
-    return None
+    p = bgp_path(s, prefix, peer)
+    return None if p is None else json.dumps(p)
+
+
+def peers64(src, dst):
+    """The lab's peer mapping `src` with 62 more neighbours of rb-node1 (31
+    IPv4, 31 IPv6, never up), written to `dst`: 64 in all."""
+    m = json.load(open(src))
+    p = m["hostOverrides"]["rb-node1"]
+    for i in range(31):
+        p.append({"peerAddress": f"198.51.100.{i + 1}", "peerASN": 64600 + i})
+        p.append({"peerAddress": f"fdbb:ffff::{i + 1:x}", "peerASN": 64700 + i})
+    json.dump(m, open(dst, "w"))
 
 
 def seen(router_sock, peer, prefix, needle, present, t0, timeout):
@@ -182,6 +194,8 @@ def main(a):
         return waitpaths(a[1], int(a[2]), float(a[3]))
     elif a[0] == "seen":
         return seen(a[1], a[2], a[3], a[4], a[5] == "1", float(a[6]), float(a[7]))
+    elif a[0] == "peers64":
+        peers64(a[1], a[2])
     elif a[0] == "rmdelay":
         return rmdelay(a[1], a[2], a[3], a[4], int(a[5]), float(a[6]), a[7:])
     return 0

@@ -475,22 +475,17 @@ impl Dialect {
     }
 }
 
-/// A typical table-direct route (for tests).
-#[cfg(test)]
-pub(crate) fn sample_route() -> ZapiRoute {
-    ZapiRoute {
-        vrf_id: 0,
-        route_type: 31,
-        instance: 198,
-        flags: 8,
-        message: 0x17,
-        safi: 1,
-        prefix: "192.0.2.10/32".parse().unwrap(),
-        src_prefix: None,
-        nhg_id: None,
-        nexthops: vec![Nexthop {
+/// Nexthops and routes as zebra redistributes a kube-vip VIP: for tests
+/// and fakes only (the `testing` feature, which the crate's own tests
+/// enable).
+#[cfg(any(test, feature = "testing"))]
+impl Nexthop {
+    /// A nexthop in VRF 0 to `gateway` with no flags, hence none of the
+    /// optional parts.
+    pub fn to(gateway: Gateway) -> Nexthop {
+        Nexthop {
             vrf_id: 0,
-            gateway: Gateway::Ifindex { ifindex: 1 },
+            gateway,
             flags: 0,
             labels: vec![],
             label_type: None,
@@ -498,14 +493,44 @@ pub(crate) fn sample_route() -> ZapiRoute {
             rmac: None,
             srte_color: None,
             backup_idx: vec![],
-        }],
-        backup_nexthops: vec![],
-        distance: Some(14),
-        metric: Some(0),
-        tag: None,
-        mtu: Some(0),
-        table_id: None,
+        }
     }
+}
+
+#[cfg(any(test, feature = "testing"))]
+impl ZapiRoute {
+    /// A VIP of table 198 as zebra redistributes it: of `route_type` (the
+    /// release's table-direct or import-table type), instance 198, VRF 0,
+    /// unicast, selected (flags 8), over `nexthops`, distance 14, metric 0
+    /// and MTU 0 (message NEXTHOP, DISTANCE, METRIC and MTU).
+    pub fn sample(route_type: u8, prefix: Prefix, nexthops: Vec<Nexthop>) -> ZapiRoute {
+        ZapiRoute {
+            vrf_id: 0,
+            route_type,
+            instance: 198,
+            flags: 8,
+            message: message::NEXTHOP | message::DISTANCE | message::METRIC | message::MTU,
+            safi: 1,
+            prefix,
+            src_prefix: None,
+            nhg_id: None,
+            nexthops,
+            backup_nexthops: vec![],
+            distance: Some(14),
+            metric: Some(0),
+            tag: None,
+            mtu: Some(0),
+            table_id: None,
+        }
+    }
+}
+
+/// A typical table-direct route of 10.x (type 31) over interface 1 (for
+/// tests).
+#[cfg(test)]
+pub(crate) fn sample_route() -> ZapiRoute {
+    let nexthop = Nexthop::to(Gateway::Ifindex { ifindex: 1 });
+    ZapiRoute::sample(31, "192.0.2.10/32".parse().unwrap(), vec![nexthop])
 }
 
 #[cfg(test)]
