@@ -110,16 +110,28 @@ mod tests {
         }
     }
 
+    /// The task on `path`: its inputs, its stop and its handle.
+    fn start(
+        path: &Path,
+    ) -> (
+        mpsc::Receiver<Input>,
+        CancellationToken,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let (tx, rx) = mpsc::channel(4);
+        let stop = CancellationToken::new();
+        let task = tokio::spawn({
+            let (path, stop) = (path.to_path_buf(), stop.clone());
+            async move { run(&path, tx, stop).await }
+        });
+        (rx, stop, task)
+    }
+
     #[tokio::test]
     async fn the_start_and_each_change_reach_the_core_once() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let path = tmp.path().join("drain");
-        let (tx, mut rx) = mpsc::channel(4);
-        let stop = CancellationToken::new();
-        let task = tokio::spawn({
-            let (path, stop) = (path.clone(), stop.clone());
-            async move { run(&path, tx, stop).await }
-        });
+        let (mut rx, stop, task) = start(&path);
         assert_eq!(next(&mut rx).await, DrainFile::Absent);
         DrainState::new(vec![198], SystemTime::now())
             .write(&path)
@@ -136,12 +148,7 @@ mod tests {
     async fn a_directory_made_later_is_watched_from_its_making() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let path = tmp.path().join("ribbridge/drain");
-        let (tx, mut rx) = mpsc::channel(4);
-        let stop = CancellationToken::new();
-        let task = tokio::spawn({
-            let (path, stop) = (path.clone(), stop.clone());
-            async move { run(&path, tx, stop).await }
-        });
+        let (mut rx, stop, task) = start(&path);
         assert_eq!(next(&mut rx).await, DrainFile::Absent);
         // The clock paused: what comes before half the retry period (in
         // the clock's time) came through the parent's watch.

@@ -253,14 +253,7 @@ fn failed_heals_back_off_then_give_up_visibly() {
     }
     assert!(gave_up, "gave up");
     assert_eq!(attempts, 3);
-    assert_eq!(
-        s.vips[&(T, vip())]
-            .heal()
-            .last_result
-            .as_ref()
-            .map(HealResult::name),
-        Some("gave_up")
-    );
+    assert_eq!(last_result(&s), Some("gave_up"));
     // Back-off doubled: 1 s, then 2 s, between the attempts.
     assert!(now >= 1_500 + 1_000 + 2_000, "now {now}");
 }
@@ -277,14 +270,7 @@ fn stale_zebra_route_is_reported_without_action() {
     let a = bgp(&mut s, 1_520, true);
     assert_eq!(state_of(&s), Class::ZebraStale);
     assert!(heals(&a).is_empty());
-    assert_eq!(
-        s.vips[&(T, vip())]
-            .heal()
-            .last_result
-            .as_ref()
-            .map(HealResult::name),
-        Some("no_safe_action")
-    );
+    assert_eq!(last_result(&s), Some("no_safe_action"));
 }
 
 /// bgpd restarted: its sessions are Established again but have not sent
@@ -1066,4 +1052,13 @@ fn a_vip_stays_small() {
         "{}",
         std::mem::size_of::<Vip>()
     );
+}
+
+/// The VIP's last heal result, by name.
+fn last_result(s: &State) -> Option<&'static str> {
+    s.vips[&(T, vip())]
+        .heal()
+        .last_result
+        .as_ref()
+        .map(HealResult::name)
 }
