@@ -12,7 +12,8 @@ Usage:
     create POD_ID CTR.json POD.json
                                  CreateContainer; prints the container id
     start ID                     StartContainer
-    inspect ID                   ContainerStatus, verbose (JSON: status, info)
+    inspect ID                   ContainerStatus, verbose (JSON: status, and
+                                 info: the runtime's, e.g. pid, runtimeSpec)
     inspectp POD_ID              PodSandboxStatus, verbose (JSON)
     exec ID TIMEOUT_S -- ARGV... ExecSync; its stdout and stderr passed on,
                                  exits with its exit code
@@ -105,11 +106,11 @@ def main(argv):
         elif cmd == "inspect":
             r = rt.ContainerStatus(api.ContainerStatusRequest(container_id=args[0], verbose=True), timeout=DEADLINE)
             print(json.dumps({"status": json_format.MessageToDict(r.status),
-                              "info": {k: json.loads(v) for k, v in r.info.items()}}))
+                              "info": json.loads(r.info.get("info", "{}"))}))
         elif cmd == "inspectp":
             r = rt.PodSandboxStatus(api.PodSandboxStatusRequest(pod_sandbox_id=args[0], verbose=True), timeout=DEADLINE)
             print(json.dumps({"status": json_format.MessageToDict(r.status),
-                              "info": {k: json.loads(v) for k, v in r.info.items()}}))
+                              "info": json.loads(r.info.get("info", "{}"))}))
         elif cmd == "exec":
             if len(args) < 4 or args[2] != "--":
                 print(__doc__, file=sys.stderr)
