@@ -5,7 +5,9 @@
 //! and driven through the CRI v1 API as kubelet drives it
 //! (scripts/cri.py). No registry: the sandbox image
 //! (scripts/build-pause-image.sh), the ribbridge image and its failpoints
-//! build (scripts/build-image.sh) are imported from `podman save`.
+//! build (scripts/build-image.sh; `RIBBRIDGE_IMAGE` and
+//! `RIBBRIDGE_FAILPOINTS_IMAGE` name built ones) are imported from
+//! `podman save`.
 //!
 //! scripts/oci-spec.py --cri turns deploy/openshift/0005-ribbridge-repair.yaml
 //! (the static pod; its container is ribbridge-container-repair.yaml's,
@@ -375,7 +377,8 @@ async fn containerd_cri_static_pod_repair_probes_prestop_and_exit_4_frr_10_7() {
     let t0 = Instant::now();
     let pause = built("build-pause-image.sh", &[]);
     let image = crate::image::image();
-    let failpoints = built("build-image.sh", &["--features", "failpoints"]);
+    let failpoints = std::env::var("RIBBRIDGE_FAILPOINTS_IMAGE")
+        .unwrap_or_else(|_| built("build-image.sh", &["--features", "failpoints"]));
     eprintln!("images ready in {:?}", t0.elapsed());
     let (uid, gid) = (frr_id(FRR, "passwd", "frr"), frr_id(FRR, "group", "frr"));
     let lab_guard = Lab::up(FRR, 2, &[VIP]);
@@ -458,6 +461,31 @@ async fn containerd_cri_static_pod_repair_probes_prestop_and_exit_4_frr_10_7() {
         status.lines().any(|l| l == "Seccomp:\t2"),
         "the process runs under a seccomp filter"
     );
+    // Applied, not only asked: the process's own mount table has the
+    // root read-only and a mount over each masked path.
+    let mountinfo = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).expect("mountinfo");
+    let mount_opts = |at: &str| {
+        mountinfo
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f.get(4) == Some(&at)).then(|| f.get(5).copied().unwrap_or("").to_string())
+            })
+            .next_back()
+    };
+    let root_opts = mount_opts("/").expect("a root mount");
+    assert!(
+        root_opts.split(',').any(|o| o == "ro"),
+        "root mounted {root_opts}"
+    );
+    for p in &masked {
+        if std::path::Path::new(p).exists() {
+            assert!(
+                mount_opts(p).is_some(),
+                "{p} not masked in the container:\n{mountinfo}"
+            );
+        }
+    }
     let cr = creds_full(&pid);
     eprintln!("containerd: {cr}, seccomp filter, masked {masked:?}");
     expect_creds(&cr, uid, gid, "0000000000001000");
