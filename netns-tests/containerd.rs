@@ -39,15 +39,14 @@ use std::time::{Duration, Instant};
 
 use tokio::process::Command;
 
-use crate::cri::{check, expect_creds};
+use crate::cri::{check, expect_creds, oci_spec};
 use crate::image::built;
 use crate::privilege::frr_id;
 use crate::supervision::await_code;
 use crate::support::daemon::Daemon;
-use crate::support::{Lab, RouteWatch, creds_full, lab, owned_dir, repo, venv_python};
+use crate::support::{creds_full, lab, owned_dir, repo, venv_python};
 
 const FRR: &str = "10.7";
-const VIP: &str = "192.0.2.10/32";
 /// The prefix the failpoint is armed for (as in supervision.rs).
 const POISON: &str = "192.0.2.66/32";
 const NODE: &str = "rb-node1";
@@ -330,25 +329,10 @@ fn path(p: &Path) -> String {
 /// container.json, kubelet.json; the pod's log directory beside them.
 fn cri_configs(sockdir: &Path, state: &Path, image: &str, env: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    let ids = format!(
-        "{}:{}",
-        frr_id(FRR, "passwd", "frr"),
-        frr_id(FRR, "group", "frr")
-    );
-    let mut cmd = StdCommand::new(venv_python());
-    cmd.arg(repo().join("scripts/oci-spec.py"))
-        .arg("--cri")
-        .arg("--manifest")
-        .arg(repo().join(MANIFEST))
-        .arg("--volume")
-        .arg(format!("frr-sockets={}", sockdir.display()))
-        .arg("--volume")
-        .arg(format!("ribbridge-state={}", state.display()))
-        .args(["--frr-ids", &ids, "--image", image])
+    let mut cmd = oci_spec(MANIFEST, sockdir, state, dir.path());
+    cmd.args(["--cri", "--image", image])
         .arg("--log-dir")
-        .arg(dir.path().join("pod-logs"))
-        .arg("--out")
-        .arg(dir.path());
+        .arg(dir.path().join("pod-logs"));
     for e in env {
         cmd.args(["--env", e]);
     }
@@ -381,20 +365,13 @@ async fn containerd_cri_static_pod_repair_probes_prestop_and_exit_4_frr_10_7() {
         .unwrap_or_else(|_| built("build-image.sh", &["--features", "failpoints"]));
     eprintln!("images ready in {:?}", t0.elapsed());
     let (uid, gid) = (frr_id(FRR, "passwd", "frr"), frr_id(FRR, "group", "frr"));
-    let lab_guard = Lab::up(FRR, 2, &[VIP]);
+    // node2 advertises the VIP; node1 will drift.
+    let (lab_guard, mut router) = crate::bridge::lab_with_node2(FRR).await;
     let sockdir = lab_guard.sockdir(NODE);
     let state = owned_dir(uid, gid);
     let t = Instant::now();
     let mut rt = Containerd::start(&pause, &[&image, &failpoints]);
     eprintln!("containerd up, images imported in {:?}", t.elapsed());
-
-    // node2 advertises the VIP; node1 will drift.
-    let mut router = RouteWatch::open("rb-router");
-    lab(&["vip-add", "node2", VIP]);
-    router
-        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(15))
-        .await
-        .expect("node2's path");
 
     // 1. The pod on the host network, the container as the manifest says.
     let cfg = cri_configs(&sockdir, state.path(), &image, &[]);

@@ -140,14 +140,10 @@ impl Bundle {
     }
 }
 
-fn bundle(
-    image: &Unpacked,
-    manifest: &str,
-    sockdir: &Path,
-    state: &Path,
-    without: &[&str],
-) -> Bundle {
-    let dir = tempfile::tempdir().expect("tempdir");
+/// scripts/oci-spec.py for `manifest` into `out`, run by the venv's python:
+/// the lab's FRR socket directory as `frr-sockets`, `state` as
+/// `ribbridge-state`, FRR 10.7's ids for the image's 100:101.
+pub(crate) fn oci_spec(manifest: &str, sockdir: &Path, state: &Path, out: &Path) -> StdCommand {
     let ids = format!(
         "{}:{}",
         frr_id(FRR, "passwd", "frr"),
@@ -157,18 +153,30 @@ fn bundle(
     cmd.arg(repo().join("scripts/oci-spec.py"))
         .arg("--manifest")
         .arg(repo().join(manifest))
-        .arg("--image-config")
-        .arg(&image.config)
-        .arg("--rootfs")
-        .arg(&image.rootfs)
-        .args(["--netns", &format!("/run/netns/{NODE}")])
         .arg("--volume")
         .arg(format!("frr-sockets={}", sockdir.display()))
         .arg("--volume")
         .arg(format!("ribbridge-state={}", state.display()))
         .args(["--frr-ids", &ids])
         .arg("--out")
-        .arg(dir.path());
+        .arg(out);
+    cmd
+}
+
+fn bundle(
+    image: &Unpacked,
+    manifest: &str,
+    sockdir: &Path,
+    state: &Path,
+    without: &[&str],
+) -> Bundle {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = oci_spec(manifest, sockdir, state, dir.path());
+    cmd.arg("--image-config")
+        .arg(&image.config)
+        .arg("--rootfs")
+        .arg(&image.rootfs)
+        .args(["--netns", &format!("/run/netns/{NODE}")]);
     for c in without {
         cmd.args(["--without-cap", c]);
     }

@@ -760,20 +760,27 @@ def load_image_config(path):
     return data["Config"]
 
 
+def volume_source(m, a, where):
+    """(volume name, host path) of a volumeMount: its --volume, subPath
+    joined."""
+    if not isinstance(m, dict) or not m.get("name") or not m.get("mountPath"):
+        raise Bad(f"{where}: volumeMount {m!r} needs a name and a mountPath")
+    name = m["name"]
+    if name not in a.volumes:
+        raise Bad(f"{where}: volume {name!r} (mounted at {m['mountPath']}) has no --volume {name}=HOSTPATH")
+    src = a.volumes[name]
+    if m.get("subPath"):
+        src = os.path.join(src, str(m["subPath"]))
+    return name, src
+
+
 def mounts(c, pod, a, where):
     """The runtime's base mounts, then the volumes as bind mounts."""
     vol_mounts = c.get("volumeMounts") or []
     dests = set()
     binds = []
     for m in vol_mounts:
-        if not isinstance(m, dict) or not m.get("name") or not m.get("mountPath"):
-            raise Bad(f"{where}: volumeMount {m!r} needs a name and a mountPath")
-        name = m["name"]
-        if name not in a.volumes:
-            raise Bad(f"{where}: volume {name!r} (mounted at {m['mountPath']}) has no --volume {name}=HOSTPATH")
-        src = a.volumes[name]
-        if m.get("subPath"):
-            src = os.path.join(src, str(m["subPath"]))
+        name, src = volume_source(m, a, where)
         dst = os.path.normpath(str(m["mountPath"]))
         # CRI-O addOCIBindMounts / containerd withMounts: rbind, then the
         # propagation kubelet asks for (None -> private), then ro or rw;
@@ -940,14 +947,7 @@ def build_cri(a):
     env = list(k.env)
     mounts = []
     for m in c.get("volumeMounts") or []:
-        if not isinstance(m, dict) or not m.get("name") or not m.get("mountPath"):
-            raise Bad(f"{where}: volumeMount {m!r} needs a name and a mountPath")
-        vol = m["name"]
-        if vol not in a.volumes:
-            raise Bad(f"{where}: volume {vol!r} (mounted at {m['mountPath']}) has no --volume {vol}=HOSTPATH")
-        src = a.volumes[vol]
-        if m.get("subPath"):
-            src = os.path.join(src, str(m["subPath"]))
+        vol, src = volume_source(m, a, where)
         prop = PROPAGATION.get(m.get("mountPropagation"))
         if prop is None:
             raise Bad(f"{where}: volumeMount {vol}: mountPropagation {m.get('mountPropagation')!r}")
