@@ -10,8 +10,8 @@
 //! `podman save`.
 //!
 //! scripts/oci-spec.py --cri turns deploy/openshift/0005-ribbridge-repair.yaml
-//! (the static pod; its container is ribbridge-container-repair.yaml's,
-//! cri.rs checks that) into the PodSandboxConfig and ContainerConfig kubelet
+//! (the static pod; its ContainerConfig is ribbridge-container-repair.yaml's
+//! but for the pod's seccompProfile, checked here) into the PodSandboxConfig and ContainerConfig kubelet
 //! would send: hostNetwork, the container's image, args, securityContext
 //! (runAsUser 0, capabilities, readOnlyRootFilesystem,
 //! allowPrivilegeEscalation false, the pod's seccompProfile RuntimeDefault,
@@ -53,6 +53,8 @@ const NODE: &str = "rb-node1";
 /// The manifests' listen port.
 const PORT: u16 = 7585;
 const MANIFEST: &str = "deploy/openshift/0005-ribbridge-repair.yaml";
+/// The same container, alone (for the frr-k8s static pod).
+const REPAIR: &str = "deploy/openshift/ribbridge-container-repair.yaml";
 
 fn vip_addr() -> std::net::IpAddr {
     "192.0.2.10".parse().expect("address")
@@ -376,6 +378,23 @@ async fn containerd_cri_static_pod_repair_probes_prestop_and_exit_4_frr_10_7() {
     // 1. The pod on the host network, the container as the manifest says.
     let cfg = cri_configs(&sockdir, state.path(), &image, &[]);
     let kubelet = json(&cfg.path().join("kubelet.json"));
+    // The static pod's container is ribbridge-container-repair.yaml's: the
+    // same ContainerConfig but for the pod's seccompProfile.
+    let bare = tempfile::tempdir().expect("tempdir");
+    let mut cmd = oci_spec(REPAIR, &sockdir, state.path(), bare.path());
+    cmd.args(["--cri", "--image", &image])
+        .arg("--log-dir")
+        .arg(bare.path());
+    check("oci-spec.py --cri", cmd.output());
+    let (mut ours, mut theirs) = (
+        json(&cfg.path().join("container.json")),
+        json(&bare.path().join("container.json")),
+    );
+    for c in [&mut ours, &mut theirs] {
+        c["labels"] = serde_json::Value::Null;
+        c["linux"]["securityContext"]["seccomp"] = serde_json::Value::Null;
+    }
+    assert_eq!(ours, theirs, "{MANIFEST}'s container is not {REPAIR}'s");
     let t = Instant::now();
     let pod = rt.run_pod(cfg.path());
     let ctr = rt.start_container(&pod, cfg.path());
