@@ -16,9 +16,9 @@
 # (netns-tests/containerd.rs), which starts its own containerd with its own
 # configuration, state and socket: the package's service is likewise never
 # used; libc6-dev (glibc's static libc) for its pause binary
-# (scripts/build-pause-image.sh). The CRI client of that test is PyPI's container-runtime-interface-api
-# (the CRI v1 protos, generated; grpcio and protobuf), pinned, in the same
-# venv (Debian packages no crictl).
+# (scripts/build-pause-image.sh). The CRI client of that test is PyPI's
+# container-runtime-interface-api (the CRI v1 protos, generated; grpcio and
+# protobuf), pinned, in the same venv (Debian packages no crictl).
 # Idempotent and quiet.
 set -euo pipefail
 [[ $(id -u) -eq 0 ]] || { echo "install-deps: must run as root" >&2; exit 1; }
