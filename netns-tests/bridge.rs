@@ -201,7 +201,7 @@ struct Case {
 
 /// A two-node lab on `frr` where only node2 serves the VIP yet, and the
 /// router's watcher.
-async fn lab_with_node2(frr: &'static str) -> (Lab, RouteWatch) {
+pub(crate) async fn lab_with_node2(frr: &'static str) -> (Lab, RouteWatch) {
     let lab_guard = Lab::up(frr, 2, &[VIP]);
     let mut router = RouteWatch::open("rb-router");
     lab(&["vip-add", "node2", VIP]);

@@ -34,7 +34,7 @@ use tokio::process::Command;
 
 use crate::privilege::frr_id;
 use crate::support::daemon::Daemon;
-use crate::support::{Creds, Lab, RouteWatch, creds_full, lab, repo};
+use crate::support::{Creds, Lab, RouteWatch, creds_full, lab, owned_dir, repo, venv_python};
 
 const FRR: &str = "10.7";
 const VIP: &str = "192.0.2.10/32";
@@ -62,7 +62,7 @@ fn runc() -> StdCommand {
     c
 }
 
-fn check(what: &str, out: std::io::Result<std::process::Output>) -> String {
+pub(crate) fn check(what: &str, out: std::io::Result<std::process::Output>) -> String {
     let out = out.unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(
         out.status.success(),
@@ -140,6 +140,29 @@ impl Bundle {
     }
 }
 
+/// scripts/oci-spec.py for `manifest` into `out`, run by the venv's python:
+/// the lab's FRR socket directory as `frr-sockets`, `state` as
+/// `ribbridge-state`, FRR 10.7's ids for the image's 100:101.
+pub(crate) fn oci_spec(manifest: &str, sockdir: &Path, state: &Path, out: &Path) -> StdCommand {
+    let ids = format!(
+        "{}:{}",
+        frr_id(FRR, "passwd", "frr"),
+        frr_id(FRR, "group", "frr")
+    );
+    let mut cmd = StdCommand::new(venv_python());
+    cmd.arg(repo().join("scripts/oci-spec.py"))
+        .arg("--manifest")
+        .arg(repo().join(manifest))
+        .arg("--volume")
+        .arg(format!("frr-sockets={}", sockdir.display()))
+        .arg("--volume")
+        .arg(format!("ribbridge-state={}", state.display()))
+        .args(["--frr-ids", &ids])
+        .arg("--out")
+        .arg(out);
+    cmd
+}
+
 fn bundle(
     image: &Unpacked,
     manifest: &str,
@@ -148,31 +171,12 @@ fn bundle(
     without: &[&str],
 ) -> Bundle {
     let dir = tempfile::tempdir().expect("tempdir");
-    let ids = format!(
-        "{}:{}",
-        frr_id(FRR, "passwd", "frr"),
-        frr_id(FRR, "group", "frr")
-    );
-    let python = PathBuf::from(
-        std::env::var("RIBBRIDGE_CACHE").unwrap_or_else(|_| "/var/cache/ribbridge".into()),
-    )
-    .join("venv/bin/python");
-    let mut cmd = StdCommand::new(python);
-    cmd.arg(repo().join("scripts/oci-spec.py"))
-        .arg("--manifest")
-        .arg(repo().join(manifest))
-        .arg("--image-config")
+    let mut cmd = oci_spec(manifest, sockdir, state, dir.path());
+    cmd.arg("--image-config")
         .arg(&image.config)
         .arg("--rootfs")
         .arg(&image.rootfs)
-        .args(["--netns", &format!("/run/netns/{NODE}")])
-        .arg("--volume")
-        .arg(format!("frr-sockets={}", sockdir.display()))
-        .arg("--volume")
-        .arg(format!("ribbridge-state={}", state.display()))
-        .args(["--frr-ids", &ids])
-        .arg("--out")
-        .arg(dir.path());
+        .args(["--netns", &format!("/run/netns/{NODE}")]);
     for c in without {
         cmd.args(["--without-cap", c]);
     }
@@ -232,7 +236,7 @@ fn creds() -> Creds {
     creds_full(&pid.to_string())
 }
 
-fn expect_creds(c: &Creds, uid: u32, gid: u32, caps: &str) {
+pub(crate) fn expect_creds(c: &Creds, uid: u32, gid: u32, caps: &str) {
     let want = Creds {
         uid: uid.to_string(),
         gid: gid.to_string(),
@@ -264,13 +268,7 @@ async fn cri_manifests_under_runc_observe_repair_without_and_with_net_admin_frr_
     let sockdir = lab_guard.sockdir(NODE);
     // The hostPath /run/ribbridge, made for FRR's user as the tmpfiles
     // entry makes it on a node.
-    let state = tempfile::tempdir().expect("tempdir");
-    nix::unistd::chown(
-        state.path(),
-        Some(nix::unistd::Uid::from_raw(uid)),
-        Some(nix::unistd::Gid::from_raw(gid)),
-    )
-    .expect("chown state dir");
+    let state = owned_dir(uid, gid);
 
     // 0. One container in every repair manifest.
     let repair = bundle(&image, REPAIR, &sockdir, state.path(), &[]);

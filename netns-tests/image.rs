@@ -52,13 +52,20 @@ pub(crate) fn image() -> String {
     if let Ok(tag) = std::env::var("RIBBRIDGE_IMAGE") {
         return tag;
     }
+    built("build-image.sh", &[])
+}
+
+/// The tag `scripts/SCRIPT ARGS` prints once it built (or found current)
+/// its image: build-image.sh, build-pause-image.sh.
+pub(crate) fn built(script: &str, args: &[&str]) -> String {
     let t = Instant::now();
-    let out = StdCommand::new(repo().join("scripts/build-image.sh"))
+    let out = StdCommand::new(repo().join("scripts").join(script))
+        .args(args)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run scripts/build-image.sh: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run scripts/{script}: {e}"));
     assert!(
         out.status.success(),
-        "scripts/build-image.sh failed ({}):\n{}",
+        "scripts/{script} {args:?} failed ({}):\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );

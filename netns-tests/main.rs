@@ -12,6 +12,7 @@ mod support;
 mod alerts;
 mod bmp;
 mod bridge;
+mod containerd;
 mod cri;
 mod drain;
 mod faults;

@@ -30,7 +30,7 @@ fn metric(text: &str, name: &str, labels: &str) -> f64 {
 }
 
 /// The daemon's answer to `GET path`: (status code, body).
-async fn get(d: &Daemon, path: &str) -> (u16, String) {
+pub(crate) async fn get(d: &Daemon, path: &str) -> (u16, String) {
     let raw = d.http(&format!("GET {path} HTTP/1.1\\r\\n\\r\\n")).await;
     let code = raw
         .split(' ')
@@ -42,7 +42,7 @@ async fn get(d: &Daemon, path: &str) -> (u16, String) {
 }
 
 /// Poll `path` until its answer has `code`; the body then.
-async fn await_code(d: &mut Daemon, path: &str, code: u16, limit: Duration) -> String {
+pub(crate) async fn await_code(d: &mut Daemon, path: &str, code: u16, limit: Duration) -> String {
     let t = std::time::Instant::now();
     loop {
         let (c, body) = get(d, path).await;

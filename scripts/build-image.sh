@@ -5,7 +5,11 @@
 # (scripts/install-deps.sh installs podman and runc); no registry, no base
 # image, no network.
 #
-# Usage: scripts/build-image.sh [--tag NAME:TAG]
+# Usage: scripts/build-image.sh [--tag NAME:TAG] [--features LIST]
+#   --features  cargo features of the binary (the netns tests' `failpoints`
+#               image: netns-tests/containerd.rs); the default tag then ends
+#               in -LIST (`localhost/ribbridge:0.1.0-failpoints`). Never a
+#               shipped image.
 #   stdout: the image's name:tag, alone on one line (for scripts and tests)
 #   stderr: what it did, the binary's size and the image's size
 # Environment: PODMAN (default: podman --runtime runc; crun refuses hybrid
@@ -20,20 +24,25 @@ log() { echo "build-image: $*" >&2; }
 TARGET=x86_64-unknown-linux-gnu
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
 revision=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-tag="localhost/ribbridge:${version}"
+tag=
+features=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --tag) [[ $# -ge 2 ]] || die "--tag needs NAME:TAG"; tag=$2; shift 2 ;;
-        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --features) [[ $# -ge 2 && -n $2 ]] || die "--features needs a list"; features=$2; shift 2 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
+if [[ -z $tag ]]; then
+    tag="localhost/ribbridge:${version}${features:+-${features//,/-}}"
+fi
 read -r -a podman <<<"${PODMAN:-podman --runtime runc}"
 command -v "${podman[0]}" >/dev/null || die "${podman[0]} is missing: run scripts/install-deps.sh"
 
-log "cargo build --release --locked --target $TARGET (crt-static)"
+log "cargo build --release --locked --target $TARGET (crt-static)${features:+ --features $features}"
 RUSTFLAGS="-C target-feature=+crt-static" \
-    cargo build --release --locked --target "$TARGET" --bin ribbridge >&2
+    cargo build --release --locked --target "$TARGET" --bin ribbridge ${features:+--features "$features"} >&2
 bin=target/$TARGET/release/ribbridge
 # A dynamically linked binary would not start in an empty image: refuse it
 # here rather than at `podman run`.

@@ -11,12 +11,19 @@
 # directory: the package's own service is never used, so it is not started
 # at install and is disabled and stopped where systemd runs; gobgpd (GoBGP
 # 3.10: gobgpd and the gobgp CLI) for the lab's second router family
-# (scripts/lab-gobgp.sh), whose own service is likewise never used.
+# (scripts/lab-gobgp.sh), whose own service is likewise never used;
+# containerd (1.6, its CRI plugin built in) for the CRI netns test
+# (netns-tests/containerd.rs), which starts its own containerd with its own
+# configuration, state and socket: the package's service is likewise never
+# used; libc6-dev (glibc's static libc) for its pause binary
+# (scripts/build-pause-image.sh). The CRI client of that test is PyPI's
+# container-runtime-interface-api (the CRI v1 protos, generated; grpcio and
+# protobuf), pinned, in the same venv (Debian packages no crictl).
 # Idempotent and quiet.
 set -euo pipefail
 [[ $(id -u) -eq 0 ]] || { echo "install-deps: must run as root" >&2; exit 1; }
 missing=()
-for p in iproute2 debootstrap procps podman runc python3-venv systemd-container prometheus gobgpd; do
+for p in iproute2 debootstrap procps podman runc python3-venv systemd-container prometheus gobgpd containerd libc6-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
@@ -34,10 +41,10 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
     if [[ -n $policy ]]; then rm -f "$policy"; fi
 fi
-# The packaged Prometheus and GoBGP services (port 9090, /var/lib/prometheus;
-# BGP port 179, /etc/gobgpd.conf) are not ours: where systemd is PID 1 keep
-# them disabled and stopped.
-for svc in prometheus gobgpd; do
+# The packaged Prometheus, GoBGP and containerd services (port 9090,
+# /var/lib/prometheus; BGP port 179, /etc/gobgpd.conf; /run/containerd) are
+# not ours: where systemd is PID 1 keep them disabled and stopped.
+for svc in prometheus gobgpd containerd; do
     if [[ -d /run/systemd/system ]] && systemctl is-enabled --quiet "$svc" 2>/dev/null; then
         systemctl disable --now --quiet "$svc"
     fi
@@ -55,4 +62,11 @@ if [[ ! -e $venv/.kubernetes-validate-$KUBERNETES_VALIDATE ]]; then
     /usr/bin/python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check "kubernetes-validate==$KUBERNETES_VALIDATE"
     touch "$venv/.kubernetes-validate-$KUBERNETES_VALIDATE"
+fi
+# The CRI client (scripts/cri.py) in the same venv, its own marker.
+CRI_API=2.0.1 GRPCIO=1.85.3 PROTOBUF=6.33.6
+if [[ ! -e $venv/.cri-api-$CRI_API-$GRPCIO-$PROTOBUF ]]; then
+    echo "install-deps: container-runtime-interface-api==$CRI_API into $venv" >&2
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "container-runtime-interface-api==$CRI_API" "grpcio==$GRPCIO" "protobuf==$PROTOBUF"
+    touch "$venv/.cri-api-$CRI_API-$GRPCIO-$PROTOBUF"
 fi

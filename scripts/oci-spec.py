@@ -6,7 +6,19 @@ Usage:
   oci-spec.py --manifest FILE [--container ribbridge] --image-config FILE \\
       --rootfs DIR --netns PATH [--volume NAME=HOSTPATH]... \\
       [--frr-ids UID:GID] [--without-cap CAP]... [--runtime crio|containerd] \\
-      --out DIR
+      [--env NAME=VALUE]... --out DIR
+  oci-spec.py --cri --manifest FILE [--container ribbridge] \\
+      [--volume NAME=HOSTPATH]... [--frr-ids UID:GID] [--without-cap CAP]... \\
+      [--env NAME=VALUE]... [--image REF] [--pod-uid UID] --log-dir DIR --out DIR
+
+--cri writes what kubelet sends to a CRI runtime instead, for a real one
+(netns-tests/containerd.rs: containerd's CRI plugin): DIR/pod.json (the
+PodSandboxConfig), DIR/container.json (the ContainerConfig), both in the
+protobuf JSON mapping that scripts/cri.py reads, and DIR/kubelet.json (what
+kubelet does beside the CRI: the HTTP probes, the preStop command, the grace
+period). Only a hostNetwork pod (this lab has no CNI). --image replaces the
+manifest's image reference (the tests' failpoints build), --log-dir is the
+pod's log directory (kubelet's /var/log/pods/...).
 
 Writes DIR/config.json (the container, for `runc run --bundle DIR`) and
 DIR/prestop.json (the OCI process object the runtime hands to
@@ -44,6 +56,8 @@ so a test under plain runc sees what a node would.
               every `--user` in args and in the preStop command.
 --without-cap removes that capability from capabilities.add (the "no
               NET_ADMIN" test case); an error if it is not there.
+--env         NAME=VALUE appended to the container's env (as a patch of the
+              pod would: the tests' FAILPOINTS).
 --runtime     crio (default) or containerd: they differ in the default
               capability list, inheritable handling, additional gids, env
               defaults and masked paths (each rule below names its source).
@@ -534,7 +548,14 @@ def swap_accounting():
     return os.path.exists("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")
 
 
-def build(a):
+class Container:
+    """A manifest's container as kubelet reads it: the container, its pod,
+    the place it was found, the effective security context's parts."""
+
+
+def read_container(a):
+    """The container of --manifest, checked, with --frr-ids, --without-cap
+    and --env applied: what both the OCI spec and the CRI configs start from."""
     docs = load_yaml_docs(a.manifest)
     c, pod, meta, where = find_container(a.manifest, docs, a.container)
     where = f"{where}: container {a.container}"
@@ -549,6 +570,8 @@ def build(a):
         raise Bad(f"{where}: lifecycle.preStop.exec.command is not a list")
     if a.frr_ids:
         apply_frr_ids(c, pod, a.frr_ids, where)
+    if a.env:
+        c["env"] = list(c.get("env") or []) + [{"name": k, "value": v} for k, v in a.env]
     sc = c.get("securityContext") or {}
     psc = pod.get("securityContext") or {}
     if not isinstance(psc, dict):
@@ -565,20 +588,47 @@ def build(a):
         add = left
     if sc.get("privileged") is True:
         raise Bad(f"{where}: privileged: a privileged container gets every capability; out of scope here")
+    k = Container()
+    k.c, k.pod, k.meta, k.where, k.sc, k.psc = c, pod, meta, where, sc, psc
+    k.caps_obj, k.add, k.drop = caps_obj, add, drop
+
+    # kubelet: the effective security context, container over pod.
+    def eff(key):
+        return sc.get(key) if sc.get(key) is not None else psc.get(key)
+    k.eff = eff
+    k.run_as_user, k.run_as_group, k.non_root = eff("runAsUser"), eff("runAsGroup"), eff("runAsNonRoot")
+    for key, v in (("runAsUser", k.run_as_user), ("runAsGroup", k.run_as_group)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise Bad(f"{where}: {key} {v!r} is not a uid/gid")
+    k.supplemental = list(psc.get("supplementalGroups") or [])
+    if psc.get("fsGroup") is not None:
+        # kubelet adds the pod's fsGroup to the supplemental groups.
+        k.supplemental.append(psc["fsGroup"])
+    k.env = kube_env(c, where)
+    return k
+
+
+def kube_env(c, where):
+    """The container's env as NAME=VALUE (no valueFrom outside a cluster)."""
+    out = []
+    for e in c.get("env") or []:
+        if not isinstance(e, dict) or "name" not in e:
+            raise Bad(f"{where}: env entry {e!r} has no name")
+        if "valueFrom" in e:
+            raise Bad(f"{where}: env {e['name']}: valueFrom cannot be resolved outside a cluster")
+        out.append(f"{e['name']}={e.get('value', '')}")
+    return out
+
+
+def build(a):
+    k = read_container(a)
+    c, pod, meta, where, sc, psc = k.c, k.pod, k.meta, k.where, k.sc, k.psc
+    caps_obj, add, drop = k.caps_obj, k.add, k.drop
+    run_as_user, run_as_group, non_root = k.run_as_user, k.run_as_group, k.non_root
+    supplemental = k.supplemental
 
     image = load_image_config(a.image_config)
 
-    # kubelet: the effective security context, container over pod.
-    def eff(k):
-        return sc.get(k) if sc.get(k) is not None else psc.get(k)
-    run_as_user, run_as_group, non_root = eff("runAsUser"), eff("runAsGroup"), eff("runAsNonRoot")
-    for k, v in (("runAsUser", run_as_user), ("runAsGroup", run_as_group)):
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-            raise Bad(f"{where}: {k} {v!r} is not a uid/gid")
-    supplemental = list(psc.get("supplementalGroups") or [])
-    if psc.get("fsGroup") is not None:
-        # kubelet adds the pod's fsGroup to the supplemental groups.
-        supplemental.append(psc["fsGroup"])
     policy = psc.get("supplementalGroupsPolicy", "Merge")
 
     image_user = str(image.get("User") or "")
@@ -621,13 +671,7 @@ def build(a):
     # overridden). containerd: buildLinuxSpec: default PATH, HOSTNAME, the
     # image's env, then the container's (replace or append).
     hostname = socket.gethostname() if pod.get("hostNetwork") else str(meta.get("name") or a.container)
-    kube_env = []
-    for e in c.get("env") or []:
-        if not isinstance(e, dict) or "name" not in e:
-            raise Bad(f"{where}: env entry {e!r} has no name")
-        if "valueFrom" in e:
-            raise Bad(f"{where}: env {e['name']}: valueFrom cannot be resolved outside a cluster")
-        kube_env.append(f"{e['name']}={e.get('value', '')}")
+    kube_env = k.env
     image_env = [str(x) for x in image.get("Env") or []]
     if a.runtime == "crio":
         env = [DEFAULT_PATH, "TERM=xterm"]
@@ -716,20 +760,27 @@ def load_image_config(path):
     return data["Config"]
 
 
+def volume_source(m, a, where):
+    """(volume name, host path) of a volumeMount: its --volume, subPath
+    joined."""
+    if not isinstance(m, dict) or not m.get("name") or not m.get("mountPath"):
+        raise Bad(f"{where}: volumeMount {m!r} needs a name and a mountPath")
+    name = m["name"]
+    if name not in a.volumes:
+        raise Bad(f"{where}: volume {name!r} (mounted at {m['mountPath']}) has no --volume {name}=HOSTPATH")
+    src = a.volumes[name]
+    if m.get("subPath"):
+        src = os.path.join(src, str(m["subPath"]))
+    return name, src
+
+
 def mounts(c, pod, a, where):
     """The runtime's base mounts, then the volumes as bind mounts."""
     vol_mounts = c.get("volumeMounts") or []
     dests = set()
     binds = []
     for m in vol_mounts:
-        if not isinstance(m, dict) or not m.get("name") or not m.get("mountPath"):
-            raise Bad(f"{where}: volumeMount {m!r} needs a name and a mountPath")
-        name = m["name"]
-        if name not in a.volumes:
-            raise Bad(f"{where}: volume {name!r} (mounted at {m['mountPath']}) has no --volume {name}=HOSTPATH")
-        src = a.volumes[name]
-        if m.get("subPath"):
-            src = os.path.join(src, str(m["subPath"]))
+        name, src = volume_source(m, a, where)
         dst = os.path.normpath(str(m["mountPath"]))
         # CRI-O addOCIBindMounts / containerd withMounts: rbind, then the
         # propagation kubelet asks for (None -> private), then ro or rw;
@@ -769,31 +820,39 @@ def mounts(c, pod, a, where):
     return base + binds
 
 
-def linux(c, a, where):
+def kube_resources(c, where):
+    """kubelet (kuberuntime calculateLinuxResources): shares from the cpu
+    request (or the limit when there is no request), quota from the limit
+    with a 100 ms period; memory limit in bytes. Keys: shares, quota,
+    period, memory (each only when the manifest gives it)."""
     res = c.get("resources") or {}
     limits, requests = res.get("limits") or {}, res.get("requests") or {}
-    resources = {"devices": [{"allow": False, "access": "rwm"}]}
-    # kubelet (kuberuntime calculateLinuxResources): shares from the cpu
-    # request (or the limit when there is no request), quota from the limit
-    # with a 100 ms period; memory limit in bytes. CRI-O
-    # SpecSetLinuxContainerResources / containerd WithResources copy them and
-    # set swap = the memory limit where the cgroup accounts swap.
-    cpu = {}
+    out = {}
     req = requests.get("cpu", limits.get("cpu"))
     if req is not None:
         shares = milli(req, f"{where}: resources cpu") * 1024 // 1000
-        cpu["shares"] = max(shares, MIN_SHARES)
+        out["shares"] = max(shares, MIN_SHARES)
     if limits.get("cpu") is not None:
         quota = milli(limits["cpu"], f"{where}: resources.limits.cpu") * CFS_PERIOD // 1000
-        cpu["quota"] = max(quota, MIN_QUOTA)
-        cpu["period"] = CFS_PERIOD
+        out["quota"] = max(quota, MIN_QUOTA)
+        out["period"] = CFS_PERIOD
+    if limits.get("memory") is not None:
+        out["memory"] = whole(limits["memory"], f"{where}: resources.limits.memory")
+    return out
+
+
+def linux(c, a, where):
+    resources = {"devices": [{"allow": False, "access": "rwm"}]}
+    # CRI-O SpecSetLinuxContainerResources / containerd WithResources copy
+    # kubelet's and set swap = the memory limit where the cgroup accounts swap.
+    r = kube_resources(c, where)
+    cpu = {key: r[key] for key in ("shares", "quota", "period") if key in r}
     if cpu:
         resources["cpu"] = cpu
-    if limits.get("memory") is not None:
-        mem = whole(limits["memory"], f"{where}: resources.limits.memory")
-        resources["memory"] = {"limit": mem}
+    if "memory" in r:
+        resources["memory"] = {"limit": r["memory"]}
         if swap_accounting():
-            resources["memory"]["swap"] = mem
+            resources["memory"]["swap"] = r["memory"]
     # runtime-tools / containerd default namespaces: pid, ipc, uts, mount
     # new; the network one is --netns (CRI-O SpecAddNamespaces joins the
     # sandbox's, or none for hostNetwork). A cgroup namespace on cgroup v2
@@ -817,13 +876,172 @@ def linux(c, a, where):
             "readonlyPaths": list(KUBELET_READONLY)}
 
 
+# -- the CRI configs (--cri) ----------------------------------------------
+
+# CRI v1 enums, by their protobuf JSON names (k8s.io/cri-api runtime/v1).
+PROPAGATION = {None: "PROPAGATION_PRIVATE", "None": "PROPAGATION_PRIVATE",
+               "HostToContainer": "PROPAGATION_HOST_TO_CONTAINER",
+               "Bidirectional": "PROPAGATION_BIDIRECTIONAL"}
+# kubelet pkg/kubelet/qos policy.go: a critical pod (a static pod of
+# system-node-critical priority) gets the guaranteed score.
+CRITICAL_OOM_SCORE_ADJ = -997
+
+
+def cri_seccomp(k):
+    """kubelet's seccomp for the CRI (kuberuntime helpers): the container's
+    seccompProfile over the pod's; none is Unconfined (kubelet without
+    --seccomp-default)."""
+    prof = k.eff("seccompProfile") or {}
+    kind = prof.get("type") if isinstance(prof, dict) else None
+    if kind in (None, "Unconfined"):
+        return {"profileType": "Unconfined"}
+    if kind == "RuntimeDefault":
+        return {"profileType": "RuntimeDefault"}
+    if kind == "Localhost":
+        return {"profileType": "Localhost", "localhostRef": str(prof.get("localhostProfile") or "")}
+    raise Bad(f"{k.where}: seccompProfile type {kind!r}")
+
+
+def build_cri(a):
+    """The PodSandboxConfig and ContainerConfig kubelet sends to the runtime
+    for the manifest's pod and container (kubelet pkg/kubelet/kuberuntime:
+    kuberuntime_sandbox.go generatePodSandboxConfig,
+    kuberuntime_container.go generateContainerConfig,
+    kuberuntime_container_linux.go generateLinuxContainerConfig,
+    security_context.go determineEffectiveSecurityContext), and what
+    kubelet itself does beside the CRI (probes, the preStop command)."""
+    k = read_container(a)
+    c, pod, meta, where = k.c, k.pod, k.meta, k.where
+    if not pod.get("hostNetwork"):
+        raise Bad(f"{where}: not a hostNetwork pod: this lab has no CNI for a pod network")
+    name = str(meta.get("name") or a.container)
+    namespace = str(meta.get("namespace") or "default")
+    uid = a.pod_uid
+    nsopts = {"network": "NODE", "pid": "CONTAINER", "ipc": "POD"}
+    labels = {"io.kubernetes.pod.name": name, "io.kubernetes.pod.namespace": namespace,
+              "io.kubernetes.pod.uid": uid}
+    ports = []
+    for port in c.get("ports") or []:
+        # A hostNetwork pod's hostPort is its containerPort.
+        ports.append({"protocol": str(port.get("protocol") or "TCP"),
+                      "containerPort": int(port["containerPort"]),
+                      "hostPort": int(port["containerPort"])})
+    seccomp = cri_seccomp(k)
+    sandbox_sc = {"namespaceOptions": nsopts, "seccomp": seccomp}
+    psc = k.psc
+    for key, field in (("runAsUser", "runAsUser"), ("runAsGroup", "runAsGroup")):
+        if isinstance(psc.get(key), int):
+            sandbox_sc[field] = {"value": psc[key]}
+    if k.supplemental:
+        sandbox_sc["supplementalGroups"] = k.supplemental
+    sandbox = {
+        "metadata": {"name": name, "uid": uid, "namespace": namespace, "attempt": 0},
+        # kubelet sets no hostname for a hostNetwork pod (the node's).
+        "logDirectory": os.path.abspath(a.log_dir),
+        "portMappings": ports,
+        "labels": dict((meta.get("labels") or {}), **labels),
+        "annotations": {str(x): str(y) for x, y in (meta.get("annotations") or {}).items()},
+        "linux": {"securityContext": sandbox_sc},
+    }
+
+    env = list(k.env)
+    mounts = []
+    for m in c.get("volumeMounts") or []:
+        vol, src = volume_source(m, a, where)
+        prop = PROPAGATION.get(m.get("mountPropagation"))
+        if prop is None:
+            raise Bad(f"{where}: volumeMount {vol}: mountPropagation {m.get('mountPropagation')!r}")
+        mounts.append({"containerPath": str(m["mountPath"]), "hostPath": os.path.abspath(src),
+                       "readonly": m.get("readOnly") is True, "propagation": prop})
+    r = kube_resources(c, where)
+    resources = {"oomScoreAdj": CRITICAL_OOM_SCORE_ADJ}
+    for key, field in (("shares", "cpuShares"), ("quota", "cpuQuota"), ("period", "cpuPeriod"),
+                       ("memory", "memoryLimitInBytes")):
+        if key in r:
+            resources[field] = r[key]
+    sc = k.sc
+    ctr_sc = {
+        # kubelet passes the names as written; the runtime adds CAP_.
+        "capabilities": {"addCapabilities": [str(x) for x in k.add],
+                         "dropCapabilities": [str(x) for x in k.drop]},
+        "privileged": False,
+        "namespaceOptions": nsopts,
+        "readonlyRootfs": sc.get("readOnlyRootFilesystem") is True,
+        # AddNoNewPrivileges: only allowPrivilegeEscalation false.
+        "noNewPrivs": sc.get("allowPrivilegeEscalation") is False,
+        # procMount Default: kubelet's lists.
+        "maskedPaths": list(KUBELET_MASKED),
+        "readonlyPaths": list(KUBELET_READONLY),
+        "seccomp": seccomp,
+    }
+    if k.run_as_user is not None:
+        ctr_sc["runAsUser"] = {"value": k.run_as_user}
+    if k.run_as_group is not None:
+        ctr_sc["runAsGroup"] = {"value": k.run_as_group}
+    if k.supplemental:
+        ctr_sc["supplementalGroups"] = k.supplemental
+    container = {
+        "metadata": {"name": a.container, "attempt": 0},
+        "image": {"image": a.image or str(c.get("image") or "")},
+        # kubelet expands $(VAR) in command and args with the container's
+        # env; the runtime joins them with the image's entrypoint and cmd.
+        "command": [expand(str(x), env) for x in c.get("command") or []],
+        "args": [expand(str(x), env) for x in c.get("args") or []],
+        "workingDir": str(c.get("workingDir") or ""),
+        "envs": [{"key": e.split("=", 1)[0], "value": e.split("=", 1)[1]} for e in env],
+        "mounts": mounts,
+        "labels": dict(labels, **{"io.kubernetes.container.name": a.container}),
+        "annotations": {"io.kubernetes.container.restartCount": "0",
+                        "io.kubernetes.container.terminationMessagePolicy":
+                            str(c.get("terminationMessagePolicy") or "File")},
+        "logPath": f"{a.container}/0.log",
+        "linux": {"resources": resources, "securityContext": ctr_sc},
+    }
+    if not container["image"]["image"]:
+        raise Bad(f"{where}: no image (and no --image)")
+
+    # What kubelet does beside the CRI: its HTTP probes from the node's
+    # network namespace (a hostNetwork pod's), the preStop hook as ExecSync.
+    named = {str(p.get("name")): int(p["containerPort"]) for p in c.get("ports") or [] if p.get("name")}
+    probes = []
+    for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
+        get = ((c.get(kind) or {}).get("httpGet"))
+        if not isinstance(get, dict):
+            continue
+        port = get.get("port")
+        port = named.get(str(port)) if not isinstance(port, int) else port
+        if port is None:
+            raise Bad(f"{where}: {kind}: port {get.get('port')!r} is not a container port")
+        probes.append({"probe": kind, "host": str(get.get("host") or "127.0.0.1"), "port": port,
+                       "path": str(get.get("path") or "/"), "scheme": str(get.get("scheme") or "HTTP")})
+    exe = prestop_exec(c)
+    kubelet = {"probes": probes,
+               "preStop": [str(x) for x in exe["command"]] if exe and exe.get("command") else None,
+               "terminationGracePeriodSeconds": int(pod.get("terminationGracePeriodSeconds", 30))}
+    return sandbox, container, kubelet
+
+
+def cri_summary(container):
+    sc = container["linux"]["securityContext"]
+    user = sc.get("runAsUser", {}).get("value")
+    return (f"oci-spec: cri: image={container['image']['image']} runAsUser={user} "
+            f"add={sc['capabilities']['addCapabilities']} drop={sc['capabilities']['dropCapabilities']} "
+            f"seccomp={sc['seccomp']['profileType']} readonlyRootfs={str(sc['readonlyRootfs']).lower()} "
+            f"noNewPrivs={str(sc['noNewPrivs']).lower()} mounts={[m['containerPath'] for m in container['mounts']]}")
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog="oci-spec.py", description=__doc__.split("\n", 1)[0])
     ap.add_argument("--manifest", required=True)
     ap.add_argument("--container", default="ribbridge")
-    ap.add_argument("--image-config", required=True)
-    ap.add_argument("--rootfs", required=True)
-    ap.add_argument("--netns", required=True)
+    ap.add_argument("--cri", action="store_true")
+    ap.add_argument("--image-config")
+    ap.add_argument("--rootfs")
+    ap.add_argument("--netns")
+    ap.add_argument("--image")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--log-dir")
+    ap.add_argument("--pod-uid", default="00000000-0000-0000-0000-00000000c0de")
     ap.add_argument("--volume", action="append", default=[], metavar="NAME=HOSTPATH")
     ap.add_argument("--frr-ids", metavar="UID:GID")
     ap.add_argument("--without-cap", action="append", default=[], metavar="CAP")
@@ -844,6 +1062,26 @@ def parse_args(argv):
         if not m or int(m.group(1)) == 0 or int(m.group(2)) == 0:
             raise Bad(f"--frr-ids {a.frr_ids!r}: expected UID:GID, both non-zero integers")
         a.frr_ids = (int(m.group(1)), int(m.group(2)))
+    env = []
+    for v in a.env:
+        name, sep, value = v.partition("=")
+        if not sep or not name:
+            raise Bad(f"--env {v!r}: expected NAME=VALUE")
+        env.append((name, value))
+    a.env = env
+    if a.cri:
+        for flag, value in (("--image-config", a.image_config), ("--rootfs", a.rootfs), ("--netns", a.netns)):
+            if value is not None:
+                raise Bad(f"{flag}: not with --cri (the runtime reads the image and makes the namespaces)")
+        if not a.log_dir:
+            raise Bad("--cri needs --log-dir (the pod's log directory)")
+        return a
+    for flag, value in (("--image-config", a.image_config), ("--rootfs", a.rootfs), ("--netns", a.netns)):
+        if value is None:
+            raise Bad(f"{flag} is required (without --cri)")
+    for flag, value in (("--image", a.image), ("--log-dir", a.log_dir)):
+        if value is not None:
+            raise Bad(f"{flag}: only with --cri")
     if not os.path.isdir(a.rootfs):
         raise Bad(f"--rootfs {a.rootfs}: not a directory")
     if not os.path.exists(a.netns):
@@ -874,6 +1112,15 @@ def summary(runtime, spec):
 def main(argv):
     try:
         a = parse_args(argv)
+        if a.cri:
+            sandbox, container, kubelet = build_cri(a)
+            os.makedirs(a.out, exist_ok=True)
+            for file, doc in (("pod.json", sandbox), ("container.json", container), ("kubelet.json", kubelet)):
+                with open(os.path.join(a.out, file), "w") as f:
+                    json.dump(doc, f, indent=2)
+                    f.write("\n")
+            print(cri_summary(container), file=sys.stderr)
+            return 0
         spec, prestop = build(a)
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "config.json"), "w") as f:

@@ -85,6 +85,10 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 step "container image: static release binary in FROM scratch, podman build offline"
 image=$(scripts/build-image.sh)
 export RIBBRIDGE_IMAGE=$image
+# ~45 s cold (the crate alone again, with its failpoints), ~1 s when
+# current: the image netns-tests/containerd.rs ends an essential task in.
+RIBBRIDGE_FAILPOINTS_IMAGE=$(scripts/build-image.sh --features failpoints)
+export RIBBRIDGE_FAILPOINTS_IMAGE
 
 # ~5 s: systemd-analyze verify and security (exposure at most 2.5), then the
 # FRR 10.7 root booted with systemd-nspawn, the unit started beside FRR in
@@ -94,7 +98,10 @@ scripts/check-systemd-unit.sh
 
 # image.rs adds ~11 s to this step (a 10.7 lab, three containers); cri.rs
 # ~8 s (the same image unpacked, a 10.7 lab, the manifests' OCI specs from
-# scripts/oci-spec.py run by runc three times, one preStop exec).
+# scripts/oci-spec.py run by runc three times, one preStop exec);
+# containerd.rs ~10 s (a 10.7 lab; a containerd of its own started and the
+# pause, shipped and failpoints images imported in under 1 s; one pod, two
+# containers through the CRI: probes, a heal, the preStop ExecSync, exit 4).
 # intent.rs adds ~100 s (one frr-k8s lab per release for its reloads,
 # filtered and unconfigured checks, ~27 s each; the 1 000-VIP mass heal on
 # 10.7, 16-29 s); drain.rs's reload tests ~30 s per release, its drain

@@ -142,6 +142,28 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The venv's python (scripts/install-deps.sh): PyYAML for
+/// scripts/oci-spec.py, the CRI client of scripts/cri.py.
+pub fn venv_python() -> PathBuf {
+    PathBuf::from(
+        std::env::var("RIBBRIDGE_CACHE").unwrap_or_else(|_| "/var/cache/ribbridge".into()),
+    )
+    .join("venv/bin/python")
+}
+
+/// A directory owned by `uid:gid`: a container's hostPath /run/ribbridge,
+/// made for FRR's user as the tmpfiles entry makes it on a node.
+pub fn owned_dir(uid: u32, gid: u32) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    nix::unistd::chown(
+        dir.path(),
+        Some(nix::unistd::Uid::from_raw(uid)),
+        Some(nix::unistd::Gid::from_raw(gid)),
+    )
+    .expect("chown state dir");
+    dir
+}
+
 /// Fails the test (does not skip) when not root.
 pub fn require_root() {
     assert!(
