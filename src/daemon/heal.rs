@@ -114,6 +114,13 @@ pub fn spawn_reapply(
         };
         let ok = outcome.is_ok();
         match outcome {
+            // bgpd had the entry again (the core asks once more when a
+            // read of its configuration did not confirm the last one in
+            // time): nothing was re-applied, nothing to count.
+            Ok(0) => tracing::debug!(
+                intent = %drain_state.display(),
+                "drain: bgpd's configuration holds the drain; nothing to re-apply"
+            ),
             Ok(commands) => {
                 telemetry::drain_reapplied();
                 tracing::warn!(

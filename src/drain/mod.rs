@@ -366,9 +366,8 @@ pub async fn reapply(
 }
 
 /// Record the drain's intent for `input`, keeping the `since` of one
-/// already recorded (an unreadable one is replaced).
-/// Record the intent, making its directory where that is safe; `true`
-/// when the directory was made.
+/// already recorded (an unreadable one is replaced), and making its
+/// directory where that is safe; `true` when the directory was made.
 fn record(input: &DrainInput) -> Result<bool, DrainError> {
     let made_dir = state::ensure_dir(&input.state)?;
     let since = match DrainState::read(&input.state) {
