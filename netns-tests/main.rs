@@ -22,6 +22,7 @@ mod image;
 mod intent;
 mod kernel_mirror;
 mod lab_ecmp;
+mod log_stall;
 mod privilege;
 mod render;
 mod status_contract;

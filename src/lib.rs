@@ -14,6 +14,7 @@ mod fault;
 pub mod frr;
 pub mod http;
 pub mod kernel;
+pub mod logging;
 pub mod model;
 pub mod privilege;
 pub mod reconcile;

@@ -70,6 +70,9 @@ pub const VIPS_FORGOTTEN_TOTAL: &str = "ribbridge_vips_forgotten_total";
 /// `ribbridge_vips_without_series`: VIPs tracked (in `/status`) but past
 /// [`VIP_SERIES_LIMIT`], so without per-VIP series.
 pub const VIPS_WITHOUT_SERIES: &str = "ribbridge_vips_without_series";
+/// `ribbridge_log_lines_dropped_total`: log lines dropped because the log's
+/// reader did not keep up (`logging`: the writer never blocks).
+pub const LOG_LINES_DROPPED_TOTAL: &str = "ribbridge_log_lines_dropped_total";
 
 /// Discovered VIPs (every route of a node's watched table is one) that get
 /// their own series, at most, beside the configured ones (always). The
@@ -274,6 +277,10 @@ pub fn describe() {
         "Discovered VIPs forgotten after the retention, absent from every view"
     );
     describe_counter!(
+        LOG_LINES_DROPPED_TOTAL,
+        "Log lines dropped, not written, because the log's reader (the container runtime's pipe, journald) stopped reading"
+    );
+    describe_counter!(
         TASK_RESTARTS_TOTAL,
         "Supervised tasks restarted after they ended or panicked, by task"
     );
@@ -320,6 +327,11 @@ pub fn drain_reapplied() {
 /// bgpd's configuration changed what it should advertise.
 pub fn intent_changed() {
     counter!(INTENT_CHANGES_TOTAL).increment(1);
+}
+
+/// The log writer's drop count since the start.
+pub fn log_lines_dropped(total: u64) {
+    counter!(LOG_LINES_DROPPED_TOTAL).absolute(total);
 }
 
 /// A discovered VIP was forgotten.

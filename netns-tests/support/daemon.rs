@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use ribbridge::reconcile::{self, Action, Event, Millis};
@@ -30,6 +31,9 @@ pub struct Daemon {
     pub port: u16,
     /// The flags given to `ribbridge run` after the fixture's own.
     args: Vec<String>,
+    /// While true the log's reader stops reading: the pipe fills and stays
+    /// full, as behind a stalled container runtime ([`Daemon::pause_log`]).
+    paused: Arc<(Mutex<bool>, Condvar)>,
 }
 
 /// Set to a directory: keep every daemon's recording there (see the module
@@ -119,9 +123,16 @@ impl Daemon {
         // blocking call (lab.sh) while the daemon logs.
         let (tx, lines) = mpsc::unbounded_channel();
         let stderr = std::fs::File::from(stderr.into_owned_fd().expect("stderr's descriptor"));
+        let paused = Arc::new((Mutex::new(false), Condvar::new()));
+        let gate = paused.clone();
         std::thread::spawn(move || {
             use std::io::BufRead;
             for l in std::io::BufReader::new(stderr).lines() {
+                let (lock, cv) = &*gate;
+                drop(
+                    cv.wait_while(lock.lock().expect("log gate"), |p| *p)
+                        .expect("log gate"),
+                );
                 let Ok(l) = l else { break };
                 if tx.send(l).is_err() {
                     break;
@@ -136,7 +147,22 @@ impl Daemon {
             record,
             port,
             args: args.iter().map(|a| (*a).to_string()).collect(),
+            paused,
         }
+    }
+
+    /// Stop reading the daemon's stderr (the pipe stays open, unread: it
+    /// fills, and a blocking write to it would block); [`Daemon::resume_log`]
+    /// reads on. At most one buffered read more gets through.
+    pub fn pause_log(&self) {
+        *self.paused.0.lock().expect("log gate") = true;
+    }
+
+    /// Read the daemon's stderr again.
+    pub fn resume_log(&self) {
+        let (lock, cv) = &*self.paused;
+        *lock.lock().expect("log gate") = false;
+        cv.notify_all();
     }
 
     /// Wait for a log line containing every needle (`a && b`); return it.

@@ -120,7 +120,8 @@ pub fn main() -> ExitCode {
         Ok(f) => f,
         Err(e) => return fail("ribbridge", &e),
     };
-    init_tracing(filter, cli.log_format);
+    // Held to the end of main: dropping it flushes the queued lines.
+    let _log = init_tracing(filter, cli.log_format);
     match cli.command {
         Command::Run(a) => run::run(*a),
         Command::Status(a) => status::run(a),
@@ -161,10 +162,13 @@ fn log_filter(flag: &str) -> Result<tracing_subscriber::EnvFilter, LogFilterErro
     })
 }
 
-fn init_tracing(filter: tracing_subscriber::EnvFilter, format: LogFormat) {
+/// The subscriber, writing through `logging`'s non-blocking writer: a log
+/// reader that stalls never stops the daemon (lines are dropped, counted).
+fn init_tracing(filter: tracing_subscriber::EnvFilter, format: LogFormat) -> crate::logging::Guard {
+    let (writer, guard) = crate::logging::writer();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(writer);
     // try_init: a second initialisation (in tests) is not an error worth dying for.
     let _ = match format {
         LogFormat::Text => builder
@@ -172,6 +176,7 @@ fn init_tracing(filter: tracing_subscriber::EnvFilter, format: LogFormat) {
             .try_init(),
         LogFormat::Json => builder.json().with_ansi(false).try_init(),
     };
+    guard
 }
 
 /// The man page of the command and of every subcommand, one after another.

@@ -238,6 +238,13 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
             Ok(())
         });
     }
+    {
+        let stop = stop.clone();
+        tasks.essential("log watch", async move {
+            crate::logging::watch(stop).await;
+            Ok(())
+        });
+    }
     notify::ready();
     let ended = tokio::select! {
         r = shutdown_signal() => {
