@@ -25,6 +25,7 @@ mod lab_ecmp;
 mod log_stall;
 mod privilege;
 mod render;
+mod soak;
 mod status_contract;
 mod supervision;
 mod upgrades;
