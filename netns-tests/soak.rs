@@ -151,6 +151,18 @@ async fn whole(d: &Daemon, present: &[bool]) -> bool {
     })
 }
 
+/// Poll `/status` until node1 is [`whole`]: the state is what is measured.
+async fn until_whole(d: &Daemon, present: &[bool], limit: Duration, when: &str) {
+    let t = Instant::now();
+    while !whole(d, present).await {
+        assert!(
+            t.elapsed() < limit,
+            "node1 not whole {when} within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 #[tokio::test]
 async fn production_mix_frr_10_7() {
     let secs = env_count("RIBBRIDGE_SOAK_SECS", 180) as u64;
@@ -182,15 +194,8 @@ async fn production_mix_frr_10_7() {
         add(v).await;
     }
     let mut present = [false; CHURN];
-    let t0 = Instant::now();
     let wall0 = SystemTime::now();
-    while !whole(&node, &present).await {
-        assert!(
-            t0.elapsed() < Duration::from_secs(30),
-            "node1 never advertised its steady VIPs"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    until_whole(&node, &present, Duration::from_secs(30), "at the start").await;
     eprintln!("soak: {secs} s, BMP cut every {bmp_every} s, zebra killed every {zebra_every} s");
 
     let mut windows: Vec<(SystemTime, SystemTime, &'static str)> = Vec::new();
@@ -278,13 +283,13 @@ async fn production_mix_frr_10_7() {
             node.wait_log("zebra: subscribed", Duration::from_secs(30))
                 .await;
             let t = Instant::now();
-            while !whole(&node, &present).await {
-                assert!(
-                    t.elapsed() < Duration::from_secs(120),
-                    "node1 not whole 120 s after zebra's restart"
-                );
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
+            until_whole(
+                &node,
+                &present,
+                Duration::from_secs(120),
+                "after zebra's restart",
+            )
+            .await;
             windows.push((from, SystemTime::now() + AFTERMATH, "zebra restart"));
             eprintln!(
                 "soak: zebra restarted at {:?}, node1 whole after {:?}",
@@ -303,14 +308,7 @@ async fn production_mix_frr_10_7() {
         r.await.expect("reload");
     }
     // Settle: node1 whole, then the last samples.
-    let t = Instant::now();
-    while !whole(&node, &present).await {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "node1 not whole at the end"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    until_whole(&node, &present, Duration::from_secs(60), "at the end").await;
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_secs(2)).await;
         node_s.push(sample(node.pid(), start.elapsed()));
