@@ -59,7 +59,30 @@ step "fuzz: every cargo-fuzz target for ${FUZZ_SECS:-10} s (scripts/fuzz.sh), in
 fuzz_log=$(mktemp)
 setsid nice -n 19 scripts/fuzz.sh "${FUZZ_SECS:-10}" >"$fuzz_log" 2>&1 &
 fuzz_pid=$!
-trap 'kill -- -"$fuzz_pid" 2>/dev/null || true; rm -f "$fuzz_log"' EXIT
+
+# The container images (~8.5 min cold on 2 cores: the static release build,
+# then the crate again with its failpoints; ~2 s when current; the podman
+# build itself under a second) are built the same way, beside the netns
+# tests that do not need them. The tests that do (image, cri, containerd)
+# and the systemd unit's check (the same static binary) run once it is done.
+step "container images: static release binary in FROM scratch, podman build offline, in the background at nice 19"
+image_log=$(mktemp)
+image_out=$(mktemp)
+setsid nice -n 19 bash -c 'set -e
+    scripts/build-image.sh
+    scripts/build-image.sh --features failpoints' >"$image_out" 2>"$image_log" &
+image_pid=$!
+out=
+cleanup() {
+    kill -- -"$fuzz_pid" 2>/dev/null || true
+    kill -- -"$image_pid" 2>/dev/null || true
+    rm -f "$fuzz_log" "$image_log" "$image_out"
+    if [[ -n $out ]]; then
+        rm -f "$out"
+        scripts/lab.sh down >/dev/null 2>&1 || true
+    fi
+}
+trap cleanup EXIT
 
 # Costs below: this 2-core machine, shared with other builds.
 # ~5 s: strict schema validation of every manifest (Kubernetes 1.33, offline:
@@ -80,23 +103,8 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/gen-prometheus-objects.py --check
 "${RIBBRIDGE_CACHE:-/var/cache/ribbridge}/venv/bin/python" scripts/check-dashboard.py
 
-# ~6 min cold (the static release build), ~2 s when the binary is current;
-# the podman build itself takes under a second. Prints the image's size.
-step "container image: static release binary in FROM scratch, podman build offline"
-image=$(scripts/build-image.sh)
-export RIBBRIDGE_IMAGE=$image
-# ~45 s cold (the crate alone again, with its failpoints), ~1 s when
-# current: the image netns-tests/containerd.rs ends an essential task in.
-RIBBRIDGE_FAILPOINTS_IMAGE=$(scripts/build-image.sh --features failpoints)
-export RIBBRIDGE_FAILPOINTS_IMAGE
-
-# ~5 s: systemd-analyze verify and security (exposure at most 2.5), then the
-# FRR 10.7 root booted with systemd-nspawn, the unit started beside FRR in
-# repair and in observe mode.
-step "systemd unit: verify, exposure, started beside FRR 10.7 in systemd-nspawn"
-scripts/check-systemd-unit.sh
-
-# image.rs adds ~11 s to this step (a 10.7 lab, three containers); cri.rs
+# Costs of the netns tests, one at a time:
+# image.rs adds ~11 s (a 10.7 lab, three containers); cri.rs
 # ~8 s (the same image unpacked, a 10.7 lab, the manifests' OCI specs from
 # scripts/oci-spec.py run by runc three times, one preStop exec);
 # containerd.rs ~10 s (a 10.7 lab; a containerd of its own started and the
@@ -124,14 +132,40 @@ scripts/check-systemd-unit.sh
 # supervision.rs adds ~46 s (a 10.7 lab with four daemons, each killed,
 # wedged or hung through a failpoint; a 10.7 BMP lab with a station whose
 # session panics).
-step "netns tests (real kernel, real FRR; one at a time; the image beside FRR 10.7)"
+# The netns binary runs twice (the tests that need no image first, the
+# image's three after the build); each run must run something and pass it all.
+netns_run() {
+    cargo test --locked --features failpoints --test netns -- --test-threads=1 "$@" 2>&1 | tee "$out"
+    # A netns binary that ran nothing is a failure, not a pass.
+    grep -Eq 'test result: ok\. [1-9][0-9]* passed; 0 failed; 0 ignored' "$out" \
+        || { echo "test.sh: the netns tests did not all run (see above)" >&2; exit 1; }
+}
+IMAGE_TESTS=(containerd:: cri:: image::)
+step "netns tests (real kernel, real FRR; one at a time), all but the image's"
 # Each lab owns the rb-* namespaces: the tests must not run concurrently.
 out=$(mktemp)
-trap 'kill -- -"$fuzz_pid" 2>/dev/null || true; rm -f "$out" "$fuzz_log"; scripts/lab.sh down >/dev/null 2>&1 || true' EXIT
-cargo test --locked --features failpoints --test netns -- --test-threads=1 2>&1 | tee "$out"
-# A netns binary that ran nothing is a failure, not a pass.
-grep -Eq 'test result: ok\. [1-9][0-9]* passed; 0 failed; 0 ignored' "$out" \
-    || { echo "test.sh: the netns tests did not all run (see above)" >&2; exit 1; }
+skips=()
+for t in "${IMAGE_TESTS[@]}"; do skips+=(--skip "$t"); done
+netns_run "${skips[@]}"
+
+step "container images: waiting for the build"
+image_rc=0
+wait "$image_pid" || image_rc=$?
+cat "$image_log" >&2
+(( image_rc == 0 )) || { echo "test.sh: the image build failed (exit $image_rc, see above)" >&2; exit 1; }
+{ read -r RIBBRIDGE_IMAGE || true; read -r RIBBRIDGE_FAILPOINTS_IMAGE || true; } <"$image_out"
+[[ -n ${RIBBRIDGE_IMAGE:-} && -n ${RIBBRIDGE_FAILPOINTS_IMAGE:-} ]] \
+    || { echo "test.sh: the image build printed no image names (see above)" >&2; exit 1; }
+export RIBBRIDGE_IMAGE RIBBRIDGE_FAILPOINTS_IMAGE
+
+# ~5 s: systemd-analyze verify and security (exposure at most 2.5), then the
+# FRR 10.7 root booted with systemd-nspawn, the unit started beside FRR in
+# repair and in observe mode.
+step "systemd unit: verify, exposure, started beside FRR 10.7 in systemd-nspawn"
+scripts/check-systemd-unit.sh
+
+step "netns tests: the image beside FRR 10.7 (image, cri, containerd)"
+netns_run "${IMAGE_TESTS[@]}"
 
 step "fuzz (started after the unit tests): waiting for it"
 fuzz_rc=0
