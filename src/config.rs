@@ -34,6 +34,22 @@ pub const DEFAULT_DRAIN_STATE: &str = "/run/ribbridge/drain";
 /// linger for hours.
 pub const DEFAULT_BMP_STALE_SECS: u64 = 300;
 
+/// The most BMP sessions at once when nothing says otherwise
+/// (`bmp_max_sessions`): a router has one (two while it reconnects); more
+/// are refused at accept, logged and counted. Each holds a descriptor.
+pub const DEFAULT_BMP_MAX_SESSIONS: usize = 64;
+
+/// The connection caps' allowed range (`http_max_connections`,
+/// `bmp_max_sessions`).
+pub const CONNECTION_CAPS: RangeInclusive<usize> = 1..=65_536;
+
+/// Descriptors kept for the daemon's own files and sockets beside the
+/// connection caps: netlink (watcher, heal writer), ZAPI, the vty sockets
+/// (the poller's and one per heal under way), the listeners, `--record`,
+/// the drain state's inotify, the runtime's epoll and wakers, stdio. The
+/// daemon uses about 30 at rest; the rest is headroom for heals.
+pub const DESCRIPTOR_RESERVE: u64 = 128;
+
 /// Allowed graces, milliseconds.
 pub const GRACE_MS: RangeInclusive<u64> = 10..=600_000;
 
@@ -93,6 +109,10 @@ pub struct Layer {
     pub bmp_max_paths: Option<usize>,
     /// The most BMP sessions at once from one address.
     pub bmp_sessions_per_address: Option<usize>,
+    /// The most BMP sessions at once in all.
+    pub bmp_max_sessions: Option<usize>,
+    /// The most HTTP connections open at once.
+    pub http_max_connections: Option<usize>,
     /// The drain's intent file (`crate::drain::state`).
     pub drain_state: Option<PathBuf>,
 }
@@ -112,6 +132,8 @@ pub struct BmpLimits {
     pub max_paths: usize,
     /// Sessions at once from one source address.
     pub sessions_per_address: usize,
+    /// Sessions at once in all.
+    pub max_sessions: usize,
 }
 
 impl Default for BmpLimits {
@@ -123,6 +145,7 @@ impl Default for BmpLimits {
             max_peers: 4_096,
             max_paths: 4_096,
             sessions_per_address: 2,
+            max_sessions: DEFAULT_BMP_MAX_SESSIONS,
         }
     }
 }
@@ -138,6 +161,8 @@ pub struct Settings {
     pub vips: BTreeSet<Prefix>,
     /// HTTP listen address.
     pub listen: SocketAddr,
+    /// The most HTTP connections open at once.
+    pub http_max_connections: usize,
     /// observe or repair.
     pub mode: Mode,
     /// JSON-lines event log.
@@ -187,6 +212,71 @@ impl Settings {
     pub fn zapi_table(&self) -> u16 {
         u16::try_from(self.node_table()).unwrap_or(u16::MAX)
     }
+
+    /// The descriptors the daemon may hold at once: the HTTP cap, the BMP
+    /// cap (a station only) and [`DESCRIPTOR_RESERVE`].
+    pub fn descriptors_needed(&self) -> DescriptorBudget {
+        DescriptorBudget {
+            http: self.http_max_connections as u64,
+            bmp: if self.vantage == Vantage::Bmp {
+                self.bmp.max_sessions as u64
+            } else {
+                0
+            },
+            reserve: DESCRIPTOR_RESERVE,
+        }
+    }
+}
+
+/// What the daemon's descriptors go to ([`Settings::descriptors_needed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DescriptorBudget {
+    /// `http_max_connections`.
+    pub http: u64,
+    /// `bmp_max_sessions` at the bmp vantage, else 0.
+    pub bmp: u64,
+    /// The daemon's own files and sockets.
+    pub reserve: u64,
+}
+
+impl DescriptorBudget {
+    /// The whole budget.
+    pub fn total(&self) -> u64 {
+        self.http + self.bmp + self.reserve
+    }
+
+    /// Whether it fits under the soft `RLIMIT_NOFILE` limit `soft`: when it
+    /// does not, the caps could take descriptors the daemon's own sockets
+    /// need, which is what the caps are for.
+    pub fn check(&self, soft: u64, hard: u64) -> Result<(), DescriptorError> {
+        if self.total() <= soft {
+            Ok(())
+        } else {
+            Err(DescriptorError {
+                budget: *self,
+                soft,
+                hard,
+            })
+        }
+    }
+}
+
+/// The connection caps do not fit under the descriptor limit.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "the descriptor limit (RLIMIT_NOFILE soft {soft}, hard {hard}) is below what the daemon may hold: {need} = {http} HTTP connections (http_max_connections) + {bmp} BMP sessions (bmp_max_sessions) + {reserve} of its own: raise the limit to at least {need} (systemd: LimitNOFILE=; a shell: ulimit -n; a container: the runtime's nofile ulimit), or lower --http-max-connections / --bmp-max-sessions",
+    need = budget.total(),
+    http = budget.http,
+    bmp = budget.bmp,
+    reserve = budget.reserve
+)]
+pub struct DescriptorError {
+    /// The budget asked for.
+    pub budget: DescriptorBudget,
+    /// The soft limit.
+    pub soft: u64,
+    /// The hard limit.
+    pub hard: u64,
 }
 
 impl Default for Settings {
@@ -196,6 +286,7 @@ impl Default for Settings {
             tables: vec![VIP_TABLE],
             vips: BTreeSet::new(),
             listen: crate::http::DEFAULT_LISTEN,
+            http_max_connections: crate::http::DEFAULT_MAX_CONNECTIONS,
             mode: Mode::Repair,
             record: None,
             grace_ms: 100, // reconcile::Config's default: zebra answers in 10-17 ms
@@ -333,6 +424,9 @@ impl Settings {
         if let Some((v, _)) = pick!(listen) {
             s.listen = v;
         }
+        if let Some((n, o)) = pick!(http_max_connections) {
+            s.http_max_connections = in_range(n, CONNECTION_CAPS, o, "http_max_connections")?;
+        }
         if let Some((v, _)) = pick!(mode) {
             s.mode = v;
         }
@@ -394,6 +488,9 @@ impl Settings {
         if let Some((n, o)) = pick!(bmp_sessions_per_address) {
             s.bmp.sessions_per_address = in_range(n, 1..=64, o, "bmp_sessions_per_address")?;
         }
+        if let Some((n, o)) = pick!(bmp_max_sessions) {
+            s.bmp.max_sessions = in_range(n, CONNECTION_CAPS, o, "bmp_max_sessions")?;
+        }
         if let Some((p, o)) = pick!(drain_state) {
             s.drain_state = check_drain_state(p, o)?;
         }
@@ -435,6 +532,11 @@ impl Settings {
                     "bmp_sessions_per_address",
                     flags.bmp_sessions_per_address.is_some(),
                     file.bmp_sessions_per_address.is_some(),
+                ),
+                (
+                    "bmp_max_sessions",
+                    flags.bmp_max_sessions.is_some(),
+                    file.bmp_max_sessions.is_some(),
                 ),
             ];
             if let Some((key, flag, _)) = bmp_only.iter().find(|(_, f, k)| *f || *k) {
@@ -755,6 +857,48 @@ mod tests {
         .expect_err("bmp flag on a node")
         .to_string();
         assert!(e.starts_with("--bmp-listen: only the BMP station"), "{e}");
+    }
+
+    #[test]
+    fn connection_caps_default_below_the_limit_and_are_checked_against_it() {
+        let d = file("").expect("defaults");
+        assert_eq!(d.http_max_connections, 64);
+        // A node has no BMP listener: its cap does not count.
+        assert_eq!(d.descriptors_needed().total(), 64 + DESCRIPTOR_RESERVE);
+        // systemd's default soft limit holds the defaults, a station's too.
+        d.descriptors_needed()
+            .check(1_024, 524_288)
+            .expect("node fits");
+        let st = file(
+            "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_allow = [\"198.18.0.0/16\"]\nbmp_max_sessions = 500\nhttp_max_connections = 600\n",
+        )
+        .expect("station");
+        assert_eq!((st.http_max_connections, st.bmp.max_sessions), (600, 500));
+        let e = st
+            .descriptors_needed()
+            .check(1_024, 4_096)
+            .expect_err("1 228 > 1 024")
+            .to_string();
+        for want in [
+            "soft 1024, hard 4096",
+            "1228 = 600 HTTP connections",
+            "500 BMP sessions",
+            "LimitNOFILE=",
+            "--http-max-connections",
+        ] {
+            assert!(e.contains(want), "{want:?} in {e}");
+        }
+        let e = file("http_max_connections = 0\n")
+            .expect_err("0")
+            .to_string();
+        assert!(
+            e.contains("key 'http_max_connections': 0 is outside 1..=65536"),
+            "{e}"
+        );
+        let e = file("bmp_max_sessions = 8\n")
+            .expect_err("node")
+            .to_string();
+        assert!(e.contains("only the BMP station reads it"), "{e}");
     }
 
     #[test]

@@ -73,6 +73,15 @@ pub const VIPS_WITHOUT_SERIES: &str = "ribbridge_vips_without_series";
 /// `ribbridge_log_lines_dropped_total`: log lines dropped because the log's
 /// reader did not keep up (`logging`: the writer never blocks).
 pub const LOG_LINES_DROPPED_TOTAL: &str = "ribbridge_log_lines_dropped_total";
+/// `ribbridge_http_shed_total`: HTTP connections closed unanswered because
+/// the endpoint was at its cap (`--http-max-connections`): the oldest one
+/// still sending its request head, or the new one when every open
+/// connection is being answered.
+pub const HTTP_SHED_TOTAL: &str = "ribbridge_http_shed_total";
+/// `ribbridge_accept_errors_total{listener}`: failed `accept` calls of the
+/// HTTP endpoint (`http`) or the BMP station (`bmp`), out of descriptors
+/// (EMFILE, ENFILE) or memory; each is followed by a short pause.
+pub const ACCEPT_ERRORS_TOTAL: &str = "ribbridge_accept_errors_total";
 
 /// Discovered VIPs (every route of a node's watched table is one) that get
 /// their own series, at most, beside the configured ones (always). The
@@ -281,6 +290,14 @@ pub fn describe() {
         "Log lines dropped, not written, because the log's reader (the container runtime's pipe, journald) stopped reading"
     );
     describe_counter!(
+        HTTP_SHED_TOTAL,
+        "HTTP connections closed unanswered because the endpoint was at its connection cap (the oldest still sending its request, or the new one)"
+    );
+    describe_counter!(
+        ACCEPT_ERRORS_TOTAL,
+        "Failed accepts of a listener (http, bmp): out of descriptors or memory; the listener pauses briefly after each"
+    );
+    describe_counter!(
         TASK_RESTARTS_TOTAL,
         "Supervised tasks restarted after they ended or panicked, by task"
     );
@@ -332,6 +349,16 @@ pub fn intent_changed() {
 /// The log writer's drop count since the start.
 pub fn log_lines_dropped(total: u64) {
     counter!(LOG_LINES_DROPPED_TOTAL).absolute(total);
+}
+
+/// The HTTP endpoint closed a connection because it was at its cap.
+pub fn http_shed() {
+    counter!(HTTP_SHED_TOTAL).increment(1);
+}
+
+/// `listener` (`http`, `bmp`) failed an accept.
+pub fn accept_error(listener: &'static str) {
+    counter!(ACCEPT_ERRORS_TOTAL, "listener" => listener).increment(1);
 }
 
 /// A discovered VIP was forgotten.

@@ -17,11 +17,12 @@ use ribbridge::config::{self, Layer, Settings};
 const PORT: u16 = 7585;
 
 /// Every key of the configuration file (`config::Layer`).
-const KEYS: [&str; 15] = [
+const KEYS: [&str; 16] = [
     "frr_dir",
     "tables",
     "vips",
     "listen",
+    "http_max_connections",
     "mode",
     "record",
     "grace_ms",

@@ -464,6 +464,14 @@ pub fn creds_of(pid: &str) -> (String, String) {
 /// Run `f` on a thread that has entered network namespace `ns`. Sockets
 /// created there stay in that namespace for their whole life.
 pub fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    spawn_in_netns(ns, f).join().expect("netns thread panicked")
+}
+
+/// The same without waiting: the thread, to join when it is done.
+pub fn spawn_in_netns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
     let path = Path::new("/run/netns").join(ns);
     std::thread::spawn(move || {
         let fd = std::fs::File::open(&path)
@@ -472,8 +480,6 @@ pub fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'sta
             .unwrap_or_else(|e| panic!("setns {}: {e}", path.display()));
         f()
     })
-    .join()
-    .expect("netns thread panicked")
 }
 
 type Messages = UnboundedReceiver<(NetlinkMessage<RouteNetlinkMessage>, SocketAddr)>;

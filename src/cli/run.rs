@@ -88,6 +88,14 @@ pub struct Args {
     /// The most BMP sessions at once from one address (--vantage bmp only) [default: 2].
     #[arg(long, value_name = "N")]
     bmp_sessions_per_address: Option<usize>,
+    /// The most BMP sessions at once in all; more are refused at accept
+    /// (--vantage bmp only) [default: 64].
+    #[arg(long, value_name = "N")]
+    bmp_max_sessions: Option<usize>,
+    /// The most HTTP connections open at once; one more sheds the oldest
+    /// still sending its request [default: 64].
+    #[arg(long, value_name = "N")]
+    http_max_connections: Option<usize>,
     /// The drain's intent file, which `ribbridge drain` writes and
     /// `ribbridge undrain` removes [default: /run/ribbridge/drain].
     #[arg(long, value_name = "PATH")]
@@ -124,6 +132,8 @@ impl Args {
             bmp_max_peers: self.bmp_max_peers,
             bmp_max_paths: self.bmp_max_paths,
             bmp_sessions_per_address: self.bmp_sessions_per_address,
+            bmp_max_sessions: self.bmp_max_sessions,
+            http_max_connections: self.http_max_connections,
             drain_state: self.drain_state.clone(),
             ..Layer::default()
         }

@@ -3,8 +3,10 @@
 //!
 //! Contract: one listener task accepts routers' TCP sessions, only from
 //! `--bmp-allow`, at most `--bmp-sessions-per-address` per address and
-//! [`MAX_SESSIONS`] in all (the rest closed at accept, counted, logged once
-//! per address and reason), with TCP keepalive, and numbers each session in
+//! `--bmp-max-sessions` ([`DEFAULT_MAX_SESSIONS`]) in all (the rest
+//! closed at accept, counted, logged once per address and reason; a failed
+//! accept pauses, counted and logged once per episode:
+//! [`crate::http::AcceptFailures`]), with TCP keepalive, and numbers each session in
 //! accept order (its [`SessionId`]: the station's rule for which session
 //! speaks for a router); one task per session frames the stream
 //! ([`crate::bmp::BmpCodec`]), decodes each message
@@ -55,9 +57,9 @@ pub fn publish(outputs: Vec<Output>) {
     }
 }
 
-/// The most BMP sessions served at once: a router has one (two while it
-/// reconnects); more are refused, logged and counted.
-pub const MAX_SESSIONS: usize = 64;
+/// The most BMP sessions served at once when nothing says otherwise
+/// (`--bmp-max-sessions`; the value is the setting's).
+pub const DEFAULT_MAX_SESSIONS: usize = crate::config::DEFAULT_BMP_MAX_SESSIONS;
 
 /// How long a new connection may take to send its first message (FRR sends
 /// Initiation at once): a socket that says nothing is closed.
@@ -72,10 +74,6 @@ pub const PARTIAL_TIMEOUT: Duration = Duration::from_secs(30);
 const KEEPALIVE_IDLE_SECS: u32 = 30;
 const KEEPALIVE_INTERVAL_SECS: u32 = 10;
 const KEEPALIVE_COUNT: u32 = 3;
-
-/// How long the accept loop pauses after a failed accept (out of
-/// descriptors), so that it does not spin.
-const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// Why the station cannot listen.
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +102,8 @@ pub struct Admission {
     pub allow: Vec<Prefix>,
     /// Sessions at once per source address.
     pub per_address: usize,
+    /// Sessions at once in all.
+    pub max_sessions: usize,
 }
 
 /// Why a connection is refused at accept, if it is.
@@ -117,7 +117,7 @@ fn refusal(
         Some("not_allowed")
     } else if open.get(&from).copied().unwrap_or(0) >= adm.per_address {
         Some("sessions_per_address")
-    } else if total >= MAX_SESSIONS {
+    } else if total >= adm.max_sessions {
         Some("sessions")
     } else {
         None
@@ -138,6 +138,7 @@ pub async fn listen(
     let mut next: SessionId = 0;
     // Each session task's id: its session and address.
     let mut running: HashMap<tokio::task::Id, (SessionId, IpAddr)> = HashMap::new();
+    let mut failures = crate::http::AcceptFailures::new("bmp");
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
@@ -174,6 +175,7 @@ pub async fn listen(
             }
             r = listener.accept() => match r {
                 Ok((stream, address)) => {
+                    failures.accepted();
                     let ip = address.ip();
                     if let Some(reason) = refusal(&adm, &open, sessions.len(), ip) {
                         drop(stream);
@@ -198,10 +200,10 @@ pub async fn listen(
                     running.insert(id, (next, ip));
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "bmp: accept failed; pausing");
+                    failures.failed(&e);
                     tokio::select! {
                         _ = stop.cancelled() => break,
-                        () = tokio::time::sleep(ACCEPT_PAUSE) => {}
+                        () = tokio::time::sleep(crate::http::ACCEPT_PAUSE) => {}
                     }
                 }
             }
@@ -327,11 +329,13 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The listener on a loopback port, admitting 127.0.0.0/8 with
-    /// `per_address` sessions each: its address, the owner's end of the
-    /// channel (`capacity`), the stop token and the task.
+    /// `per_address` sessions each and `max_sessions` in all: its address,
+    /// the owner's end of the channel (`capacity`), the stop token and the
+    /// task.
     async fn listening(
         capacity: usize,
         per_address: usize,
+        max_sessions: usize,
     ) -> (
         SocketAddr,
         mpsc::Receiver<BmpInput>,
@@ -347,6 +351,7 @@ mod tests {
         let adm = Admission {
             allow: vec!["127.0.0.0/8".parse().expect("cidr")],
             per_address,
+            max_sessions,
         };
         let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
         (addr, rx, stop, station)
@@ -370,7 +375,7 @@ mod tests {
     #[tokio::test]
     async fn malformed_input_ends_the_session_not_the_station() {
         use tokio::io::AsyncWriteExt;
-        let (addr, mut rx, stop, station) = listening(16, 2).await;
+        let (addr, mut rx, stop, station) = listening(16, 2, DEFAULT_MAX_SESSIONS).await;
         let (capture, first) = capture_and_initiation_len();
 
         let mut bad = TcpStream::connect(addr).await.expect("connect");
@@ -427,14 +432,15 @@ mod tests {
         station.await.expect("the listener stops");
     }
 
-    /// More than [`MAX_SESSIONS`] connections: the next one is closed at
-    /// once and never reaches the owner.
+    /// More than `--bmp-max-sessions` connections (here 5): the next one
+    /// is closed at once and never reaches the owner.
     #[tokio::test]
     async fn sessions_beyond_the_limit_are_refused() {
         use tokio::io::AsyncReadExt;
-        let (addr, mut rx, stop, station) = listening(2 * MAX_SESSIONS, MAX_SESSIONS).await;
+        const CAP: usize = 5;
+        let (addr, mut rx, stop, station) = listening(2 * CAP, CAP, CAP).await;
         let mut open = Vec::new();
-        for _ in 0..MAX_SESSIONS {
+        for _ in 0..CAP {
             open.push(TcpStream::connect(addr).await.expect("connect"));
             match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
                 Ok(Some(BmpInput::Up { .. })) => {}
@@ -470,6 +476,7 @@ mod tests {
             let adm = Admission {
                 allow: vec![allow.parse().expect("cidr")],
                 per_address: 2,
+                max_sessions: DEFAULT_MAX_SESSIONS,
             };
             let station = tokio::spawn(listen(listener, adm, tx, stop.clone()));
             let mut open = Vec::new();
@@ -506,7 +513,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn silent_and_half_sent_connections_are_closed() {
         use tokio::io::AsyncWriteExt;
-        let (addr, mut rx, stop, station) = listening(16, 2).await;
+        let (addr, mut rx, stop, station) = listening(16, 2, DEFAULT_MAX_SESSIONS).await;
         let (capture, first) = capture_and_initiation_len();
         let _silent = TcpStream::connect(addr).await.expect("connect");
         let mut half = TcpStream::connect(addr).await.expect("connect");
@@ -555,7 +562,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn a_short_connection_racing_a_router_never_replaces_its_session() {
         use tokio::io::AsyncWriteExt;
-        let (addr, mut rx, stop, listener) = listening(1_024, 8).await;
+        let (addr, mut rx, stop, listener) = listening(1_024, 8, DEFAULT_MAX_SESSIONS).await;
         let (capture, first) = capture_and_initiation_len();
         let mut frames = bytes::BytesMut::from(&capture[..]);
         let mut codec = BmpCodec::default();

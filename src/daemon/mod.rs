@@ -46,6 +46,9 @@ pub enum DaemonError {
     /// The BMP station cannot listen.
     #[error(transparent)]
     Bmp(#[from] bmp::ListenError),
+    /// The connection caps do not fit under the descriptor limit.
+    #[error(transparent)]
+    Descriptors(#[from] crate::config::DescriptorError),
     /// `--record` cannot be created.
     #[error("--record {}: cannot create the event log: {source} (check the directory exists and is writable)", path.display())]
     Record {
@@ -124,8 +127,36 @@ pub(crate) fn mirrored_prefixes(
     (s.vantage == crate::model::Vantage::Router).then(|| s.vips.clone())
 }
 
+/// Refuse to start when the connection caps and the daemon's own reserve
+/// do not fit under the soft `RLIMIT_NOFILE` limit, read once here: the
+/// caps exist so that whoever connects cannot take the descriptors the
+/// watcher, ZAPI and vty reconnects need.
+fn check_descriptors(s: &Settings) -> Result<(), DaemonError> {
+    use nix::sys::resource::{Resource, getrlimit};
+    let budget = s.descriptors_needed();
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) => {
+            budget.check(soft, hard)?;
+            tracing::info!(
+                soft,
+                hard,
+                http_max_connections = budget.http,
+                bmp_max_sessions = budget.bmp,
+                reserve = budget.reserve,
+                "descriptors: the connection caps fit under the limit"
+            );
+        }
+        // Not seen on Linux; the caps still hold, only the check is lost.
+        Err(e) => {
+            tracing::warn!(error = %e, "descriptors: cannot read RLIMIT_NOFILE; the connection caps are not checked against it")
+        }
+    }
+    Ok(())
+}
+
 /// Run until SIGTERM or SIGINT.
 pub async fn run(s: Settings) -> Result<(), DaemonError> {
+    check_descriptors(&s)?;
     let handle = crate::telemetry::install()?;
     let metrics = crate::http::Metrics::new(move || crate::telemetry::render(&handle));
     crate::telemetry::build_info(None, crate::telemetry::UNKNOWN_RELEASE);
@@ -185,6 +216,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
         let adm = bmp::Admission {
             allow: s.bmp.allow.clone(),
             per_address: s.bmp.sessions_per_address,
+            max_sessions: s.bmp.max_sessions,
         };
         let (tx, stop) = (bmp_tx, stop.clone());
         tasks.essential("bmp listener", async move {
@@ -209,8 +241,9 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
             ready: ready_rx,
             live: live.clone(),
         };
+        let cap = s.http_max_connections;
         tasks.essential("http", async move {
-            crate::http::serve(listener, http, metrics, stop).await;
+            crate::http::serve(listener, http, metrics, cap, stop).await;
             Ok(())
         });
     }

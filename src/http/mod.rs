@@ -17,7 +17,15 @@
 //!   `Allow: GET, HEAD`. A request that carries a body: 413.
 //! - Limits: the request head must arrive within 5 s and fit in 8 KiB;
 //!   a slower client is disconnected without an answer, a larger head gets
-//!   431 and the connection is closed.
+//!   431 and the connection is closed. At most `--http-max-connections`
+//!   (default [`DEFAULT_MAX_CONNECTIONS`]) are open at once: one over the
+//!   cap sheds the oldest connection still sending its request head, or is
+//!   itself closed when every open one is being answered
+//!   (`ribbridge_http_shed_total`), so idle connections never take the
+//!   descriptors the daemon's own sockets need nor lock out `/healthz`.
+//!   A failed accept (out of descriptors) pauses the loop for
+//!   [`ACCEPT_PAUSE`], is counted and logged once per episode
+//!   ([`AcceptFailures`]).
 //! - It never touches the core's state: `/status` asks the owner loop over a
 //!   bounded channel (the loop builds the document only when asked),
 //!   `/readyz` reads a watch the loop updates.
@@ -39,7 +47,10 @@ mod liveness;
 mod server;
 
 pub use liveness::{Liveness, LivenessError};
-pub use server::{BindError, Endpoint, Metrics, bind, serve};
+pub use server::{
+    ACCEPT_PAUSE, AcceptFailures, BindError, DEFAULT_MAX_CONNECTIONS, Endpoint, Metrics, bind,
+    serve,
+};
 
 /// Default listen address: loopback, port 7585. Outside 9000-9999, which
 /// OpenShift opens between nodes (a loopback-only port belongs outside

@@ -2,10 +2,12 @@
 //! connection, the limits, and the routing of the four paths. The contract
 //! is in the parent module's documentation.
 
+use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -133,6 +135,10 @@ struct Limits {
     /// Pause after a failed `accept` (for instance out of descriptors), so
     /// that the loop does not spin.
     accept_pause: Duration,
+    /// Connections open at once (`--http-max-connections`): each holds a
+    /// descriptor, and the daemon's own sockets (netlink, ZAPI, vty) need
+    /// theirs whoever connects here.
+    max_connections: usize,
 }
 
 const LIMITS: Limits = Limits {
@@ -140,8 +146,59 @@ const LIMITS: Limits = Limits {
     max_head: 8 * 1024,
     status_reply: Duration::from_secs(5),
     shutdown_grace: Duration::from_millis(500),
-    accept_pause: Duration::from_millis(100),
+    accept_pause: ACCEPT_PAUSE,
+    max_connections: DEFAULT_MAX_CONNECTIONS,
 };
+
+/// The endpoint's connection cap when nothing says otherwise: a scraper,
+/// two probes and a few people's `ribbridge status` need a handful; the
+/// rest of a 1 024-descriptor budget stays the daemon's.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+
+/// How long a listener pauses after a failed `accept`.
+pub const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// A listener's failed accepts (out of descriptors: EMFILE, ENFILE; out of
+/// memory): each counted in `ribbridge_accept_errors_total{listener}`,
+/// followed by a pause so that the loop does not spin on a backlog it
+/// cannot take, and logged once per episode (the first failure after an
+/// accept that worked) rather than ten times a second.
+#[derive(Debug)]
+pub struct AcceptFailures {
+    listener: &'static str,
+    /// Failures in the episode under way, if one is.
+    episode: Option<u64>,
+}
+
+impl AcceptFailures {
+    /// For the listener named `listener` in the metric (`http`, `bmp`).
+    pub fn new(listener: &'static str) -> AcceptFailures {
+        AcceptFailures {
+            listener,
+            episode: None,
+        }
+    }
+
+    /// An accept failed: count it, log it if it opens an episode; the
+    /// caller then pauses for [`ACCEPT_PAUSE`].
+    pub fn failed(&mut self, error: &io::Error) {
+        crate::telemetry::accept_error(self.listener);
+        match &mut self.episode {
+            Some(n) => *n += 1,
+            None => {
+                self.episode = Some(1);
+                tracing::warn!(listener = self.listener, %error, "accept failed; pausing {ACCEPT_PAUSE:?} after each failure until an accept works (logged once per episode; counted in ribbridge_accept_errors_total): if it says too many open files, raise the descriptor limit (LimitNOFILE=, ulimit -n) or lower the connection caps");
+            }
+        }
+    }
+
+    /// An accept worked: an episode under way ends, and says how long it was.
+    pub fn accepted(&mut self) {
+        if let Some(n) = self.episode.take() {
+            tracing::info!(listener = self.listener, failures = n, "accepting again");
+        }
+    }
+}
 
 /// hyper's smallest read buffer; the head limit itself is `max_head`.
 const READ_BUFFER: usize = 16 * 1024;
@@ -152,13 +209,65 @@ const JSON: &str = "application/json";
 
 /// Serve until `stop` is cancelled: then accept nothing more, give open
 /// connections a short grace to finish their answer, and return.
+///
+/// At most `max_connections` are open at once. A connection over the cap
+/// sheds the oldest one still sending its request head (an idle
+/// connection costs a descriptor and gives nothing, so a flood of them
+/// never locks out `/healthz`); when every open one is being answered the
+/// new one is closed instead. Both count in `ribbridge_http_shed_total`.
 pub async fn serve(
     listener: TcpListener,
     shared: Endpoint,
     metrics: impl Into<Metrics>,
+    max_connections: usize,
     stop: CancellationToken,
 ) {
-    serve_with(listener, shared, metrics, stop, LIMITS).await;
+    let limits = Limits {
+        max_connections: max_connections.max(1),
+        ..LIMITS
+    };
+    serve_with(listener, shared, metrics, stop, limits).await;
+}
+
+/// A connection's task ended (`done`): it is no longer open.
+fn ended(
+    done: &Result<(tokio::task::Id, ()), tokio::task::JoinError>,
+    open: &mut BTreeMap<u64, Open>,
+    seq_of: &mut HashMap<tokio::task::Id, u64>,
+) {
+    let id = match done {
+        Ok((id, ())) => *id,
+        Err(e) => e.id(),
+    };
+    if let Some(seq) = seq_of.remove(&id) {
+        open.remove(&seq);
+    }
+}
+
+/// One open connection as the accept loop sees it.
+#[derive(Debug)]
+struct Open {
+    /// Cancelled to shed it.
+    shed: CancellationToken,
+    /// Set once its request head is read (the service was called).
+    answering: Arc<AtomicBool>,
+}
+
+/// Make room for one more connection in `open` (keyed by accept order):
+/// shed the oldest still reading its head; false when every one is
+/// being answered.
+fn make_room(open: &mut BTreeMap<u64, Open>) -> bool {
+    let idle = open
+        .iter()
+        .find(|(_, o)| !o.answering.load(Ordering::Acquire))
+        .map(|(seq, _)| *seq);
+    match idle.and_then(|seq| open.remove(&seq)) {
+        Some(o) => {
+            o.shed.cancel();
+            true
+        }
+        None => false,
+    }
 }
 
 async fn serve_with(
@@ -182,14 +291,28 @@ async fn serve_with(
         limits,
     });
     let mut conns = JoinSet::new();
+    // The connections that may be shed, by accept order (a shed one
+    // leaves at once); every connection's task is in `conns` until it
+    // ends, and `conns` is what the cap counts: a descriptor is free only
+    // once its task has dropped it.
+    let mut open: BTreeMap<u64, Open> = BTreeMap::new();
+    let mut seq_of: HashMap<tokio::task::Id, u64> = HashMap::new();
+    let mut next: u64 = 0;
+    let mut failures = AcceptFailures::new("http");
     loop {
         let (stream, peer) = tokio::select! {
             _ = stop.cancelled() => break,
-            Some(_) = conns.join_next(), if !conns.is_empty() => continue,
+            Some(done) = conns.join_next_with_id(), if !conns.is_empty() => {
+                ended(&done, &mut open, &mut seq_of);
+                continue;
+            }
             r = listener.accept() => match r {
-                Ok(c) => c,
+                Ok(c) => {
+                    failures.accepted();
+                    c
+                }
                 Err(e) => {
-                    tracing::warn!(error = %e, "http: accept failed");
+                    failures.failed(&e);
                     tokio::select! {
                         _ = stop.cancelled() => break,
                         _ = tokio::time::sleep(limits.accept_pause) => continue,
@@ -197,32 +320,64 @@ async fn serve_with(
                 }
             },
         };
+        if conns.len() >= limits.max_connections {
+            crate::telemetry::http_shed();
+            if !make_room(&mut open) {
+                tracing::debug!(%peer, "http: at the connection cap, every connection answering: closed");
+                drop(stream);
+                continue;
+            }
+            // Wait for a task to end (the shed one's ends at its next
+            // poll) so that the descriptors held never pass the cap: a
+            // listener with a full backlog would otherwise accept a
+            // hundred more before the shed tasks run.
+            while conns.len() >= limits.max_connections {
+                match conns.join_next_with_id().await {
+                    Some(done) => ended(&done, &mut open, &mut seq_of),
+                    None => break,
+                }
+            }
+        }
+        let answering = Arc::new(AtomicBool::new(false));
+        let shed = CancellationToken::new();
         let app = Arc::clone(&app);
+        let flag = Arc::clone(&answering);
         let service = service_fn(move |req| {
+            flag.store(true, Ordering::Release);
             let app = Arc::clone(&app);
             async move { Ok::<_, Infallible>(app.answer(req).await) }
         });
         let conn = h1.serve_connection(TokioIo::new(stream), service);
         let stop = stop.clone();
-        conns.spawn(async move {
-            let mut conn = std::pin::pin!(conn);
-            let ended = tokio::select! {
-                r = conn.as_mut() => r,
-                _ = stop.cancelled() => {
-                    conn.as_mut().graceful_shutdown();
-                    match tokio::time::timeout(limits.shutdown_grace, conn.as_mut()).await {
-                        Ok(r) => r,
-                        Err(_) => {
-                            tracing::debug!(%peer, "http: connection cut at shutdown");
-                            return;
+        let cut = shed.clone();
+        let id = conns
+            .spawn(async move {
+                let mut conn = std::pin::pin!(conn);
+                let ended = tokio::select! {
+                    r = conn.as_mut() => r,
+                    _ = cut.cancelled() => {
+                        tracing::debug!(%peer, "http: shed at the connection cap (still sending its request)");
+                        return;
+                    }
+                    _ = stop.cancelled() => {
+                        conn.as_mut().graceful_shutdown();
+                        match tokio::time::timeout(limits.shutdown_grace, conn.as_mut()).await {
+                            Ok(r) => r,
+                            Err(_) => {
+                                tracing::debug!(%peer, "http: connection cut at shutdown");
+                                return;
+                            }
                         }
                     }
+                };
+                if let Err(e) = ended {
+                    tracing::debug!(%peer, error = %e, "http: connection ended");
                 }
-            };
-            if let Err(e) = ended {
-                tracing::debug!(%peer, error = %e, "http: connection ended");
-            }
-        });
+            })
+            .id();
+        next += 1;
+        seq_of.insert(id, next);
+        open.insert(next, Open { shed, answering });
     }
     drop(listener);
     while conns.join_next().await.is_some() {}

@@ -320,6 +320,7 @@ async fn round_trip_with_the_real_server() {
             live: crate::http::Liveness::new(std::time::Duration::from_secs(3600)),
         },
         PrometheusBuilder::new().build_recorder().handle(),
+        crate::http::DEFAULT_MAX_CONNECTIONS,
         stop.clone(),
     ));
     let body = guard(get_ok(&a, "/status", DEFAULT_TIMEOUT))

@@ -491,3 +491,47 @@ fn every_bind_error_names_the_address_and_the_flag() {
         assert!(m.contains("127.0.0.1:80") && m.contains("--listen"), "{m}");
     }
 }
+
+#[tokio::test]
+async fn over_the_cap_the_oldest_idle_connection_is_shed_and_healthz_answers() {
+    // No head timeout within the test: a close can only be a shed.
+    let limits = Limits {
+        header_read: Duration::from_secs(3600),
+        max_connections: 3,
+        ..LIMITS
+    };
+    let h = start(Owner::Answers, limits).await;
+    // Six idle connections, accepted in connect order: the last three shed
+    // the first three.
+    let mut idle = Vec::new();
+    for _ in 0..6 {
+        idle.push(TcpStream::connect(h.addr).await.expect("connect"));
+    }
+    // At the cap, a request sheds the oldest idle one left (the fourth).
+    let a = get(h.addr, "GET", "/healthz").await;
+    assert_eq!(a.code, 200, "healthz over the cap: {a:?}");
+    for (i, s) in idle.iter_mut().take(4).enumerate() {
+        let (bytes, close) = read_to_close(s).await;
+        assert_eq!((bytes.len(), close), (0, Close::Eof), "idle {i} shed");
+    }
+    // The two youngest remain: with the answered one closed there is room
+    // again, and a request is answered without shedding.
+    let a = get(h.addr, "GET", "/healthz").await;
+    assert_eq!(a.code, 200, "healthz under the cap: {a:?}");
+    drop(idle);
+}
+
+#[test]
+fn failed_accepts_are_one_episode_until_an_accept_works() {
+    let mut f = super::AcceptFailures::new("http");
+    let emfile = io::Error::from_raw_os_error(24);
+    f.failed(&emfile);
+    f.failed(&emfile);
+    f.failed(&emfile);
+    // Only the first of an episode logs; the count is what the end reports.
+    assert_eq!(f.episode, Some(3));
+    f.accepted();
+    assert_eq!(f.episode, None);
+    f.failed(&emfile);
+    assert_eq!(f.episode, Some(1), "a new episode after an accept worked");
+}
