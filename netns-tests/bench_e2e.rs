@@ -43,6 +43,12 @@
 //!    dips), ribbridge's drift reports, heals, give-ups, RSS and fds.
 //! 7. churn: VIP routes added and deleted across both nodes at 50/s on a
 //!    healthy lab: every drift report or action is false.
+//! 8. paths (issue 31's memory paths, on BENCH_PATHS_FRR, default 10.7):
+//!    one configured VIP, defaults, BENCH_PATHS_ROUTES (100 000) routes of
+//!    table 198 present before the start (filtered, then permitted), added
+//!    after it, then all deleted; repair and observe; `/status` read every
+//!    second; peak and end RSS, `/status`'s size, drift reports, heals per
+//!    phase of BENCH_PATHS_S (40) seconds.
 //!
 //! Settings come from the environment (the script sets them): BENCH_FRR,
 //! BENCH_RUNS, BENCH_FAIL_STOP, BENCH_BOUND_S, BENCH_OBS, BENCH_IDLE_S,
@@ -724,12 +730,21 @@ async fn churn_cell(lab_guard: &Lab, frr: &str, n: usize, per_s: u32) -> Value {
 /// `n` host routes `route add {first + i}/32 {tail}` into namespace `ns`
 /// through one `ip -batch` file; returns how long `ip` took.
 fn insert_routes(ns: &str, first: u32, n: usize, tail: &str) -> Duration {
+    route_batch(ns, "add", first, n, tail)
+}
+
+/// The same routes deleted, one `ip -batch` file.
+fn delete_routes(ns: &str, first: u32, n: usize, tail: &str) -> Duration {
+    route_batch(ns, "del", first, n, tail)
+}
+
+fn route_batch(ns: &str, verb: &str, first: u32, n: usize, tail: &str) -> Duration {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("routes.batch");
     let mut text = String::with_capacity(n * 64);
     for i in 0..n {
         let a = std::net::Ipv4Addr::from(first + u32::try_from(i).unwrap());
-        text.push_str(&format!("route add {a}/32 {tail}\n"));
+        text.push_str(&format!("route {verb} {a}/32 {tail}\n"));
     }
     std::fs::write(&file, text).expect("batch file");
     let t = Instant::now();
@@ -738,7 +753,10 @@ fn insert_routes(ns: &str, first: u32, n: usize, tail: &str) -> Duration {
         .arg(&file)
         .status()
         .expect("ip -batch");
-    assert!(st.success(), "ip -n {ns} -batch of {n} routes failed");
+    assert!(
+        st.success(),
+        "ip -n {ns} -batch ({verb}) of {n} routes failed"
+    );
     t.elapsed()
 }
 
@@ -835,6 +853,119 @@ async fn scale(lab_guard: &Lab, n: usize, base_kib: u64, mode: &str) -> Value {
            "zebra_disconnects": disconnects,
            "full_resync_ms": if took_us.is_nan() { None } else { Some(took_us / 1000.0) },
            "peak_rss_kib": hwm, "rss_kib": rss})
+}
+
+/// What one phase of a `paths` run saw: peak and last RSS over the phase
+/// (sampled every second, beside a `/status` read as an operator's `watch
+/// ribbridge status` does), the largest `/status` document, and the drift
+/// reports and heal actions the daemon logged.
+async fn sample_phase(d: &mut Daemon, secs: u64) -> Value {
+    let (mut peak, mut last, mut doc_max) = (0u64, 0u64, 0usize);
+    let (mut drifts, mut heals) = (0usize, 0usize);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end {
+        tick.tick().await;
+        let out = Command::new("ip")
+            .args(["netns", "exec", "rb-node1", "bash", "-c"])
+            .arg(
+                "exec 3<>/dev/tcp/127.0.0.1/7585; \
+                 printf 'GET /status HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n' >&3; \
+                 cat <&3 | wc -c",
+            )
+            .output()
+            .await
+            .expect("GET /status");
+        let bytes = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        doc_max = doc_max.max(bytes);
+        let (_, _, rss) = proc_usage(d.pid());
+        (peak, last) = (peak.max(rss), rss);
+        for l in drain(&mut d.lines) {
+            drifts += usize::from(l.contains("VIP drift"));
+            heals += usize::from(l.contains(": healing"));
+        }
+    }
+    let (_, hwm, _) = proc_usage(d.pid());
+    json!({"peak_rss_kib": peak, "end_rss_kib": last, "hwm_kib": hwm,
+           "status_bytes_max": doc_max, "drift_reports": drifts, "heal_actions": heals})
+}
+
+/// 4c. Issue 31's paths: `n` routes in table 198 with one configured VIP
+/// (address and route, as kube-vip adds them), every setting at its
+/// default, in `mode`: the routes present before the start (filtered by
+/// the lab's route-map, or permitted by a prefix-list entry for
+/// 10.0.0.0/8 le 32), added after it, then all deleted (2n changes).
+/// Each phase is `secs` long and `/status` is read every second.
+async fn paths_cell(lab_guard: &Lab, n: usize, mode: &str, secs: u64) -> Value {
+    const PERMIT: &str = "ip prefix-list KUBE-VIP-PREFIXES-V4 seq 5 permit 10.0.0.0/8 le 32";
+    let vip_with_address = || {
+        lab(&["exec", "rb-node1", "sh", "-c", FLUSH_198]);
+        lab(&[
+            "exec",
+            "rb-node1",
+            "sh",
+            "-c",
+            &format!("ip addr replace {VIP} dev lo && ip route add {ROUTE}"),
+        ]);
+    };
+    let start = |what: &str| {
+        eprintln!("== paths ({n} routes, {mode}): {what}");
+        Daemon::start(lab_guard, &["--vip", VIP, "--mode", mode], "info")
+    };
+    let ready = Duration::from_secs(180);
+    let tail = "dev lo table 198 proto 248 scope global";
+    let mut out = serde_json::Map::new();
+    for permitted in [false, true] {
+        if permitted {
+            lab(&["vtysh", "rb-node1", "configure terminal", PERMIT]);
+        }
+        vip_with_address();
+        insert_routes("rb-node1", 0x0a00_0000, n, tail);
+        let mut d = start(if permitted {
+            "before, permitted"
+        } else {
+            "before, filtered"
+        })
+        .await;
+        d.wait(&["readiness changed", "ready=true"], ready).await;
+        let key = if permitted {
+            "before_permitted"
+        } else {
+            "before_filtered"
+        };
+        out.insert(key.into(), sample_phase(&mut d, secs).await);
+        if !permitted {
+            delete_routes("rb-node1", 0x0a00_0000, n, tail);
+            out.insert("deleted".into(), sample_phase(&mut d, secs).await);
+        }
+        d.stop().await;
+        if permitted {
+            lab(&[
+                "vtysh",
+                "rb-node1",
+                "configure terminal",
+                &format!("no {PERMIT}"),
+            ]);
+        }
+    }
+    vip_with_address();
+    let mut d = start("added after the start, filtered").await;
+    d.wait(&["readiness changed", "ready=true"], ready).await;
+    insert_routes("rb-node1", 0x0a00_0000, n, tail);
+    out.insert("after_filtered".into(), sample_phase(&mut d, secs).await);
+    d.stop().await;
+    lab(&[
+        "exec",
+        "rb-node1",
+        "sh",
+        "-c",
+        &format!("{FLUSH_198}; ip addr del {VIP} dev lo"),
+    ]);
+    lab(&["vip-add", "node1", VIP]);
+    json!({"routes": n, "mode": mode, "phase_s": secs, "phases": out})
 }
 
 /// 4b. A router vantage watching main with `n` routes and 2 VIPs, in a
@@ -1130,7 +1261,7 @@ async fn reboot_cell(frr: &'static str, how: Stop, graceful_restart: bool) -> Va
 }
 
 /// Every cell but the soaks, in the order they run.
-const ALL_CELLS: &str = "reboot observation idle availability churn heal scale";
+const ALL_CELLS: &str = "reboot observation idle availability churn heal scale paths";
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
@@ -1150,6 +1281,9 @@ async fn main() {
         .filter(|n| *n > 0)
         .collect();
     let router_n: usize = env_or("BENCH_ROUTER_ROUTES", 1_000_000);
+    let paths_frr: String = env_or("BENCH_PATHS_FRR", "10.7".to_string());
+    let paths_n: usize = env_or("BENCH_PATHS_ROUTES", 100_000);
+    let paths_s: u64 = env_or("BENCH_PATHS_S", 40);
     let only_memory: u8 = env_or("BENCH_ONLY_MEMORY", 0);
     let out = PathBuf::from(env_or("BENCH_OUT", "bench-e2e.json".to_string()));
     let reboot_on: u8 = env_or("BENCH_REBOOT", 1);
@@ -1262,10 +1396,18 @@ async fn main() {
         } else {
             Value::Null
         };
+        let mut paths = Vec::new();
+        if on("paths") && paths_frr.split_whitespace().any(|r| r == frr) {
+            for mode in ["repair", "observe"] {
+                let c = paths_cell(&lab_guard, paths_n, mode, paths_s).await;
+                eprintln!("{c}");
+                paths.push(c);
+            }
+        }
         drop(lab_guard);
         results.push(json!({"frr": frr, "observation": o, "idle": i,
             "heal": {"case": case, "cells": cells}, "availability": avail, "churn": churn,
-            "soak": soak, "scale": s, "reboot": reboot,
+            "soak": soak, "scale": s, "paths": paths, "reboot": reboot,
             "took_s": t.elapsed().as_secs()}));
     }
     let router = if router_n > 0 && on("scale") {

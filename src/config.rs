@@ -39,6 +39,20 @@ pub const DEFAULT_BMP_STALE_SECS: u64 = 300;
 /// are refused at accept, logged and counted. Each holds a descriptor.
 pub const DEFAULT_BMP_MAX_SESSIONS: usize = 64;
 
+/// Discovered VIPs (every route of a node's watched table is one) tracked
+/// in detail when nothing says otherwise (`max_detailed_vips`): per-VIP
+/// series, a `/status` row, the route kept for its next hops. The metrics
+/// recorder keeps every label set it was ever given, ~320 bytes a series
+/// and `telemetry::SERIES_PER_VIP` per VIP (benches/mirror_memory.rs):
+/// unbounded, a table of 100 000 routes held ~320 MB of series, and a
+/// `/status` of every VIP was tens of MB at each request. 1 024 VIPs are
+/// ~3 MB.
+pub const DEFAULT_MAX_DETAILED_VIPS: usize = 1024;
+
+/// `max_detailed_vips`' allowed range: 0 (only the configured VIPs) to
+/// 65 536 (~200 MB of series).
+pub const DETAILED_VIPS: RangeInclusive<usize> = 0..=65_536;
+
 /// The connection caps' allowed range (`http_max_connections`,
 /// `bmp_max_sessions`).
 pub const CONNECTION_CAPS: RangeInclusive<usize> = 1..=65_536;
@@ -113,6 +127,8 @@ pub struct Layer {
     pub bmp_max_sessions: Option<usize>,
     /// The most HTTP connections open at once.
     pub http_max_connections: Option<usize>,
+    /// Discovered VIPs tracked in detail (series, `/status` rows).
+    pub max_detailed_vips: Option<usize>,
     /// The drain's intent file (`crate::drain::state`).
     pub drain_state: Option<PathBuf>,
 }
@@ -163,6 +179,11 @@ pub struct Settings {
     pub listen: SocketAddr,
     /// The most HTTP connections open at once.
     pub http_max_connections: usize,
+    /// Discovered VIPs (not configured) tracked in detail: per-VIP series,
+    /// a row in `/status`, the route kept for its next hops; the others
+    /// are counted (`ribbridge_vips_without_series`, `/status`'s
+    /// `omitted`), so a table of 100 000 routes costs no more than this.
+    pub max_detailed_vips: usize,
     /// observe or repair.
     pub mode: Mode,
     /// JSON-lines event log.
@@ -287,6 +308,7 @@ impl Default for Settings {
             vips: BTreeSet::new(),
             listen: crate::http::DEFAULT_LISTEN,
             http_max_connections: crate::http::DEFAULT_MAX_CONNECTIONS,
+            max_detailed_vips: DEFAULT_MAX_DETAILED_VIPS,
             mode: Mode::Repair,
             record: None,
             grace_ms: 100, // reconcile::Config's default: zebra answers in 10-17 ms
@@ -426,6 +448,9 @@ impl Settings {
         }
         if let Some((n, o)) = pick!(http_max_connections) {
             s.http_max_connections = in_range(n, CONNECTION_CAPS, o, "http_max_connections")?;
+        }
+        if let Some((n, o)) = pick!(max_detailed_vips) {
+            s.max_detailed_vips = in_range(n, DETAILED_VIPS, o, "max_detailed_vips")?;
         }
         if let Some((v, _)) = pick!(mode) {
             s.mode = v;
@@ -863,6 +888,7 @@ mod tests {
     fn connection_caps_default_below_the_limit_and_are_checked_against_it() {
         let d = file("").expect("defaults");
         assert_eq!(d.http_max_connections, 64);
+        assert_eq!(d.max_detailed_vips, 1024);
         // A node has no BMP listener: its cap does not count.
         assert_eq!(d.descriptors_needed().total(), 64 + DESCRIPTOR_RESERVE);
         // systemd's default soft limit holds the defaults, a station's too.
@@ -899,6 +925,23 @@ mod tests {
             .expect_err("node")
             .to_string();
         assert!(e.contains("only the BMP station reads it"), "{e}");
+    }
+
+    #[test]
+    fn the_detail_limit_is_read_and_bounded() {
+        assert_eq!(
+            file("max_detailed_vips = 0\n")
+                .expect("0")
+                .max_detailed_vips,
+            0
+        );
+        let e = file("max_detailed_vips = 70000\n")
+            .expect_err("too many")
+            .to_string();
+        assert!(
+            e.contains("key 'max_detailed_vips': 70000 is outside 0..=65536"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -42,6 +42,27 @@ pub struct StatusDoc {
     /// Repair mode's node-wide ceiling on heal actions (node vantage).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heal_ceiling: Option<CeilingStatus>,
+    /// The VIPs past the detail limit (`max_detailed_vips` discovered VIPs;
+    /// configured ones are always listed): counted by state, not listed,
+    /// so the document stays small whatever table 198 holds.
+    #[serde(default, skip_serializing_if = "Omitted::is_empty")]
+    pub omitted: Omitted,
+}
+
+/// VIPs the document counts but does not list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Omitted {
+    /// How many.
+    pub count: u64,
+    /// How many in each state (its name, as in `vips[].state`).
+    pub by_state: std::collections::BTreeMap<String, u64>,
+}
+
+impl Omitted {
+    /// None omitted.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
 }
 
 /// The node-wide ceiling on heal actions.
@@ -217,37 +238,82 @@ impl PartialEq<Class> for VipState {
 impl StatusDoc {
     /// True when any VIP is in a drift class.
     pub fn drifting(&self) -> bool {
+        let drift = |c: Class| !c.is_consistent();
         self.vips
             .iter()
-            .any(|v| matches!(v.state, VipState::Known(c) if !c.is_consistent()))
+            .any(|v| matches!(v.state, VipState::Known(c) if drift(c)))
+            || self
+                .omitted
+                .by_state
+                .keys()
+                .any(|k| Class::ALL.iter().any(|c| c.name() == k && drift(*c)))
     }
 }
 
+/// What the daemon knows of each VIP for the document: the next hops the
+/// kernel holds (empty when unknown), and whether it is listed at all
+/// (`detailed`: configured, or among the first `max_detailed_vips`
+/// discovered; the others are counted in [`StatusDoc::omitted`]).
+pub struct Detail<'a> {
+    /// A VIP's next hops.
+    pub nexthops: &'a dyn Fn(TableId, Prefix) -> Vec<String>,
+    /// A VIP is listed.
+    pub detailed: &'a dyn Fn(TableId, Prefix) -> bool,
+}
+
+impl std::fmt::Debug for Detail<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Detail { .. }")
+    }
+}
+
+impl Detail<'_> {
+    /// Every VIP listed, no next hops known (tests, one-shot reads).
+    pub const ALL: Detail<'static> = Detail {
+        nexthops: &|_, _| Vec::new(),
+        detailed: &|_, _| true,
+    };
+}
+
 /// Build the document. `zero_unix_ms`: wall-clock time of monotonic zero;
-/// `now`: the core's clock; `nexthops`: the next hops the kernel holds for
-/// a VIP (empty when unknown); `not_ready`: why the daemon is not ready,
-/// when it is not.
+/// `now`: the core's clock; `detail`: next hops and which VIPs are listed;
+/// `not_ready`: why the daemon is not ready, when it is not.
 pub fn document(
     state: &State,
     frr_release: Option<String>,
     (zero_unix_ms, now): (u64, Millis),
-    nexthops: &dyn Fn(TableId, Prefix) -> Vec<String>,
+    detail: &Detail<'_>,
     not_ready: Option<String>,
 ) -> StatusDoc {
     let ready = state.ready();
     let kernel_seen = state.kernel_synced;
     let zebra_seen = state.zebra.is_some() && state.zebra_synced;
+    let state_of = |c: Class| {
+        if ready {
+            VipState::Known(c)
+        } else {
+            VipState::UNKNOWN
+        }
+    };
+    let mut omitted = Omitted::default();
     let vips = state
         .vips
         .iter()
+        .filter(|((table, prefix), v)| {
+            let listed = (detail.detailed)(*table, *prefix);
+            if !listed {
+                omitted.count += 1;
+                *omitted
+                    .by_state
+                    .entry(state_of(v.state).name().to_string())
+                    .or_default() += 1;
+            }
+            listed
+        })
         .map(|((table, prefix), v)| VipStatus {
             prefix: *prefix,
             table: *table,
-            state: if ready {
-                VipState::Known(v.state)
-            } else {
-                VipState::UNKNOWN
-            },
+            state: state_of(v.state),
             kernel: kernel_seen.then_some(v.in_kernel()),
             zebra: zebra_seen.then_some(v.zebra),
             peers: state
@@ -260,7 +326,7 @@ pub fn document(
                 })
                 .collect(),
             ecmp_nexthops: kernel_seen.then(|| v.kernel().map_or(0, |k| k.nexthops)),
-            nexthops: nexthops(*table, *prefix),
+            nexthops: (detail.nexthops)(*table, *prefix),
             policy: policy(state, *table, prefix, v.state),
             since: rfc3339(zero_unix_ms + v.since),
             heal: HealStatus {
@@ -295,6 +361,7 @@ pub fn document(
                 binding: state.ceiling.binding(c.heal_rate_per_s, c.heal_burst, now),
             }
         }),
+        omitted,
     }
 }
 
@@ -324,6 +391,7 @@ pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -
         vips: Vec::new(),
         routers,
         heal_ceiling: None,
+        omitted: Omitted::default(),
     }
 }
 
@@ -383,8 +451,21 @@ pub fn render_table(doc: &StatusDoc) -> String {
         "HEAL",
     ];
     out += &columns(&head, &rows);
-    if doc.vips.is_empty() {
+    if doc.vips.is_empty() && doc.omitted.is_empty() {
         out += "(no VIP in the watched tables and none configured)\n";
+    }
+    if !doc.omitted.is_empty() {
+        let by: Vec<String> = doc
+            .omitted
+            .by_state
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect();
+        out += &format!(
+            "and {} more discovered VIPs past the detail limit, not listed: {} (configure the VIPs that matter with --vip, or raise --max-detailed-vips)\n",
+            doc.omitted.count,
+            by.join(", ")
+        );
     }
     for v in &doc.vips {
         if let Some(p) = &v.policy {
@@ -588,6 +669,41 @@ mod tests {
     }
 
     #[test]
+    fn vips_past_the_detail_limit_are_counted_by_state_not_listed_and_their_drift_counts() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let mut s = ready_with_vip(vip, 1);
+        one_established_peer(&mut s, [vip].into(), 100);
+        let nothing = |_, _| Vec::new();
+        let none_listed = Detail {
+            nexthops: &nothing,
+            detailed: &|_, _| false,
+        };
+        let doc = document(&s, None, (0, 0), &none_listed, None);
+        assert!(doc.vips.is_empty(), "{doc:?}");
+        assert_eq!(doc.omitted.count, 1);
+        assert_eq!(doc.omitted.by_state.get("advertised"), Some(&1));
+        assert!(!doc.drifting());
+        let json = json_of(&doc);
+        assert_eq!(json["omitted"]["by_state"]["advertised"], 1, "{json}");
+        let table = render_table(&doc);
+        assert!(
+            table.contains(
+                "and 1 more discovered VIPs past the detail limit, not listed: 1 advertised"
+            ),
+            "{table}"
+        );
+        assert!(!table.contains("(no VIP in the watched tables"), "{table}");
+        // A drift among them is a drift of the document (status exits 1).
+        s.vips
+            .values_mut()
+            .for_each(|v| v.state = Class::KernelOnly);
+        assert!(document(&s, None, (0, 0), &none_listed, None).drifting());
+        // Listed, nothing is omitted and the key is absent.
+        let doc = document(&s, None, (0, 0), &Detail::ALL, None);
+        assert!(json_of(&doc).get("omitted").is_none());
+    }
+
+    #[test]
     fn document_and_table_show_each_vip() {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
         let mut s = ready_with_vip(vip, 2);
@@ -596,7 +712,7 @@ mod tests {
             &s,
             Some("10.7".into()),
             (1_795_996_800_000, 0),
-            &|_, _| vec![],
+            &Detail::ALL,
             None,
         );
         assert!(doc.ready && !doc.drifting());
@@ -627,7 +743,7 @@ mod tests {
         let mut s = ready_with_vip(vip, 1);
         step(&mut s, Event::Drain { drained: true }, 10);
         one_established_peer(&mut s, PrefixSet::default(), 100);
-        let doc = document(&s, None, (0, 0), &|_, _| vec![], None);
+        let doc = document(&s, None, (0, 0), &Detail::ALL, None);
         assert!(doc.ready && !doc.drifting());
         assert_eq!(doc.vips[0].state, VipState::Known(Class::Drained));
         let json = json_of(&doc);
@@ -659,7 +775,11 @@ mod tests {
             5,
         );
         let hops = |_, _| vec!["198.18.1.2".to_string(), "198.18.2.2".to_string()];
-        let doc = document(&s, None, (0, 0), &hops, None);
+        let detail = Detail {
+            nexthops: &hops,
+            detailed: &|_, _| true,
+        };
+        let doc = document(&s, None, (0, 0), &detail, None);
         let table = render_table(&doc);
         assert!(table.starts_with("router vantage  ready\n"), "{table}");
         assert!(
@@ -685,7 +805,7 @@ mod tests {
         let mut s = State::new(config, 0);
         step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
         let why = "zebra not connected: /var/run/frr/zserv.api: No such file".to_string();
-        let doc = document(&s, None, (0, 0), &|_, _| vec![], Some(why.clone()));
+        let doc = document(&s, None, (0, 0), &Detail::ALL, Some(why.clone()));
         assert!(!doc.ready && !doc.drifting());
         assert_eq!(doc.not_ready.as_deref(), Some(why.as_str()));
         let v = &doc.vips[0];
@@ -801,7 +921,7 @@ mod tests {
             &State::new(Config::default(), 0),
             None,
             (0, 0),
-            &|_, _| vec![],
+            &Detail::ALL,
             None,
         ))
         .expect("json");

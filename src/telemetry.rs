@@ -67,8 +67,9 @@ pub const INTENT_CHANGES_TOTAL: &str = "ribbridge_intent_changes_total";
 /// `ribbridge_vips_forgotten_total`: discovered VIPs forgotten after the
 /// retention (absent from every view).
 pub const VIPS_FORGOTTEN_TOTAL: &str = "ribbridge_vips_forgotten_total";
-/// `ribbridge_vips_without_series`: VIPs tracked (in `/status`) but past
-/// [`VIP_SERIES_LIMIT`], so without per-VIP series.
+/// `ribbridge_vips_without_series`: VIPs past the detail limit
+/// (`max_detailed_vips`, 1 024 by default): without per-VIP
+/// series, counted by state in `/status`'s `omitted`, not listed.
 pub const VIPS_WITHOUT_SERIES: &str = "ribbridge_vips_without_series";
 /// `ribbridge_log_lines_dropped_total`: log lines dropped because the log's
 /// reader did not keep up (`logging`: the writer never blocks).
@@ -82,13 +83,6 @@ pub const HTTP_SHED_TOTAL: &str = "ribbridge_http_shed_total";
 /// HTTP endpoint (`http`) or the BMP station (`bmp`), out of descriptors
 /// (EMFILE, ENFILE) or memory; each is followed by a short pause.
 pub const ACCEPT_ERRORS_TOTAL: &str = "ribbridge_accept_errors_total";
-
-/// Discovered VIPs (every route of a node's watched table is one) that get
-/// their own series, at most, beside the configured ones (always). The
-/// recorder keeps every label set it was ever given, ~320 bytes a series
-/// and [`SERIES_PER_VIP`] per VIP (benches/mirror_memory.rs): unbounded, a
-/// table of 100 000 routes held ~320 MB of series. 1 024 VIPs is ~3 MB.
-pub const VIP_SERIES_LIMIT: usize = 1024;
 
 /// Series one VIP with metrics holds: its state set (every class and
 /// `unknown`) and its ECMP gauge.
@@ -255,7 +249,7 @@ pub fn describe() {
     );
     describe_gauge!(
         VIPS_WITHOUT_SERIES,
-        "VIPs tracked but past the per-VIP series limit (1024 discovered VIPs): only /status has them"
+        "Discovered VIPs past the detail limit (--max-detailed-vips, default 1024): classified and healed, but without per-VIP series and only counted in /status (omitted)"
     );
     describe_gauge!(
         DRAINED,
@@ -612,8 +606,9 @@ pub fn drained(drained: bool) {
 }
 
 /// Which VIPs have per-VIP series: the configured ones, and the first
-/// [`VIP_SERIES_LIMIT`] others seen. A VIP once admitted keeps its series
-/// (the recorder cannot forget them anyway); a route that is no VIP never
+/// `max_detailed_vips` others seen (`config::DEFAULT_MAX_DETAILED_VIPS`).
+/// A VIP once admitted keeps its series (the recorder cannot forget them
+/// anyway); a route that is no VIP never
 /// reaches this gate. Pure bookkeeping: it records nothing itself.
 #[derive(Debug, Clone, Default)]
 pub struct VipSeries {
@@ -650,12 +645,19 @@ impl VipSeries {
             tracing::warn!(
                 limit = self.limit,
                 %prefix,
-                "more discovered VIPs than the per-VIP series limit: the others are in /status \
-                 only, counted by ribbridge_vips_without_series (configure the VIPs that need \
-                 series with --vip)"
+                "more discovered VIPs than the detail limit (--max-detailed-vips): the others are \
+                 classified and healed but have no series and no row in /status, counted by \
+                 ribbridge_vips_without_series (configure the VIPs that matter with --vip, or \
+                 raise the limit)"
             );
         }
         false
+    }
+
+    /// Does this VIP have series (and a row in `/status`)? Admits nothing.
+    pub fn has(&self, table: TableId, prefix: &Prefix) -> bool {
+        let key = (table, *prefix);
+        self.configured.contains(&key) || self.discovered.contains(&key)
     }
 
     /// VIPs with series.

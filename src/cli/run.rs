@@ -96,6 +96,11 @@ pub struct Args {
     /// still sending its request [default: 64].
     #[arg(long, value_name = "N")]
     http_max_connections: Option<usize>,
+    /// Discovered VIPs (every route of the watched table not configured
+    /// with --vip) tracked in detail: per-VIP series and a row in
+    /// /status; the others are counted by state [default: 1024].
+    #[arg(long, value_name = "N")]
+    max_detailed_vips: Option<usize>,
     /// The drain's intent file, which `ribbridge drain` writes and
     /// `ribbridge undrain` removes [default: /run/ribbridge/drain].
     #[arg(long, value_name = "PATH")]
@@ -134,6 +139,7 @@ impl Args {
             bmp_sessions_per_address: self.bmp_sessions_per_address,
             bmp_max_sessions: self.bmp_max_sessions,
             http_max_connections: self.http_max_connections,
+            max_detailed_vips: self.max_detailed_vips,
             drain_state: self.drain_state.clone(),
             ..Layer::default()
         }

@@ -157,7 +157,7 @@ impl Owner {
             routes: HashMap::new(),
             lookup,
             legs: HashMap::new(),
-            series: telemetry::VipSeries::new(configured(s), telemetry::VIP_SERIES_LIMIT),
+            series: telemetry::VipSeries::new(configured(s), s.max_detailed_vips),
             settings: s.clone(),
             zebra_reason: "zebra not connected yet".to_string(),
             station: (s.vantage == crate::model::Vantage::Bmp)
@@ -235,12 +235,20 @@ impl Owner {
             return;
         }
         let hops = |t, p| self.routes.get(&(t, p)).map(next_hops).unwrap_or_default();
+        // The VIPs with series are the ones listed: past the detail limit
+        // a table of 100 000 VIPs is a count by state, not a 37.7 MB
+        // document built on the owner's loop at every request.
+        let detailed = |t, p| self.series.has(t, &p);
+        let detail = crate::status::Detail {
+            nexthops: &hops,
+            detailed: &detailed,
+        };
         let why = Some(self.ready.borrow().1.clone()).filter(|w| !w.is_empty());
         let doc = crate::status::document(
             &self.state,
             self.frr_release.map(|r| r.to_string()),
             (self.zero_unix_ms, self.now()),
-            &hops,
+            &detail,
             why,
         );
         let _ = reply
@@ -714,11 +722,16 @@ pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonErr
             .map(|r| next_hops(&r))
             .unwrap_or_default()
     };
+    // A one-shot read lists every VIP: its memory is the caller's.
+    let detail = crate::status::Detail {
+        nexthops: &hops,
+        detailed: &|_, _| true,
+    };
     Ok(crate::status::document(
         &state,
         Some(release),
         (now_unix_ms(), 1),
-        &hops,
+        &detail,
         None,
     ))
 }

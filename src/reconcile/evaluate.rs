@@ -83,6 +83,7 @@ pub(super) fn evaluate(
                 c.heal.gave_up = false;
                 c.heal.slot_at = None;
             }
+            v.shed_cold(false);
             if observed == Class::Withdrawn {
                 return forget(state, key, now, actions) || confirm;
             }
@@ -115,6 +116,13 @@ pub(super) fn evaluate(
         ) {
             due = due.max(until);
         }
+    }
+    if observed == Class::ZebraStale {
+        due = due.max(zebra_backlog_due(
+            &state.config,
+            state.zebra_withdrawn_at,
+            v.observed_since,
+        ));
     }
     // Every class reads the polled views (bgpd's peers, zebra's table): it
     // must rest on a poll taken after the observation began (consistent
@@ -189,6 +197,31 @@ fn grace_of(config: &Config, class: Class, redistributed: bool) -> Millis {
         Class::NotRedistributed if redistributed => config.bgp_grace_ms.max(config.grace_ms),
         _ => config.grace_ms,
     }
+}
+
+/// The longest a run of zebra's withdrawals defers a `zebra_stale`
+/// judgement: a zebra that withdraws without end (a table in churn) must
+/// not hide a route it keeps.
+pub(super) const ZEBRA_BACKLOG_MAX_MS: Millis = 30_000;
+
+/// When a `zebra_stale` observed since `since` may be judged, given the
+/// last withdrawal zebra made (`withdrawn_at`). One route deleted is
+/// withdrawn by zebra in ~10 ms and by bgpd ~100 ms later; 100 000 deleted
+/// at once take zebra seconds, and bgpd follows it. While zebra is still
+/// withdrawing (its last withdrawal less than bgpd's grace ago), the
+/// routes it or bgpd has not reached yet are a backlog, not stale: the
+/// judgement waits for the backlog to end, at most
+/// [`ZEBRA_BACKLOG_MAX_MS`] past `since`. 0 when zebra withdrew nothing.
+pub(super) fn zebra_backlog_due(
+    config: &Config,
+    withdrawn_at: Option<Millis>,
+    since: Millis,
+) -> Millis {
+    let Some(at) = withdrawn_at else {
+        return 0;
+    };
+    let quiet = at.saturating_add(config.bgp_grace_ms.max(config.grace_ms));
+    quiet.min(since.saturating_add(ZEBRA_BACKLOG_MAX_MS))
 }
 
 /// When the startup grace of the established sessions ends, if none of
@@ -273,6 +306,92 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The VIP advertised, then its kernel route deleted at 1 000 while
+    /// zebra still redistributes it: `zebra_stale` observed.
+    fn kernel_route_deleted(s: &mut State) {
+        let v = with_route(s, 0, true);
+        (v.state, v.observed) = (Class::Advertised, Class::Advertised);
+        v.set_kernel(None);
+        s.peers = vec![peer(&[])];
+    }
+
+    #[test]
+    fn zebra_stale_waits_while_zebra_is_still_withdrawing_a_mass_deletion() {
+        let mut s = observing();
+        kernel_route_deleted(&mut s);
+        // zebra withdrew another route of the deletion at 1 000.
+        s.zebra_withdrawn_at = Some(1_000);
+        s.bgp_view_at = Some(1_000);
+        let mut actions = Vec::new();
+        assert!(!evaluate(&mut s, KEY(), 1_000, &mut actions));
+        // Not at the plain grace (1 100), a fresh view of bgpd or not:
+        // zebra's backlog runs to bgpd's grace (2 s) past its last
+        // withdrawal.
+        s.bgp_view_at = Some(1_100);
+        evaluate(&mut s, KEY(), 1_100, &mut actions);
+        assert!(changes(&actions).is_empty(), "{actions:?}");
+        // zebra reached it: withdrawn, never a drift.
+        s.vips.get_mut(&KEY()).unwrap().zebra = false;
+        s.zebra_withdrawn_at = Some(1_500);
+        s.bgp_view_at = Some(1_600);
+        evaluate(&mut s, KEY(), 1_600, &mut actions);
+        assert_eq!(
+            changes(&actions),
+            [(Class::Advertised, Class::Withdrawn, None)]
+        );
+    }
+
+    #[test]
+    fn zebra_stale_is_reported_once_zebra_is_quiet_and_at_most_30_s_into_a_backlog() {
+        // Quiet: a route zebra keeps is reported 2 s after its last
+        // withdrawal elsewhere.
+        let mut s = observing();
+        kernel_route_deleted(&mut s);
+        s.zebra_withdrawn_at = Some(900);
+        let mut actions = Vec::new();
+        evaluate(&mut s, KEY(), 1_000, &mut actions);
+        s.bgp_view_at = Some(2_900);
+        evaluate(&mut s, KEY(), 2_900, &mut actions);
+        assert_eq!(
+            changes(&actions),
+            [(Class::Advertised, Class::ZebraStale, None)]
+        );
+        // Withdrawals without end defer it 30 s, no more.
+        let mut s = observing();
+        kernel_route_deleted(&mut s);
+        let mut actions = Vec::new();
+        evaluate(&mut s, KEY(), 1_000, &mut actions);
+        s.zebra_withdrawn_at = Some(30_900);
+        s.bgp_view_at = Some(30_999);
+        evaluate(&mut s, KEY(), 30_999, &mut actions);
+        assert!(changes(&actions).is_empty(), "{actions:?}");
+        s.bgp_view_at = Some(31_000);
+        evaluate(&mut s, KEY(), 31_000, &mut actions);
+        assert_eq!(
+            changes(&actions),
+            [(Class::Advertised, Class::ZebraStale, None)]
+        );
+    }
+
+    #[test]
+    fn a_vip_back_to_health_frees_its_out_of_line_part_once_it_holds_only_defaults() {
+        let mut s = observing();
+        let v = with_route(&mut s, 0, true);
+        (v.state, v.observed) = (Class::Advertised, Class::Advertised);
+        // A fast heal's check that found nothing to do leaves defaults.
+        v.cold_mut().fast_due = None;
+        assert!(v.cold.is_some());
+        s.peers = vec![peer(&[vip()])];
+        s.bgp_view_at = Some(1_000);
+        let mut actions = Vec::new();
+        evaluate(&mut s, KEY(), 1_000, &mut actions);
+        assert!(s.vips[&KEY()].cold.is_none(), "{:?}", s.vips[&KEY()]);
+        // A heal record is kept: /status shows the last heal.
+        s.vips.get_mut(&KEY()).unwrap().heal_mut().last_action = Some(HealAction::RealmToggle);
+        evaluate(&mut s, KEY(), 1_100, &mut actions);
+        assert!(s.vips[&KEY()].cold.is_some());
     }
 
     #[test]

@@ -276,6 +276,7 @@ fn on_zebra_route(
     }
     state.touch(key.0, key.1, now).zebra = present;
     if !present {
+        state.zebra_withdrawn_at = Some(now);
         fast_reimport(state, key, now, actions);
     }
     Next::touching(Scope::One(key.0, key.1))

@@ -712,6 +712,16 @@ impl Vip {
         self.cold.as_deref_mut()
     }
 
+    /// Free the out-of-line part once it holds only defaults again, or
+    /// (`all`) whatever it holds: a VIP back to health, or one gone from
+    /// every view, costs its hot part only (100 000 VIPs deleted at once
+    /// would otherwise keep ~12 MB of drift records until forgotten).
+    pub(super) fn shed_cold(&mut self, all: bool) {
+        if all || self.cold.as_deref().is_some_and(|c| *c == Cold::default()) {
+            self.cold = None;
+        }
+    }
+
     /// Healing bookkeeping, for writing (allocates the out-of-line part).
     pub(super) fn heal_mut(&mut self) -> &mut HealState {
         &mut self.cold_mut().heal
@@ -851,6 +861,12 @@ pub struct State {
     /// The drain state file and the re-apply of a lost drain.
     #[serde(default)]
     pub drain: DrainTrack,
+    /// When zebra last withdrew a route of a watched table (None: not
+    /// since the start): a mass deletion's withdrawals take zebra seconds,
+    /// and the routes it has not reached yet are its backlog, not stale
+    /// (`evaluate`'s `zebra_backlog_due`).
+    #[serde(default)]
+    pub zebra_withdrawn_at: Option<Millis>,
     /// Deadlines: (time, VIP) pairs to re-evaluate at that time.
     #[serde(skip)]
     pub(super) wakeups: Wakeups,
@@ -877,6 +893,7 @@ impl State {
             intent: None,
             intent_at: 0,
             ceiling: Ceiling::default(),
+            zebra_withdrawn_at: None,
             drain: DrainTrack::default(),
             wakeups: Wakeups::default(),
             sent: BTreeMap::new(),
