@@ -116,7 +116,15 @@ async fn a_stalled_log_reader_never_stops_the_daemon_frr_10_7() {
     let _lab = Lab::up("10.7", 2, &[]);
     let rounds = env_count("RIBBRIDGE_LOG_STALL_ROUNDS", 2);
     let frr_dir = _lab.sockdir("rb-node1");
-    let mut d = Daemon::spawn("rb-node1", &frr_dir, &["--mode", "observe"]);
+    // Every route of the burst listed in /status (the detail limit's default,
+    // 1 024, would count the rest by state only), so that the test reads
+    // each route's kernel view.
+    let detail = (BURST + 1).to_string();
+    let mut d = Daemon::spawn(
+        "rb-node1",
+        &frr_dir,
+        &["--mode", "observe", "--max-detailed-vips", &detail],
+    );
     d.wait_log("zebra: subscribed", Duration::from_secs(15))
         .await;
     d.pause_log();
