@@ -98,6 +98,12 @@ pub struct Layer {
     pub forget_after_secs: Option<u64>,
     /// Allow address-touching heal actions.
     pub heal_addresses: Option<bool>,
+    /// A VIP needs its address on the node to be served.
+    pub require_address: Option<bool>,
+    /// Ticks without a re-assertion before the writer is silent.
+    pub writer_silent_ticks: Option<u32>,
+    /// The writer's tick, milliseconds (learned when unset).
+    pub writer_interval_ms: Option<u64>,
     /// Force the table mode instead of reading bgpd's configuration.
     pub table_mode: Option<TableMode>,
     /// Slow refresh of bgpd's per-peer view, seconds.
@@ -202,6 +208,16 @@ pub struct Settings {
     pub forget_after_secs: u64,
     /// Allow address-touching heal actions.
     pub heal_addresses: bool,
+    /// A VIP needs its address (on any interface, not `tentative` or
+    /// `dadfailed`) to be served: advertised without it is `blackhole`,
+    /// and no heal re-advertises it. On by default: kube-vip always adds
+    /// the address.
+    pub require_address: bool,
+    /// The writer is `silent` after this many of its ticks without a
+    /// re-assertion (default 3).
+    pub writer_silent_ticks: u32,
+    /// The writer's tick, milliseconds (None: learned from its beats).
+    pub writer_interval_ms: Option<u64>,
     /// Forced table mode (None: read from bgpd).
     pub table_mode: Option<TableMode>,
     /// bgpd slow refresh, seconds.
@@ -318,6 +334,9 @@ impl Default for Settings {
             heal_burst: crate::reconcile::DEFAULT_HEAL_BURST,
             forget_after_secs: 600,
             heal_addresses: false,
+            require_address: true,
+            writer_silent_ticks: 3,
+            writer_interval_ms: None,
             table_mode: None,
             bgp_poll_secs: 30,
             resync_secs: 60,
@@ -476,6 +495,15 @@ impl Settings {
         }
         if let Some((v, _)) = pick!(heal_addresses) {
             s.heal_addresses = v;
+        }
+        if let Some((v, _)) = pick!(require_address) {
+            s.require_address = v;
+        }
+        if let Some((n, o)) = pick!(writer_silent_ticks) {
+            s.writer_silent_ticks = in_range(n, 1..=100, o, "writer_silent_ticks")?;
+        }
+        if let Some((n, o)) = pick!(writer_interval_ms) {
+            s.writer_interval_ms = Some(in_range(n, 100..=600_000, o, "writer_interval_ms")?);
         }
         if let Some((v, _)) = pick!(table_mode) {
             s.table_mode = Some(v);

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::Vantage;
 use crate::model::{Prefix, TableId};
-use crate::reconcile::{Class, Millis, State};
+use crate::reconcile::{Class, Millis, State, WriterState};
 
 /// The `/status` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,6 +164,28 @@ pub struct VipStatus {
     pub since: String,
     /// Healing bookkeeping.
     pub heal: HealStatus,
+    /// The VIP's address on the node: `usable`, `unusable` (IPv6
+    /// `tentative` or `dadfailed`) or `missing` (node vantage; `null`
+    /// while the kernel mirror is not synced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// The VIP's writer as its re-assertions show it (node vantage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<WriterStatus>,
+}
+
+/// A VIP's writer (kube-vip's loop) as the kernel shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriterStatus {
+    /// `alive`, `silent` (no re-assertion for `writer_silent_ticks` of its
+    /// ticks) or `unknown` (no cadence known: never guessed).
+    pub state: String,
+    /// When it last wrote the route (RFC 3339, UTC), if seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<String>,
+    /// Its tick, configured or learned, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cadence_ms: Option<u64>,
 }
 
 /// One peer of one VIP.
@@ -286,6 +308,7 @@ pub fn document(
     not_ready: Option<String>,
 ) -> StatusDoc {
     let ready = state.ready();
+    let node = state.config.vantage == Vantage::Node;
     let kernel_seen = state.kernel_synced;
     let zebra_seen = state.zebra.is_some() && state.zebra_synced;
     let state_of = |c: Class| {
@@ -334,6 +357,28 @@ pub fn document(
                 last_action: v.heal().last_action.map(|a| a.name().to_string()),
                 last_result: v.heal().last_result.as_ref().map(ToString::to_string),
             },
+            address: (node && kernel_seen).then(|| {
+                match (
+                    state.addresses.contains(prefix),
+                    state.address_usable(prefix),
+                ) {
+                    (_, true) => "usable",
+                    (true, false) => "unusable",
+                    (false, false) => "missing",
+                }
+                .to_string()
+            }),
+            writer: node.then(|| {
+                let w = state.writers.get(&(*table, *prefix));
+                WriterStatus {
+                    state: w
+                        .map_or(WriterState::Unknown, |w| w.state(&state.config, now))
+                        .name()
+                        .to_string(),
+                    last: w.map(|w| rfc3339(zero_unix_ms + w.last_ms)),
+                    cadence_ms: w.and_then(|w| w.cadence(&state.config)),
+                }
+            }),
         })
         .collect();
     StatusDoc {
@@ -414,7 +459,7 @@ pub fn render_table(doc: &StatusDoc) -> String {
         doc.mode,
         readiness(doc)
     );
-    let rows: Vec<[String; 8]> = doc
+    let rows: Vec<[String; 10]> = doc
         .vips
         .iter()
         .map(|v| {
@@ -432,6 +477,10 @@ pub fn render_table(doc: &StatusDoc) -> String {
                     UNKNOWN.to_string()
                 },
                 count(v.ecmp_nexthops),
+                v.address.clone().unwrap_or_else(|| UNKNOWN.to_string()),
+                v.writer
+                    .as_ref()
+                    .map_or_else(|| UNKNOWN.to_string(), |w| w.state.clone()),
                 match (&v.heal.last_action, &v.heal.last_result) {
                     (Some(a), Some(r)) => format!("{a}: {r} ({} tries)", v.heal.attempts),
                     (None, Some(r)) => r.clone(),
@@ -448,6 +497,8 @@ pub fn render_table(doc: &StatusDoc) -> String {
         "ZEBRA",
         "SENT/PEERS",
         "ECMP",
+        "ADDRESS",
+        "WRITER",
         "HEAL",
     ];
     out += &columns(&head, &rows);

@@ -44,6 +44,19 @@ pub struct Args {
     /// Allow heal actions that remove and re-add the VIP's local address.
     #[arg(long)]
     heal_addresses: bool,
+    /// A VIP needs its address on the node (any interface; on IPv6 not
+    /// tentative or dadfailed) to be served: advertised without it is
+    /// `blackhole`, and no heal re-advertises it [default: true].
+    #[arg(long, value_name = "BOOL")]
+    require_address: Option<bool>,
+    /// The writer (kube-vip) is `silent` after this many of its ticks
+    /// without re-asserting its route (1-100) [default: 3].
+    #[arg(long, value_name = "N")]
+    writer_silent_ticks: Option<u32>,
+    /// The writer's tick in milliseconds (100-600000); learned from its
+    /// re-assertions when unset.
+    #[arg(long, value_name = "MS")]
+    writer_interval_ms: Option<u64>,
     /// The node-wide ceiling on heal actions, actions a second (1-1000) [default: 100].
     #[arg(long, value_name = "N")]
     heal_rate: Option<u32>,
@@ -125,6 +138,9 @@ impl Args {
             record: self.record.clone(),
             grace_ms: self.grace_ms,
             heal_addresses: self.heal_addresses.then_some(true),
+            require_address: self.require_address,
+            writer_silent_ticks: self.writer_silent_ticks,
+            writer_interval_ms: self.writer_interval_ms,
             heal_rate: self.heal_rate,
             heal_burst: self.heal_burst,
             forget_after_secs: self.forget_after_secs,

@@ -38,13 +38,15 @@ pub fn kernel(ev: &KernelEvent) -> Vec<Event> {
             table: route.table,
             prefix: route.prefix,
         }],
-        KernelEvent::AddressAdded { prefix, .. } => vec![Event::KernelAddress {
+        KernelEvent::AddressAdded { prefix, usable, .. } => vec![Event::KernelAddress {
             prefix: *prefix,
             present: true,
+            usable: *usable,
         }],
         KernelEvent::AddressRemoved { prefix, .. } => vec![Event::KernelAddress {
             prefix: *prefix,
             present: false,
+            usable: false,
         }],
         KernelEvent::LinkUp { .. } | KernelEvent::LinkDown { .. } => vec![],
         KernelEvent::Resynced { routes, .. } => routes.iter().map(kernel_synced).collect(),
@@ -271,6 +273,7 @@ mod tests {
             ifindex: 1,
             prefix: p(VIP),
             len: 32,
+            usable: true,
         };
         let del = KernelEvent::AddressRemoved {
             ifindex: 1,
@@ -281,14 +284,16 @@ mod tests {
             kernel(&add),
             vec![Event::KernelAddress {
                 prefix: p(VIP),
-                present: true
+                present: true,
+                usable: true,
             }]
         );
         assert_eq!(
             kernel(&del),
             vec![Event::KernelAddress {
                 prefix: p(VIP),
-                present: false
+                present: false,
+                usable: false,
             }]
         );
         for link in [

@@ -174,5 +174,6 @@ fn lo_address(prefix: Prefix) -> Result<Address, KernelError> {
         ifindex,
         prefix: Prefix::host(prefix.addr()),
         len: prefix.prefix_len(),
+        usable: true,
     })
 }

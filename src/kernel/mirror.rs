@@ -318,16 +318,21 @@ impl Mirror {
                 }
             }
             Message::NewAddr(a) => {
+                // A flag change (duplicate address detection done or
+                // failed) is the same address with another usability.
+                self.addrs.remove(&a.with_usable(!a.usable));
                 if self.addrs.insert(a) {
                     out.events.push(KernelEvent::AddressAdded {
                         ifindex: a.ifindex,
                         prefix: a.prefix,
                         len: a.len,
+                        usable: a.usable,
                     });
                 }
             }
             Message::DelAddr(a) => {
-                if self.addrs.remove(&a) {
+                let known = self.addrs.remove(&a) | self.addrs.remove(&a.with_usable(!a.usable));
+                if known {
                     out.events.push(KernelEvent::AddressRemoved {
                         ifindex: a.ifindex,
                         prefix: a.prefix,
@@ -424,6 +429,7 @@ impl Mirror {
                 ifindex: a.ifindex,
                 prefix: a.prefix,
                 len: a.len,
+                usable: a.usable,
             });
         }
         next.reassertions = self.reassertions + reasserted;
@@ -929,6 +935,7 @@ mod tests {
             ifindex: 2,
             prefix: "10.0.0.1/32".parse().unwrap(),
             len: 24,
+            usable: true,
         };
         m.apply(Message::NewAddr(addr));
         let a = m.apply(Message::DelAddr(addr));
@@ -937,5 +944,36 @@ mod tests {
             &a.events[..],
             [KernelEvent::AddressRemoved { len: 24, .. }]
         ));
+    }
+
+    #[test]
+    fn an_address_whose_duplicate_detection_fails_is_one_address_turned_unusable() {
+        let mut m = Mirror::new([198]);
+        let ok = Address {
+            ifindex: 1,
+            prefix: "2001:db8::10/128".parse().unwrap(),
+            len: 128,
+            usable: false,
+        };
+        // tentative, then dadfailed (still unusable: no news), then usable.
+        let a = m.apply(Message::NewAddr(ok));
+        assert!(matches!(
+            &a.events[..],
+            [KernelEvent::AddressAdded { usable: false, .. }]
+        ));
+        assert!(m.apply(Message::NewAddr(ok)).events.is_empty());
+        let a = m.apply(Message::NewAddr(ok.with_usable(true)));
+        assert!(matches!(
+            &a.events[..],
+            [KernelEvent::AddressAdded { usable: true, .. }]
+        ));
+        assert_eq!(m.addresses().len(), 1, "one address, not two");
+        // Deleted with the other flags than the mirror holds: still gone.
+        let a = m.apply(Message::DelAddr(ok));
+        assert!(matches!(
+            &a.events[..],
+            [KernelEvent::AddressRemoved { .. }]
+        ));
+        assert!(m.addresses().is_empty());
     }
 }

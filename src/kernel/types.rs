@@ -179,6 +179,24 @@ pub struct Address {
     /// The interface prefix length it was assigned with (`/24` in
     /// `10.0.0.1/24`).
     pub len: u8,
+    /// The address can be used: neither `tentative` (IPv6 duplicate
+    /// address detection still running) nor `dadfailed` (another node
+    /// holds it). A VIP whose address is unusable cannot be served.
+    #[serde(default = "usable")]
+    pub usable: bool,
+}
+
+/// An address is usable unless its flags say otherwise.
+fn usable() -> bool {
+    true
+}
+
+impl Address {
+    /// The same address with the other usability: the one a flag change
+    /// replaces.
+    pub fn with_usable(self, usable: bool) -> Address {
+        Address { usable, ..self }
+    }
 }
 
 /// A nexthop object (`RTM_NEWNEXTHOP`), kept so that a route with
@@ -303,7 +321,8 @@ pub enum KernelEvent {
         /// The route, with its new realm.
         route: Route,
     },
-    /// An address was added.
+    /// An address was added, or its usability changed (IPv6 duplicate
+    /// address detection ended, or failed).
     AddressAdded {
         /// Interface index.
         ifindex: u32,
@@ -311,6 +330,9 @@ pub enum KernelEvent {
         prefix: Prefix,
         /// The length it was assigned with.
         len: u8,
+        /// Neither `tentative` nor `dadfailed`.
+        #[serde(default = "usable")]
+        usable: bool,
     },
     /// An address was removed.
     AddressRemoved {

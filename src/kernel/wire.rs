@@ -413,6 +413,12 @@ pub fn decode_link(p: &[u8]) -> Result<Link, WireError> {
 
 const IFA_ADDRESS: u16 = 1;
 const IFA_LOCAL: u16 = 2;
+/// The address's flags in 32 bits (the header's `ifa_flags` holds the low 8).
+const IFA_FLAGS: u16 = 8;
+/// Duplicate address detection failed: another node holds the address.
+pub const IFA_F_DADFAILED: u32 = 0x08;
+/// Duplicate address detection has not finished: not usable yet.
+pub const IFA_F_TENTATIVE: u32 = 0x40;
 
 /// Decode an ifaddrmsg payload; `None` for families other than IPv4/IPv6.
 pub fn decode_addr(p: &[u8]) -> Result<Option<Address>, WireError> {
@@ -428,6 +434,7 @@ pub fn decode_addr(p: &[u8]) -> Result<Option<Address>, WireError> {
         return Ok(None);
     }
     let len = p[1];
+    let mut flags = u32::from(p[2]);
     let ifindex = u32_at(p, 4);
     let mut address = None;
     let mut local = None;
@@ -436,6 +443,7 @@ pub fn decode_addr(p: &[u8]) -> Result<Option<Address>, WireError> {
         match ty {
             IFA_ADDRESS => address = Some(ip(family, v, t, "IFA_ADDRESS")?),
             IFA_LOCAL => local = Some(ip(family, v, t, "IFA_LOCAL")?),
+            IFA_FLAGS if v.len() >= 4 => flags = u32_at(v, 0),
             _ => {}
         }
     }
@@ -447,6 +455,7 @@ pub fn decode_addr(p: &[u8]) -> Result<Option<Address>, WireError> {
         ifindex,
         prefix: Prefix::host(addr),
         len,
+        usable: flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED) == 0,
     }))
 }
 
@@ -543,6 +552,14 @@ pub fn encode_addr(a: &Address) -> Vec<u8> {
     b.extend_from_slice(&a.ifindex.to_ne_bytes());
     put_attr(&mut b, IFA_LOCAL, &ip_bytes(addr));
     put_attr(&mut b, IFA_ADDRESS, &ip_bytes(addr));
+    if !a.usable {
+        // Only the tests encode an unusable address (a decoder's input).
+        put_attr(
+            &mut b,
+            IFA_FLAGS,
+            &(IFA_F_TENTATIVE | IFA_F_DADFAILED).to_ne_bytes(),
+        );
+    }
     b
 }
 
@@ -818,8 +835,15 @@ mod tests {
             ifindex: 3,
             prefix: "2001:db8::10/128".parse().unwrap(),
             len: 64,
+            usable: true,
         };
         assert_eq!(decode_addr(&encode_addr(&a)).unwrap(), Some(a));
+        let failed = a.with_usable(false);
+        assert_eq!(decode_addr(&encode_addr(&failed)).unwrap(), Some(failed));
+        // The header's 8 bits alone: tentative.
+        let mut b = encode_addr(&a);
+        b[2] = IFA_F_TENTATIVE as u8;
+        assert_eq!(decode_addr(&b).unwrap(), Some(failed));
     }
 
     #[test]

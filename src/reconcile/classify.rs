@@ -10,13 +10,40 @@
 //! `heal`'s. The policy is evaluated only for a VIP bgpd does not send: a
 //! healthy table costs no evaluation.
 
-use std::collections::BTreeSet;
-
 use super::vocab::{Class, Vip};
 use crate::model::intent::{Intent, Verdict};
 use crate::model::{PeerView, Prefix, TableId};
 
+/// What the node itself says of a VIP beside the routing views: its
+/// address and its writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Local {
+    /// A local address equals the VIP (on any interface, usable or not).
+    pub has_address: bool,
+    /// The node can serve the VIP as far as its address goes
+    /// ([`State::servable`](super::State::servable)).
+    pub servable: bool,
+    /// The VIP's writer went silent.
+    pub writer_silent: bool,
+}
+
+impl Local {
+    /// No address, none required, no writer known.
+    pub const NONE: Local = Local {
+        has_address: false,
+        servable: true,
+        writer_silent: false,
+    };
+}
+
 /// The instantaneous class of one VIP from the joined views.
+///
+/// Precedence, once the kernel holds the route: a VIP bgpd sends while
+/// its address is missing or unusable is `blackhole` (the traffic comes
+/// and is dropped), one it sends while its writer is silent `orphaned`;
+/// an unservable VIP bgpd does not send is `withdrawn`, whatever zebra
+/// holds (nothing must re-advertise it). The drain, decided before this,
+/// wins over all of them.
 ///
 /// "zebra has it" is either view: the ZAPI stream (what zebra redistributes)
 /// or zebra's own table (vty). They differ exactly in the FRR bugs: before
@@ -28,7 +55,7 @@ pub fn classify(
     vip: &Vip,
     table: TableId,
     prefix: &Prefix,
-    addresses: &BTreeSet<Prefix>,
+    local: Local,
     peers: &[PeerView],
     intent: Option<&Intent>,
 ) -> Class {
@@ -42,6 +69,9 @@ pub fn classify(
     match (vip.in_kernel(), zebra_has) {
         (false, false) if !sent => Class::Withdrawn,
         (false, _) => Class::ZebraStale,
+        (true, _) if sent && !local.servable => Class::Blackhole,
+        (true, _) if !local.servable => Class::Withdrawn,
+        (true, _) if sent && local.writer_silent => Class::Orphaned,
         (true, _) if !sent && matches!(redistributed(), Some(None)) => Class::Unconfigured,
         (true, false) => Class::KernelOnly,
         (true, true) if established().next().is_none() => Class::NoPeer,
@@ -49,7 +79,7 @@ pub fn classify(
         (true, true) if denied(intent, redistributed(), prefix, peers) => Class::Filtered,
         // In zebra's table, not redistributed, and a local address of the
         // same prefix: the connected route wins the selection.
-        (true, true) if !vip.zebra && addresses.contains(prefix) => Class::Shadowed,
+        (true, true) if !vip.zebra && local.has_address => Class::Shadowed,
         (true, true) => Class::NotRedistributed,
     }
 }
@@ -127,7 +157,7 @@ route-map RM deny 20\nexit\n";
     }
 
     fn class(v: &Vip, prefix: Prefix, peers: &[PeerView], intent: Option<&Intent>) -> Class {
-        classify(v, T, &prefix, &BTreeSet::new(), peers, intent)
+        classify(v, T, &prefix, Local::NONE, peers, intent)
     }
 
     #[test]
@@ -172,15 +202,18 @@ route-map RM deny 20\nexit\n";
         v.zebra_table = Some(true);
         let peers = [peer(&[])];
         assert_eq!(class(&v, vip(), &peers, None), Class::NotRedistributed);
-        let addresses = BTreeSet::from([vip()]);
+        let addresses = Local {
+            has_address: true,
+            ..Local::NONE
+        };
         assert_eq!(
-            classify(&v, T, &vip(), &addresses, &peers, None),
+            classify(&v, T, &vip(), addresses, &peers, None),
             Class::Shadowed
         );
         // Redistributed on ZAPI: the address is not what keeps it back.
         v.zebra = true;
         assert_eq!(
-            classify(&v, T, &vip(), &addresses, &peers, None),
+            classify(&v, T, &vip(), addresses, &peers, None),
             Class::NotRedistributed
         );
     }

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::classify::classify;
+use super::classify::{Local, classify};
 use super::drain;
 use super::fast_path::fast_relearn;
 use super::forget::forget;
@@ -50,14 +50,12 @@ pub(super) fn evaluate(
         // (or is about to: its drain is recorded, bgpd is being told).
         Class::Drained
     } else {
-        classify(
-            v,
-            key.0,
-            &key.1,
-            &state.addresses,
-            &state.peers,
-            state.intent.as_ref(),
-        )
+        let local = Local {
+            has_address: state.addresses.contains(&key.1),
+            servable: state.servable(&key.1),
+            writer_silent: state.writer_silent(&key, now),
+        };
+        classify(v, key.0, &key.1, local, &state.peers, state.intent.as_ref())
     };
     let grace = grace_of(&state.config, observed, v.zebra);
     // The router polls nothing: its kernel view is the whole truth.

@@ -65,7 +65,10 @@ pub(super) fn fast_reimport(
     let Some((release, table_mode)) = fast_paths_on(state) else {
         return;
     };
-    if table_mode != TableMode::ImportTable || release >= TABLE_DIRECT_SINCE {
+    if table_mode != TableMode::ImportTable
+        || release >= TABLE_DIRECT_SINCE
+        || !state.servable(&key.1)
+    {
         return;
     }
     let has_addr = state.addresses.contains(&key.1);
@@ -187,6 +190,8 @@ pub(super) fn fast_relearn(
     };
     let has_addr = state.addresses.contains(&key.1);
     let allow_addr = state.config.heal_addresses;
+    // Never re-advertise what the node cannot serve.
+    let servable = state.servable(&key.1);
     let Some(v) = state.vips.get_mut(&key) else {
         return;
     };
@@ -194,7 +199,7 @@ pub(super) fn fast_relearn(
         Some(due) if now >= due => v.cold_mut().fast_due = None,
         _ => return,
     }
-    if !v.in_kernel() || v.zebra || v.zebra_table == Some(true) || v.heal().in_flight {
+    if !servable || !v.in_kernel() || v.zebra || v.zebra_table == Some(true) || v.heal().in_flight {
         return;
     }
     let Some(action) = heal_policy(Class::KernelOnly, release, table_mode, has_addr, allow_addr)

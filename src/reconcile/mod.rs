@@ -76,13 +76,13 @@ mod policy;
 mod step;
 mod vocab;
 
-pub use classify::{classify, filtered_by};
+pub use classify::{Local, classify, filtered_by};
 pub use drain::{DRAIN_SETTLE_MS, DrainFile, DrainTrack, REAPPLY_RETRY_MS, Reapply};
 pub use policy::{HealAction, heal_policy};
 pub use step::step;
 pub use vocab::{
     Action, Ceiling, Class, Config, DEFAULT_HEAL_BURST, DEFAULT_HEAL_RATE_PER_S, Event, HealResult,
-    HealState, KernelEntry, KernelFacts, Millis, State, Vip,
+    HealState, KernelEntry, KernelFacts, Millis, State, Vip, Writer, WriterState,
 };
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use super::evaluate::{evaluate, note_sent};
 use super::fast_path::{address_after_route, fast_reimport, route_after_address};
 use super::heal::{on_heal_done, triggered};
 use super::merge::merge_vips;
-use super::vocab::{Action, Event, KernelEntry, KernelFacts, Millis, Stamp, State, Vip};
+use super::vocab::{Action, Class, Event, KernelEntry, KernelFacts, Millis, Stamp, State, Vip};
 use crate::model::intent::Intent;
 use crate::model::{Prefix, PrefixSet, TableId, Vantage};
 
@@ -51,7 +51,11 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
         Event::KernelReasserted { table, prefix } => {
             on_kernel_reasserted(state, (table, prefix), now)
         }
-        Event::KernelAddress { prefix, present } => on_kernel_address(state, prefix, present, now),
+        Event::KernelAddress {
+            prefix,
+            present,
+            usable,
+        } => on_kernel_address(state, prefix, (present, usable), now),
         Event::ZebraUp {
             release,
             table_mode,
@@ -176,11 +180,29 @@ fn on_kernel_route(
     v.set_kernel(route);
     if present {
         triggered(state, key, now);
+    } else {
+        // The writer withdrew (or someone deleted the route): its next add
+        // starts a new cadence.
+        state.writers.remove(&key);
     }
     if added {
+        writer_beat(state, key, now);
         route_after_address(state, key, now);
     }
     Next::touching(Scope::One(table, prefix))
+}
+
+/// A write of the VIP's writer (its add, or a realm-only re-assertion):
+/// a beat of its heartbeat; the VIP is re-evaluated when the writer would
+/// turn silent. True when the writer was silent until this beat.
+fn writer_beat(state: &mut State, key: (TableId, Prefix), now: Millis) -> bool {
+    let was_silent = state.writer_silent(&key, now);
+    let w = state.writers.entry(key).or_default();
+    w.beat(now);
+    if let Some(at) = w.silent_at(&state.config) {
+        state.wakeups.insert(at, key);
+    }
+    was_silent
 }
 
 /// The kernel's whole table, after a dump.
@@ -215,6 +237,10 @@ fn on_kernel_synced(state: &mut State, routes: Vec<KernelEntry>, now: Millis) ->
         },
     );
     state.kernel_synced = true;
+    let vips = &state.vips;
+    state
+        .writers
+        .retain(|k, _| vips.get(k).is_some_and(Vip::in_kernel));
     Next::touching(Scope::All)
 }
 
@@ -222,9 +248,12 @@ fn on_kernel_synced(state: &mut State, routes: Vec<KernelEntry>, now: Millis) ->
 fn on_kernel_reasserted(state: &mut State, key: (TableId, Prefix), now: Millis) -> Option<Next> {
     let v = state.vips.get_mut(&key)?;
     v.reasserted();
+    let orphaned = v.state == Class::Orphaned || v.observed == Class::Orphaned;
+    let resumed = writer_beat(state, key, now) || orphaned;
     // A beat on a VIP in drift re-arms its heal (the drift may be
-    // this beat's doing); on a consistent VIP it is only remembered.
-    if !triggered(state, key, now) {
+    // this beat's doing); on a consistent VIP it is only remembered,
+    // unless its writer was silent until now.
+    if !triggered(state, key, now) && !resumed {
         return None;
     }
     Some(Next {
@@ -233,18 +262,25 @@ fn on_kernel_reasserted(state: &mut State, key: (TableId, Prefix), now: Millis) 
     })
 }
 
-/// The VIP's address came or went on the node.
+/// The VIP's address came, went, or changed its usability on the node.
 fn on_kernel_address(
     state: &mut State,
     prefix: Prefix,
-    present: bool,
+    (present, usable): (bool, bool),
     now: Millis,
 ) -> Option<Next> {
     if present {
-        state.addresses.insert(prefix);
-        address_after_route(state, prefix, now);
+        if usable {
+            state.unusable.remove(&prefix);
+        } else {
+            state.unusable.insert(prefix);
+        }
+        if state.addresses.insert(prefix) {
+            address_after_route(state, prefix, now);
+        }
     } else {
         state.addresses.remove(&prefix);
+        state.unusable.remove(&prefix);
     }
     Some(Next {
         scope: Scope::Prefix(prefix),

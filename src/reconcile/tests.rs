@@ -423,8 +423,11 @@ fn a_drained_node_is_drained_not_drifting_and_never_healed() {
         // A repeated drain is no event at all.
         assert!(drain(&mut s, 61_000, true).is_empty());
         // Undrained: back to advertised once bgpd sends it, no drift between.
+        // (The writer beats on: silent, its advertised VIP would be
+        // orphaned.)
         zebra(&mut s, 61_000, true);
         let mut back = drain(&mut s, 62_000, false);
+        beat(&mut s, 62_050);
         back.extend(bgp(&mut s, 62_100, true));
         assert_eq!(state_of(&s), Class::Advertised);
         assert!(back.contains(&Action::StateChanged {
@@ -581,6 +584,7 @@ fn a_look_alike_withdrawal_takes_no_action_at_once_elsewhere() {
         Event::KernelAddress {
             prefix: vip(),
             present: true,
+            usable: true,
         },
         900,
     );
@@ -700,6 +704,7 @@ fn address(s: &mut State, at: Millis, present: bool) -> Vec<Action> {
         Event::KernelAddress {
             prefix: vip(),
             present,
+            usable: present,
         },
         at,
     )
@@ -1061,4 +1066,208 @@ fn last_result(s: &State) -> Option<&'static str> {
         .last_result
         .as_ref()
         .map(HealResult::name)
+}
+
+/// The VIP's address appears usable (`Some(true)`), unusable (`Some(false)`:
+/// IPv6 `tentative` or `dadfailed`) or goes (`None`), at `at`.
+fn address_flags(s: &mut State, at: Millis, usable: Option<bool>) -> Vec<Action> {
+    step(
+        s,
+        Event::KernelAddress {
+            prefix: vip(),
+            present: usable.is_some(),
+            usable: usable.unwrap_or(false),
+        },
+        at,
+    )
+}
+
+/// The core with `require_address` on, as the daemon runs by default.
+fn address_required() -> Config {
+    Config {
+        require_address: true,
+        ..half_second()
+    }
+}
+
+/// Ticks every 100 ms from `from` to `to`, with a bgpd view each time
+/// (sent or not): the core's wake-ups and polls, all answered.
+fn run_polled(s: &mut State, from: Millis, to: Millis, sent: bool) -> Vec<Action> {
+    let mut all = Vec::new();
+    for t in (from..=to).step_by(100) {
+        all.extend(step(s, Event::Tick, t));
+        all.extend(bgp(s, t + 1, sent));
+    }
+    all
+}
+
+#[test]
+fn advertised_without_its_address_is_a_blackhole_never_healed() {
+    for rel in [release(8, 4), release(10, 7)] {
+        let mode = if rel < release(10, 0) {
+            TableMode::ImportTable
+        } else {
+            TableMode::TableDirect
+        };
+        let mut s = ready(address_required(), rel, mode);
+        address_flags(&mut s, 0, Some(true));
+        converge(&mut s, 100);
+        run_polled(&mut s, 200, 1_000, true);
+        assert_eq!(state_of(&s), Class::Advertised, "{rel}");
+        // A restarted kube-vip with its backend unhealthy: the address goes,
+        // the route stays and bgpd still sends it.
+        let mut all = address_flags(&mut s, 2_000, None);
+        all.extend(run_polled(&mut s, 2_000, 4_000, true));
+        assert_eq!(state_of(&s), Class::Blackhole, "{rel}: {all:?}");
+        assert!(Class::Blackhole.is_drift());
+        assert!(
+            heals(&all).is_empty(),
+            "{rel}: no heal for a blackhole: {all:?}"
+        );
+        // The address back: advertised again, the drift ended.
+        let mut back = address_flags(&mut s, 5_000, Some(true));
+        back.extend(run_polled(&mut s, 5_000, 6_000, true));
+        assert_eq!(state_of(&s), Class::Advertised, "{rel}: {back:?}");
+        assert!(back.iter().any(|a| matches!(
+            a,
+            Action::StateChanged {
+                from: Class::Blackhole,
+                to: Class::Advertised,
+                drift_ms: Some(_),
+                ..
+            }
+        )));
+    }
+}
+
+#[test]
+fn a_route_left_without_its_address_is_withdrawn_and_no_heal_re_advertises_it() {
+    // Measured on 10.7: the address removed, the route left; zebra drops
+    // the import. Before, repair mode toggled the realm and rebuilt the
+    // black hole. Now: withdrawn (the node cannot serve it), no action,
+    // neither graced nor fast.
+    let mut s = ready(address_required(), release(10, 7), TableMode::TableDirect);
+    address_flags(&mut s, 0, Some(true));
+    converge(&mut s, 100);
+    run_polled(&mut s, 200, 1_000, true);
+    let mut all = address_flags(&mut s, 2_000, None);
+    all.extend(zebra(&mut s, 2_012, false));
+    all.extend(run_polled(&mut s, 2_100, 10_000, false));
+    assert_eq!(state_of(&s), Class::Withdrawn, "{all:?}");
+    assert!(heals(&all).is_empty(), "{all:?}");
+    // The same with the address not required: kernel_only, healed.
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    address_flags(&mut s, 0, Some(true));
+    converge(&mut s, 100);
+    run_polled(&mut s, 200, 1_000, true);
+    let mut all = address_flags(&mut s, 2_000, None);
+    all.extend(zebra(&mut s, 2_012, false));
+    all.extend(run_polled(&mut s, 2_100, 4_000, false));
+    assert_eq!(
+        heals(&all).first(),
+        Some(&HealAction::RealmToggle),
+        "{all:?}"
+    );
+}
+
+#[test]
+fn an_unusable_address_is_no_address() {
+    // IPv6's dadfailed (or tentative): present, unusable.
+    let mut s = ready(address_required(), release(10, 7), TableMode::TableDirect);
+    address_flags(&mut s, 0, Some(false));
+    converge(&mut s, 100);
+    let all = run_polled(&mut s, 200, 2_000, true);
+    assert_eq!(state_of(&s), Class::Blackhole, "{all:?}");
+    assert!(s.addresses.contains(&vip()) && !s.address_usable(&vip()));
+    // Duplicate detection done: usable.
+    address_flags(&mut s, 3_000, Some(true));
+    run_polled(&mut s, 3_000, 4_000, true);
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(s.unusable.is_empty());
+}
+
+#[test]
+fn a_writer_that_stops_beating_orphans_its_advertised_vip() {
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    converge(&mut s, 100);
+    let key = (T, vip());
+    // One beat a second: the cadence is learned after three beats (the
+    // route's add is the first).
+    beat(&mut s, 1_000);
+    run_polled(&mut s, 1_000, 1_900, true);
+    assert_eq!(
+        s.writers[&key].state(&s.config, 1_900),
+        WriterState::Unknown,
+        "two beats are no cadence"
+    );
+    beat(&mut s, 2_000);
+    run_polled(&mut s, 2_000, 2_900, true);
+    let mut all = Vec::new();
+    for t in (3_000..=6_000).step_by(1_000) {
+        all.extend(beat(&mut s, t));
+        all.extend(run_polled(&mut s, t, t + 900, true));
+    }
+    assert_eq!(s.writers[&key].cadence(&s.config), Some(1_000));
+    assert_eq!(state_of(&s), Class::Advertised, "{all:?}");
+    // SIGKILL after the beat at 6 000: silent from 9 001 (three ticks).
+    let all = run_polled(&mut s, 7_000, 12_000, true);
+    assert_eq!(
+        s.writers[&key].state(&s.config, 12_000),
+        WriterState::Silent
+    );
+    assert_eq!(state_of(&s), Class::Orphaned, "{all:?}");
+    assert!(all.iter().any(|a| matches!(a, Action::WakeAt { at: 9_001 })
+        || matches!(
+            a,
+            Action::StateChanged {
+                to: Class::Orphaned,
+                ..
+            }
+        )));
+    assert!(heals(&all).is_empty(), "orphaned is reported, not healed");
+    // The writer is back (a restart): its first beat ends the orphan.
+    let mut back = beat(&mut s, 13_000);
+    back.extend(run_polled(&mut s, 13_000, 14_000, true));
+    assert_eq!(state_of(&s), Class::Advertised, "{back:?}");
+    // A route deleted by its writer forgets the cadence.
+    kernel(&mut s, 15_000, false);
+    assert!(!s.writers.contains_key(&key));
+}
+
+#[test]
+fn a_writer_never_seen_beating_is_unknown_and_never_orphans() {
+    // An older kube-vip, a static route: added once, never re-asserted.
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    converge(&mut s, 100);
+    run_polled(&mut s, 200, 60_000, true);
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert_eq!(
+        s.writers[&(T, vip())].state(&s.config, 60_000),
+        WriterState::Unknown
+    );
+    // Configured, the cadence is not guessed but given: silent after 3 ticks.
+    let mut s = ready(
+        Config {
+            writer_interval_ms: Some(5_000),
+            ..half_second()
+        },
+        release(10, 7),
+        TableMode::TableDirect,
+    );
+    converge(&mut s, 100);
+    run_polled(&mut s, 200, 15_000, true);
+    assert_eq!(state_of(&s), Class::Advertised);
+    run_polled(&mut s, 15_100, 16_000, true);
+    assert_eq!(state_of(&s), Class::Orphaned);
+}
+
+#[test]
+fn the_drain_wins_over_a_blackhole_and_an_orphan() {
+    let mut s = ready(address_required(), release(10, 7), TableMode::TableDirect);
+    converge(&mut s, 100);
+    run_polled(&mut s, 200, 1_000, true);
+    assert_eq!(state_of(&s), Class::Blackhole);
+    drain(&mut s, 2_000, true);
+    run_polled(&mut s, 2_000, 3_000, false);
+    assert_eq!(state_of(&s), Class::Drained);
 }

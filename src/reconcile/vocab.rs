@@ -66,12 +66,17 @@ pub enum Event {
         /// The route's destination.
         prefix: Prefix,
     },
-    /// A local address equal to `prefix` appeared or went.
+    /// A local address equal to `prefix` appeared, went, or changed its
+    /// usability.
     KernelAddress {
         /// The address as a host prefix.
         prefix: Prefix,
         /// It appeared (`true`) or went.
         present: bool,
+        /// Present and neither `tentative` nor `dadfailed` (recordings
+        /// made before the flags were read have no field: usable).
+        #[serde(default = "yes")]
+        usable: bool,
     },
     /// The ZAPI session is up and subscribed.
     ZebraUp {
@@ -246,11 +251,21 @@ pub enum Class {
     /// advertises nothing. Report-only: neither consistent nor a drift
     /// ribbridge can heal; a person must restore the configuration.
     Unconfigured,
+    /// Advertised, yet the node cannot serve it: the VIP's address is
+    /// missing from every interface, or unusable (IPv6 `tentative` or
+    /// `dadfailed`), while `require_address` holds. The router sends this
+    /// node its share of the traffic and the node drops it. A drift no
+    /// heal re-advertises: report-only.
+    Blackhole,
+    /// Advertised, and the writer (kube-vip) that re-asserts the route
+    /// every tick went silent: nobody is left to withdraw it when the
+    /// backend fails. A drift ribbridge reports and does not heal.
+    Orphaned,
 }
 
 impl Class {
     /// Every class, in the order metrics list them.
-    pub const ALL: [Class; 10] = [
+    pub const ALL: [Class; 12] = [
         Class::Advertised,
         Class::Withdrawn,
         Class::KernelOnly,
@@ -261,6 +276,8 @@ impl Class {
         Class::Drained,
         Class::Filtered,
         Class::Unconfigured,
+        Class::Blackhole,
+        Class::Orphaned,
     ];
 
     /// The snake_case name.
@@ -276,6 +293,8 @@ impl Class {
             Class::Drained => "drained",
             Class::Filtered => "filtered",
             Class::Unconfigured => "unconfigured",
+            Class::Blackhole => "blackhole",
+            Class::Orphaned => "orphaned",
         }
     }
 
@@ -352,6 +371,27 @@ pub struct Config {
     /// the configuration (a reload's transient is not reported).
     #[serde(default = "default_intent_confirm")]
     pub intent_confirm_ms: Millis,
+    /// A VIP needs its address (on any interface, usable) to be served:
+    /// advertised without it is `blackhole`, and no heal re-advertises it.
+    /// kube-vip always adds the address. Off in recordings made before it
+    /// existed; the daemon's setting defaults to on.
+    #[serde(default)]
+    pub require_address: bool,
+    /// The writer is `silent` after this many of its ticks without a
+    /// re-assertion.
+    #[serde(default = "default_writer_silent_ticks")]
+    pub writer_silent_ticks: u32,
+    /// The writer's tick, when configured (None: learned from its beats).
+    #[serde(default)]
+    pub writer_interval_ms: Option<Millis>,
+}
+
+fn default_writer_silent_ticks() -> u32 {
+    3
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// bgpd answers zebra's change ~100 ms later (a table change reaches the
@@ -387,6 +427,90 @@ impl Default for Config {
             heal_burst: default_heal_burst(),
             forget_after_ms: default_forget_after(),
             intent_confirm_ms: default_intent_confirm(),
+            require_address: false,
+            writer_silent_ticks: default_writer_silent_ticks(),
+            writer_interval_ms: None,
+        }
+    }
+}
+
+/// A VIP's writer (kube-vip's routing-table loop) as the kernel shows it:
+/// one realm-toggling replace per healthy tick (kube-vip >= 1.2.2), and
+/// the route's add. Kept only for VIPs whose route was written while the
+/// daemon watched; cleared when the route goes (a writer that withdrew
+/// is not silent, and a new add starts a new cadence).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Writer {
+    /// When the last beat came.
+    pub last_ms: Millis,
+    /// Beats seen since the route was added (or first seen).
+    pub beats: u64,
+    /// The last intervals between beats, newest first (0: not yet seen).
+    intervals: [Millis; WRITER_INTERVALS],
+}
+
+/// How many intervals the learned cadence looks at: the longest of them
+/// (a slow backend check delays a tick) is the cadence.
+const WRITER_INTERVALS: usize = 4;
+
+/// What the core can say of a writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriterState {
+    /// Re-asserted within its silence limit.
+    Alive,
+    /// No re-assertion for `writer_silent_ticks` of its ticks.
+    Silent,
+    /// No cadence known: fewer than three beats seen and none configured
+    /// (an older kube-vip that never re-asserts, a static route). Never
+    /// guessed.
+    Unknown,
+}
+
+impl WriterState {
+    /// The snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            WriterState::Alive => "alive",
+            WriterState::Silent => "silent",
+            WriterState::Unknown => "unknown",
+        }
+    }
+}
+
+impl Writer {
+    /// A beat at `now`.
+    pub(super) fn beat(&mut self, now: Millis) {
+        if self.beats > 0 {
+            self.intervals.rotate_right(1);
+            self.intervals[0] = now.saturating_sub(self.last_ms).max(1);
+        }
+        self.last_ms = now;
+        self.beats = self.beats.saturating_add(1);
+    }
+
+    /// The writer's tick: the configured one, or the longest of the last
+    /// intervals once two are known.
+    pub fn cadence(&self, config: &Config) -> Option<Millis> {
+        config.writer_interval_ms.or_else(|| {
+            let known = self.intervals.iter().filter(|i| **i > 0).count();
+            (known >= 2).then(|| self.intervals.iter().copied().max().unwrap_or(0))
+        })
+    }
+
+    /// When the writer turns silent (None: no cadence known).
+    pub fn silent_at(&self, config: &Config) -> Option<Millis> {
+        self.cadence(config).map(|c| {
+            self.last_ms + c.saturating_mul(Millis::from(config.writer_silent_ticks.max(1))) + 1
+        })
+    }
+
+    /// Alive, silent or unknown at `now`.
+    pub fn state(&self, config: &Config, now: Millis) -> WriterState {
+        match self.silent_at(config) {
+            None => WriterState::Unknown,
+            Some(at) if now >= at => WriterState::Silent,
+            Some(_) => WriterState::Alive,
         }
     }
 }
@@ -832,8 +956,15 @@ pub struct State {
     pub config: Config,
     /// VIPs by (table, prefix).
     pub vips: BTreeMap<(TableId, Prefix), Vip>,
-    /// Local host addresses (for shadowing).
+    /// Local host addresses (for shadowing, and a VIP's own).
     pub addresses: BTreeSet<Prefix>,
+    /// Those of `addresses` that cannot be used (IPv6 `tentative` or
+    /// `dadfailed`).
+    #[serde(default)]
+    pub unusable: BTreeSet<Prefix>,
+    /// The writers seen re-asserting a watched route, by VIP.
+    #[serde(skip)]
+    pub writers: BTreeMap<(TableId, Prefix), Writer>,
     /// The ZAPI session, when up.
     pub zebra: Option<(Release, TableMode)>,
     /// The ZAPI session has delivered its first complete view.
@@ -884,6 +1015,8 @@ impl State {
         let mut s = State {
             vips: BTreeMap::new(),
             addresses: BTreeSet::new(),
+            unusable: BTreeSet::new(),
+            writers: BTreeMap::new(),
             zebra: None,
             zebra_synced: false,
             kernel_synced: false,
@@ -948,6 +1081,25 @@ impl State {
 
     pub(super) fn is_watched(&self, table: TableId) -> bool {
         self.config.tables.contains(&table)
+    }
+
+    /// The VIP's address is on the node and usable.
+    pub fn address_usable(&self, prefix: &Prefix) -> bool {
+        self.addresses.contains(prefix) && !self.unusable.contains(prefix)
+    }
+
+    /// The node can serve the VIP as far as its address goes: the address
+    /// is usable, or not required. Nothing re-advertises a VIP that fails
+    /// this.
+    pub fn servable(&self, prefix: &Prefix) -> bool {
+        !self.config.require_address || self.address_usable(prefix)
+    }
+
+    /// The VIP's writer is silent at `now` (an unknown writer is not).
+    pub fn writer_silent(&self, key: &(TableId, Prefix), now: Millis) -> bool {
+        self.writers
+            .get(key)
+            .is_some_and(|w| w.state(&self.config, now) == WriterState::Silent)
     }
 }
 
