@@ -624,12 +624,13 @@ stop_all_procs() {
 
 cmd_kube_vip() { # NODE start|stop|kill PREFIX [OPTIONS]
     [[ $# -ge 3 ]] || usage_error kube-vip "kube-vip: NODE, start|stop|kill and PREFIX are required"
-    load_state
     local node op=$2 prefix=$3 key pidf logf pid
-    node=$(node_ns "$1" kube-vip)
-    shift 3
+    case $op in start | stop | kill) ;; *) usage_error kube-vip "kube-vip: '$op' is not start, stop or kill" ;; esac
     [[ $prefix =~ ^[0-9.]+/32$ || $prefix =~ ^[0-9a-fA-F:]+/128$ ]] \
         || usage_error kube-vip "kube-vip: '$prefix' is not a VIP like 192.0.2.10/32 or 2001:db8::10/128"
+    load_state
+    node=$(node_ns "$1" kube-vip)
+    shift 3
     key=$(prefix_key "$prefix")
     pidf=$WRITERS/$node/kube-vip-$key.pid logf=$WRITERS/$node/kube-vip-$key.log
     case $op in
@@ -659,16 +660,15 @@ cmd_kube_vip() { # NODE start|stop|kill PREFIX [OPTIONS]
             [[ $op == kill ]] && sig=KILL
             proc_stop "$pidf" lab-kube-vip.py "$sig" || die "kube-vip: $node runs no writer for $prefix"
             ;;
-        *) usage_error kube-vip "kube-vip: '$op' is not start, stop or kill" ;;
     esac
 }
 
 cmd_backend() { # NODE up|down|draining|slow
     [[ $# -eq 2 ]] || usage_error backend "backend: NODE and one of up, down, draining, slow are required"
-    load_state
     local node st=$2 dir pidf
-    node=$(node_ns "$1" backend)
     case $st in up | down | draining | slow) ;; *) usage_error backend "backend: '$st' is not up, down, draining or slow" ;; esac
+    load_state
+    node=$(node_ns "$1" backend)
     dir=$WRITERS/$node pidf=$WRITERS/$node/backend.pid
     mkdir -p "$dir"
     # The backend reads the file on every request: a rewrite is the change.
