@@ -64,7 +64,8 @@ usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
         bind-mounted into another release's root, as a hostPath outlives
         the pod
   lab.sh down
-        removes every namespace, daemon and file the lab made
+        removes every namespace, daemon, writer, backend and file the lab
+        made
   lab.sh status
         the release, the VIPs, and each namespace's release, profile,
         sockets and pids
@@ -81,6 +82,26 @@ usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
         kube-vip's delete: the route, then the address (if asked)
   lab.sh vip-reassert NODE PREFIX
         kube-vip's heartbeat: a replace of the route, realm 1 <-> 2
+  lab.sh kube-vip NODE start PREFIX [--health URL] [--interval S] [--timeout S] [--clean-table]
+        a kube-vip v1.2.3 (routing-table mode) for the VIP PREFIX, in the
+        background in NODE's namespace (scripts/lab-kube-vip.py): every
+        --interval seconds (default 5; the first one interval after start)
+        GET URL (healthy iff 200 within --timeout, default the interval; no
+        --health: always healthy); healthy: the address on lo if missing,
+        the route once, then a replace with the realm 1 <-> 2 on every
+        tick; unhealthy: the route (if this instance added it), then the
+        address, deleted; --clean-table: 10 s after start, delete every
+        other table-198 proto-248 route. Returns once it runs; its log is
+        /run/ribbridge-lab/writers/NODE/kube-vip-<prefix>.log
+  lab.sh kube-vip NODE stop|kill PREFIX
+        SIGTERM (stop) or SIGKILL (kill) that writer and wait until it is
+        gone; neither removes its route or address (kube-vip does not)
+  lab.sh backend NODE up|down|draining|slow
+        NODE's OpenShift router health endpoints on 127.0.0.1:1936
+        (scripts/lab-backend.py): up: /healthz and /healthz/ready 200;
+        draining: /healthz 200, /healthz/ready 503 "[-]process-running
+        failed: process is terminating"; slow: 200 after 10 s (past the
+        writer's timeout); down: the process stopped, connections refused
   lab.sh node-config NODE FILE
         restart NODE's FRR daemons with FILE as their frr.conf
   lab.sh reload NODE [FILE]
@@ -439,6 +460,8 @@ cmd_down() {
         source "$LAB_DIR/state"
         root=$FRR_ROOT
     fi
+    # The writers and backends first: their pid files are in $LAB_DIR.
+    stop_all_procs
     # Every rb-router / rb-nodeN namespace is ours, with or without state
     # (a crashed run leaves namespaces and no state).
     for ns in $(ip netns list | awk '{print $1}' | grep -E '^rb-(router|node[0-9]+)$' || true); do
@@ -464,6 +487,20 @@ cmd_status() {
     for ns in $(namespaces); do
         printf '%-10s FRR %s (%s)  sockets %s  pids %s\n' "$ns" "$(frr_of "$ns")" "$(profile_of "$ns")" \
             "$(sockdir "$ns")" "$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
+    done
+    local f pid st
+    for f in "$WRITERS"/*/kube-vip-*.pid "$WRITERS"/*/backend.pid; do
+        [[ -e $f ]] || continue
+        ns=$(basename "$(dirname "$f")")
+        if [[ $f == */backend.pid ]]; then
+            st="backend $(cat "$(dirname "$f")/backend.state" 2>/dev/null)"
+            pid=$(proc_pid "$f" lab-backend.py) || pid=gone
+        else
+            st="kube-vip $(basename "$f" .pid)"
+            st=${st/kube-vip-/}
+            pid=$(proc_pid "$f" lab-kube-vip.py) || pid=gone
+        fi
+        printf '%-10s %s  pid %s\n' "$ns" "$st" "$pid"
     done
 }
 
@@ -509,6 +546,141 @@ cmd_vip() { # add|del|reassert NODE PREFIX [--with-address]
             ;;
     esac
     return 0
+}
+
+# --- kube-vip and the router's health endpoints, as processes ---------------------
+
+# Background processes in a node's namespace, on the host's filesystem (not
+# in an FRR root): the lab writer (scripts/lab-kube-vip.py, one per node and
+# VIP) and the backend (scripts/lab-backend.py, one per node). Their pid,
+# log and state files are under $LAB_DIR/writers/NODE; `down` stops them.
+WRITERS=$LAB_DIR/writers
+PYTHON=/usr/bin/python3
+
+# The file name part of a PREFIX: 192.0.2.10/32 -> 192.0.2.10_32,
+# 2001:db8::10/128 -> 2001-db8--10_128.
+prefix_key() { local k=${1//\//_}; echo "${k//:/-}"; }
+
+# The pid in PIDFILE when that process is alive and runs SCRIPT; else fails.
+proc_pid() { # PIDFILE SCRIPT
+    local pid
+    pid=$(cat "$1" 2>/dev/null) || return 1
+    [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -F "$2" >/dev/null || return 1
+    echo "$pid"
+}
+
+# Start CMD in NODE's namespace in the background, its output appended to
+# LOG, its pid in PIDFILE; return once LOG has a new line matching READY
+# (the process's own "I run" line), fail if it exits first.
+proc_start() { # NODE PIDFILE LOG READY CMD...
+    local node=$1 pidf=$2 logf=$3 ready=$4 pid before deadline
+    shift 4
+    mkdir -p "$(dirname "$pidf")"
+    touch "$logf"
+    before=$(wc -l <"$logf")
+    # `ip netns exec` execs CMD: $! is CMD's pid. No descriptor of ours
+    # stays open in it (the scripts close what they inherit, the lab lock
+    # among them).
+    ip netns exec "$node" "$@" </dev/null >>"$logf" 2>&1 &
+    pid=$!
+    echo "$pid" >"$pidf"
+    deadline=$((SECONDS + 10))
+    until tail -n "+$((before + 1))" "$logf" | grep "$ready" >/dev/null; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            rm -f "$pidf"
+            die "$(basename "$pidf" .pid) of $node exited at start: $(tail -n "+$((before + 1))" "$logf" | tail -3)"
+        fi
+        ((SECONDS < deadline)) || die "$(basename "$pidf" .pid) of $node (pid $pid) not running after 10 s; see $logf"
+        sleep 0.05
+    done
+}
+
+# Send SIGNAL to the process of PIDFILE (running SCRIPT) and wait until it
+# is gone (SIGKILL after 10 s); remove PIDFILE. Fails when it is not running.
+proc_stop() { # PIDFILE SCRIPT SIGNAL
+    local pid deadline
+    pid=$(proc_pid "$1" "$2") || { rm -f "$1"; return 1; }
+    kill -s "$3" "$pid" 2>/dev/null || true
+    deadline=$((SECONDS + 10))
+    while kill -0 "$pid" 2>/dev/null; do
+        if ((SECONDS >= deadline)); then kill -s KILL "$pid" 2>/dev/null || true; fi
+        sleep 0.05
+    done
+    rm -f "$1"
+}
+
+# Stop every writer and backend of the lab (SIGTERM: neither cleans up).
+stop_all_procs() {
+    local f
+    for f in "$WRITERS"/*/kube-vip-*.pid; do
+        [[ -e $f ]] && { proc_stop "$f" lab-kube-vip.py TERM || true; }
+    done
+    for f in "$WRITERS"/*/backend.pid; do
+        [[ -e $f ]] && { proc_stop "$f" lab-backend.py TERM || true; }
+    done
+    return 0
+}
+
+cmd_kube_vip() { # NODE start|stop|kill PREFIX [OPTIONS]
+    [[ $# -ge 3 ]] || usage_error kube-vip "kube-vip: NODE, start|stop|kill and PREFIX are required"
+    local node op=$2 prefix=$3 key pidf logf pid
+    case $op in start | stop | kill) ;; *) usage_error kube-vip "kube-vip: '$op' is not start, stop or kill" ;; esac
+    [[ $prefix =~ ^[0-9.]+/32$ || $prefix =~ ^[0-9a-fA-F:]+/128$ ]] \
+        || usage_error kube-vip "kube-vip: '$prefix' is not a VIP like 192.0.2.10/32 or 2001:db8::10/128"
+    load_state
+    node=$(node_ns "$1" kube-vip)
+    shift 3
+    key=$(prefix_key "$prefix")
+    pidf=$WRITERS/$node/kube-vip-$key.pid logf=$WRITERS/$node/kube-vip-$key.log
+    case $op in
+        start)
+            local args=("$prefix")
+            while [[ $# -gt 0 ]]; do
+                case $1 in
+                    --health) args+=(--health "${2:?--health needs a URL}"); shift 2 ;;
+                    --interval | --timeout)
+                        [[ ${2:-} =~ ^[0-9]*\.?[0-9]+$ ]] || usage_error kube-vip "kube-vip: $1 needs seconds (like 5 or 0.5), got '${2:-}'"
+                        args+=("$1" "$2"); shift 2 ;;
+                    --clean-table) args+=(--clean-table); shift ;;
+                    *) usage_error kube-vip "kube-vip: unknown argument '$1'" ;;
+                esac
+            done
+            if pid=$(proc_pid "$pidf" lab-kube-vip.py); then
+                die "kube-vip: $node already runs a writer for $prefix (pid $pid); stop or kill it first"
+            fi
+            proc_start "$node" "$pidf" "$logf" "lab-kube-vip\[[0-9]*\]: started" \
+                "$PYTHON" "$REPO/scripts/lab-kube-vip.py" "${args[@]}" \
+                --table "$VIP_TABLE" --proto "$VIP_PROTO" --dev lo
+            log "kube-vip for $prefix runs in $node (pid $(cat "$pidf"), log $logf)"
+            ;;
+        stop | kill)
+            [[ $# -eq 0 ]] || usage_error kube-vip "kube-vip: $op takes no option, got '$1'"
+            local sig=TERM
+            [[ $op == kill ]] && sig=KILL
+            proc_stop "$pidf" lab-kube-vip.py "$sig" || die "kube-vip: $node runs no writer for $prefix"
+            ;;
+    esac
+}
+
+cmd_backend() { # NODE up|down|draining|slow
+    [[ $# -eq 2 ]] || usage_error backend "backend: NODE and one of up, down, draining, slow are required"
+    local node st=$2 dir pidf
+    case $st in up | down | draining | slow) ;; *) usage_error backend "backend: '$st' is not up, down, draining or slow" ;; esac
+    load_state
+    node=$(node_ns "$1" backend)
+    dir=$WRITERS/$node pidf=$WRITERS/$node/backend.pid
+    mkdir -p "$dir"
+    # The backend reads the file on every request: a rewrite is the change.
+    echo "$st" >"$dir/backend.state.tmp"
+    mv "$dir/backend.state.tmp" "$dir/backend.state"
+    if [[ $st == down ]]; then
+        proc_stop "$pidf" lab-backend.py TERM || true
+    elif ! proc_pid "$pidf" lab-backend.py >/dev/null; then
+        proc_start "$node" "$pidf" "$dir/backend.log" "lab-backend\[[0-9]*\]: listening" \
+            "$PYTHON" "$REPO/scripts/lab-backend.py" --port 1936 --state-file "$dir/backend.state"
+    fi
+    log "backend of $node: $st"
 }
 
 # --- a node's FRR with another configuration ------------------------------------
@@ -755,6 +927,8 @@ case $sub in
     vip-add) need_root; cmd_vip add "$@" ;;
     vip-del) need_root; cmd_vip del "$@" ;;
     vip-reassert) need_root; cmd_vip reassert "$@" ;;
+    kube-vip) need_root; cmd_kube_vip "$@" ;;
+    backend) need_root; cmd_backend "$@" ;;
     node-config) need_root; cmd_node_config "$@" ;;
     switch) need_root; cmd_switch "$@" ;;
     reload) need_root; cmd_reload "$@" ;;
