@@ -911,9 +911,10 @@ async fn paths_cell(lab_guard: &Lab, n: usize, mode: &str, secs: u64) -> Value {
             &format!("ip addr replace {VIP} dev lo && ip route add {ROUTE}"),
         ]);
     };
+    let args = ["--vip", VIP, "--mode", mode];
     let start = |what: &str| {
         eprintln!("== paths ({n} routes, {mode}): {what}");
-        Daemon::start(lab_guard, &["--vip", VIP, "--mode", mode], "info")
+        Daemon::start(lab_guard, &args, "info")
     };
     let ready = Duration::from_secs(180);
     let tail = "dev lo table 198 proto 248 scope global";

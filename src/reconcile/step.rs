@@ -186,15 +186,16 @@ fn on_kernel_route(
         state.writers.remove(&key);
     }
     if added {
-        writer_beat(state, key, now);
         route_after_address(state, key, now);
     }
     Next::touching(Scope::One(table, prefix))
 }
 
-/// A write of the VIP's writer (its add, or a realm-only re-assertion):
-/// a beat of its heartbeat; the VIP is re-evaluated when the writer would
-/// turn silent. True when the writer was silent until this beat.
+/// A realm-only re-assertion: a beat of the writer's heartbeat (a route's
+/// add is not one: a table of static routes, or 100 000 routes added by
+/// one batch, has no writer to keep); the VIP is re-evaluated when the
+/// writer would turn silent. True when the writer was silent until this
+/// beat.
 fn writer_beat(state: &mut State, key: (TableId, Prefix), now: Millis) -> bool {
     let was_silent = state.writer_silent(&key, now);
     let w = state.writers.entry(key).or_default();

@@ -1191,17 +1191,16 @@ fn a_writer_that_stops_beating_orphans_its_advertised_vip() {
     let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
     converge(&mut s, 100);
     let key = (T, vip());
-    // One beat a second: the cadence is learned after three beats (the
-    // route's add is the first).
-    beat(&mut s, 1_000);
-    run_polled(&mut s, 1_000, 1_900, true);
-    assert_eq!(
-        s.writers[&key].state(&s.config, 1_900),
-        WriterState::Unknown,
-        "two beats are no cadence"
-    );
-    beat(&mut s, 2_000);
-    run_polled(&mut s, 2_000, 2_900, true);
+    // One beat a second: the cadence is learned after three beats.
+    for t in [1_000, 2_000] {
+        beat(&mut s, t);
+        run_polled(&mut s, t, t + 900, true);
+        assert_eq!(
+            s.writers[&key].state(&s.config, t + 900),
+            WriterState::Unknown,
+            "two beats are no cadence"
+        );
+    }
     let mut all = Vec::new();
     for t in (3_000..=6_000).step_by(1_000) {
         all.extend(beat(&mut s, t));
@@ -1241,11 +1240,9 @@ fn a_writer_never_seen_beating_is_unknown_and_never_orphans() {
     converge(&mut s, 100);
     run_polled(&mut s, 200, 60_000, true);
     assert_eq!(state_of(&s), Class::Advertised);
-    assert_eq!(
-        s.writers[&(T, vip())].state(&s.config, 60_000),
-        WriterState::Unknown
-    );
-    // Configured, the cadence is not guessed but given: silent after 3 ticks.
+    assert!(s.writers.is_empty(), "an add is no beat");
+    // Configured, the cadence is not learned but given: silent 3 ticks
+    // after its one beat.
     let mut s = ready(
         Config {
             writer_interval_ms: Some(5_000),
@@ -1255,9 +1252,10 @@ fn a_writer_never_seen_beating_is_unknown_and_never_orphans() {
         TableMode::TableDirect,
     );
     converge(&mut s, 100);
-    run_polled(&mut s, 200, 15_000, true);
+    beat(&mut s, 1_000);
+    run_polled(&mut s, 200, 16_000, true);
     assert_eq!(state_of(&s), Class::Advertised);
-    run_polled(&mut s, 15_100, 16_000, true);
+    run_polled(&mut s, 16_100, 17_000, true);
     assert_eq!(state_of(&s), Class::Orphaned);
 }
 

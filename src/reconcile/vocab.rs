@@ -435,15 +435,16 @@ impl Default for Config {
 }
 
 /// A VIP's writer (kube-vip's routing-table loop) as the kernel shows it:
-/// one realm-toggling replace per healthy tick (kube-vip >= 1.2.2), and
-/// the route's add. Kept only for VIPs whose route was written while the
-/// daemon watched; cleared when the route goes (a writer that withdrew
-/// is not silent, and a new add starts a new cadence).
+/// one realm-toggling replace per healthy tick (kube-vip >= 1.2.2; on IPv6,
+/// which keeps no realm, every replace is announced all the same). Kept
+/// only for VIPs re-asserted while the daemon watched; cleared when the
+/// route goes (a writer that withdrew is not silent, and its next add
+/// starts a new cadence).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Writer {
     /// When the last beat came.
     pub last_ms: Millis,
-    /// Beats seen since the route was added (or first seen).
+    /// Beats seen since the route was added (or first re-asserted).
     pub beats: u64,
     /// The last intervals between beats, newest first (0: not yet seen).
     intervals: [Millis; WRITER_INTERVALS],
