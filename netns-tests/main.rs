@@ -30,3 +30,4 @@ mod soak;
 mod status_contract;
 mod supervision;
 mod upgrades;
+mod writer;

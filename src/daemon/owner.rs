@@ -598,7 +598,22 @@ impl Owner {
                     if exported {
                         telemetry::drift(&prefix, to);
                     }
-                    tracing::warn!(%prefix, table, %from, %to, "VIP drift");
+                    match to {
+                        reconcile::Class::Blackhole => tracing::warn!(
+                            %prefix, table, %from, %to,
+                            "VIP drift: advertised, but its address is missing or unusable on this node \
+                             (a kube-vip restarted while its backend was down, or an IPv6 dadfailed \
+                             address): the router sends traffic this node drops; check the VIP's \
+                             writer and `ip addr` (see the RibbridgeVIPBlackhole runbook)"
+                        ),
+                        reconcile::Class::Orphaned => tracing::warn!(
+                            %prefix, table, %from, %to,
+                            "VIP drift: advertised, but its writer stopped re-asserting the route: \
+                             nobody will withdraw it when the backend fails; check that kube-vip \
+                             runs (see the RibbridgeVIPOrphaned runbook)"
+                        ),
+                        _ => tracing::warn!(%prefix, table, %from, %to, "VIP drift"),
+                    }
                 } else if to == reconcile::Class::Unconfigured {
                     // The configuration's own state: no drift, but a person
                     // must act; said for every VIP with series.

@@ -1,0 +1,228 @@
+//! The writer and the address (issue 30): is this node really serving the
+//! VIP? The lab's kube-vip (`lab.sh kube-vip`: its routing-table loop, one
+//! tick a second, the realm toggled on every healthy tick, nothing undone
+//! on a kill) and the OpenShift router's health endpoint (`lab.sh
+//! backend`) on node1; node2 holds the VIP as a bare route, the router's
+//! second path. ribbridge runs on node1 in repair mode with the address
+//! required (the default). Every wait is on an event: a log line of the
+//! daemon or a route event at the router; `/status` is polled only for
+//! what no log line says (the writer's learned cadence).
+//!
+//! - the writer beats: `alive`, its cadence learned (1 s);
+//! - SIGKILLed: its advertised VIP is `orphaned` (status exit 1, the
+//!   state's gauge), nothing healed; started again, `advertised`;
+//! - killed, its backend down, started again: kube-vip's restart with an
+//!   unhealthy backend deletes the address and leaves the route. On 10.7
+//!   zebra drops the import: before issue 30 repair mode toggled the realm
+//!   and put the path back (a black hole at the router: 2 paths, node1
+//!   answering "Network is unreachable"); now the VIP is `withdrawn`, the
+//!   router keeps node2's path alone, no heal runs. On 8.4, where the
+//!   address shadows the import, the route without it is advertised:
+//!   `blackhole`, status exit 1, reported and not healed;
+//! - the backend up again: the writer adds the address and re-asserts the
+//!   route; the VIP is served again.
+
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use crate::support::daemon::Daemon;
+use crate::support::{Lab, RouteWatch, class_of, lab, vip_of};
+use ribbridge::reconcile::Class;
+
+const VIP: &str = "192.0.2.10/32";
+const HEALTH: &str = "http://127.0.0.1:1936/healthz";
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn vip_addr() -> IpAddr {
+    "192.0.2.10".parse().expect("addr")
+}
+
+/// node1's writer for the VIP, one tick a second, checking the backend.
+fn writer_start() {
+    lab(&[
+        "kube-vip",
+        "node1",
+        "start",
+        VIP,
+        "--health",
+        HEALTH,
+        "--interval",
+        "1",
+    ]);
+}
+
+/// The VIP's writer state in `/status`, polled until it is `want` (no log
+/// line says when the cadence is learned).
+async fn writer_becomes(d: &Daemon, want: &str) -> Duration {
+    let t = Instant::now();
+    loop {
+        let (doc, _) = d.status().await;
+        let w = vip_of(&doc, VIP).writer.clone();
+        if w.as_ref().is_some_and(|w| w.state == want) {
+            return t.elapsed();
+        }
+        assert!(
+            t.elapsed() < LIMIT,
+            "the writer is not {want} after {LIMIT:?}: {w:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// The heal actions the daemon counted (node1's table holds the one VIP;
+/// 0 before any).
+async fn heals(d: &Daemon) -> u64 {
+    d.metrics()
+        .await
+        .lines()
+        .filter(|l| l.starts_with("ribbridge_heal_actions_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .map(|v| v as u64)
+        .sum()
+}
+
+async fn writer_and_address(frr: &'static str) {
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    let mut router = RouteWatch::open("rb-router");
+    lab(&["vip-add", "node2", VIP]);
+    lab(&["backend", "node1", "up"]);
+    writer_start();
+    let mut d = Daemon::start(
+        &lab_guard,
+        "rb-node1",
+        &["--mode", "repair", "--require-address", "true"],
+    )
+    .await;
+    // 8.4: the writer's address shadows the import (docs/FRR-BEHAVIOUR.md):
+    // node1 never advertises what kube-vip writes. 10.7: advertised.
+    let served = frr != "8.4";
+    let first = if served {
+        "VIP consistent && to=advertised"
+    } else {
+        "VIP drift && to=shadowed"
+    };
+    d.seen_or_wait(first, LIMIT).await;
+    let learned = writer_becomes(&d, "alive").await;
+    eprintln!("FRR {frr}: writer alive (cadence learned) {learned:?} after the daemon's start");
+    let (doc, _) = d.status().await;
+    let v = vip_of(&doc, VIP);
+    assert_eq!(v.address.as_deref(), Some("usable"), "{v:?}");
+    let cadence = v.writer.as_ref().and_then(|w| w.cadence_ms).unwrap_or(0);
+    assert!(
+        (900..=1_500).contains(&cadence),
+        "a 1 s writer's cadence, learned: {cadence} ms"
+    );
+    if served {
+        router
+            .wait_nexthops(vip_addr(), 32, 2, LIMIT)
+            .await
+            .expect("both nodes' paths");
+        // SIGKILL: the route and the address stay, nobody re-asserts.
+        let t = Instant::now();
+        lab(&["kube-vip", "node1", "kill", VIP]);
+        let line = d.wait_log("VIP drift && to=orphaned", LIMIT).await;
+        eprintln!(
+            "FRR {frr}: writer killed, orphaned after {:?}: {line}",
+            t.elapsed()
+        );
+        let (doc, code) = d.status().await;
+        assert_eq!(class_of(&doc, VIP), Class::Orphaned);
+        assert_eq!(code, 1, "status exits 1 on an orphaned VIP");
+        let w = vip_of(&doc, VIP).writer.clone().expect("writer");
+        assert_eq!(w.state, "silent", "{w:?}");
+        assert!(w.last.is_some(), "the last beat's time: {w:?}");
+        let m = d.metrics().await;
+        let gauge =
+            format!("ribbridge_vip_state{{prefix=\"{VIP}\",table=\"198\",state=\"orphaned\"}} 1");
+        assert!(m.contains(&gauge), "{gauge} in:\n{m}");
+        assert_eq!(
+            heals(&d).await,
+            0,
+            "an orphaned VIP is reported, not healed"
+        );
+        // Started again (backend healthy): its beats end the orphan.
+        writer_start();
+        let line = d.wait_log("VIP consistent && to=advertised", LIMIT).await;
+        eprintln!("FRR {frr}: writer back: {line}");
+    }
+    // kube-vip restarted while its backend is unhealthy: the address goes,
+    // the route stays.
+    lab(&["kube-vip", "node1", "kill", VIP]);
+    lab(&["backend", "node1", "down"]);
+    let t = Instant::now();
+    writer_start();
+    let after = if served {
+        "VIP consistent && to=withdrawn"
+    } else {
+        "VIP drift && to=blackhole"
+    };
+    let line = d.wait_log(after, LIMIT).await;
+    eprintln!(
+        "FRR {frr}: restarted with the backend down, after {:?}: {line}",
+        t.elapsed()
+    );
+    let (doc, code) = d.status().await;
+    let v = vip_of(&doc, VIP);
+    assert_eq!(v.kernel, Some(true), "kube-vip left the route: {v:?}");
+    assert_eq!(v.address.as_deref(), Some("missing"), "{v:?}");
+    if served {
+        assert_eq!(class_of(&doc, VIP), Class::Withdrawn);
+        assert_eq!(
+            code, 0,
+            "a VIP the node cannot serve and does not advertise is no drift"
+        );
+        router
+            .wait_nexthops(vip_addr(), 32, 1, LIMIT)
+            .await
+            .expect("node1's path gone, node2's kept");
+    } else {
+        assert_eq!(class_of(&doc, VIP), Class::Blackhole);
+        assert_eq!(code, 1, "status exits 1 on a blackhole");
+        let m = d.metrics().await;
+        let gauge =
+            format!("ribbridge_vip_state{{prefix=\"{VIP}\",table=\"198\",state=\"blackhole\"}} 1");
+        assert!(m.contains(&gauge), "{gauge} in:\n{m}");
+        router
+            .wait_nexthops(vip_addr(), 32, 2, LIMIT)
+            .await
+            .expect("the black hole: node1's path at the router");
+    }
+    assert_eq!(
+        heals(&d).await,
+        0,
+        "no heal re-advertises a VIP whose address is missing"
+    );
+    assert!(
+        !d.drain().iter().any(|l| l.contains(": healing")),
+        "no heal was started"
+    );
+    // The backend healthy again: the writer adds the address and the
+    // route is served again.
+    lab(&["backend", "node1", "up"]);
+    let back = if served {
+        "VIP consistent && to=advertised"
+    } else {
+        "to=shadowed"
+    };
+    let line = d.wait_log(back, LIMIT).await;
+    eprintln!("FRR {frr}: backend up: {line}");
+    if served {
+        router
+            .wait_nexthops(vip_addr(), 32, 2, LIMIT)
+            .await
+            .expect("node1 serves again");
+    }
+    lab(&["kube-vip", "node1", "stop", VIP]);
+    d.stop().await;
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn writer_and_address_frr_10_7() {
+    writer_and_address("10.7").await;
+}
+
+#[tokio::test]
+async fn writer_and_address_frr_8_4() {
+    writer_and_address("8.4").await;
+}
