@@ -755,6 +755,66 @@ mod tests {
     }
 
     #[test]
+    fn each_vip_shows_its_address_and_its_writer() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let mut s = ready_with_vip(vip, 1);
+        one_established_peer(&mut s, [vip].into(), 100);
+        let of = |s: &State, now| document(s, None, (0, now), &Detail::ALL, None);
+        let doc = of(&s, 200);
+        assert_eq!(doc.vips[0].address.as_deref(), Some("missing"));
+        let w = doc.vips[0]
+            .writer
+            .clone()
+            .expect("a node's VIP has a writer entry");
+        assert_eq!(
+            (w.state.as_str(), w.last, w.cadence_ms),
+            ("unknown", None, None)
+        );
+        step(
+            &mut s,
+            Event::KernelAddress {
+                prefix: vip,
+                present: true,
+                usable: false,
+            },
+            300,
+        );
+        for t in [1_000, 2_000, 3_000] {
+            step(
+                &mut s,
+                Event::KernelReasserted {
+                    table: 198,
+                    prefix: vip,
+                },
+                t,
+            );
+        }
+        let doc = of(&s, 3_500);
+        assert_eq!(doc.vips[0].address.as_deref(), Some("unusable"));
+        let w = doc.vips[0].writer.clone().expect("writer");
+        assert_eq!(w.state, "alive");
+        assert_eq!(w.cadence_ms, Some(1_000));
+        assert_eq!(w.last.as_deref(), Some("1970-01-01T00:00:03.000Z"));
+        assert_eq!(
+            of(&s, 6_001).vips[0].writer.clone().expect("w").state,
+            "silent"
+        );
+        let table = render_table(&doc);
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("192.0.2.10/32"))
+            .expect("row");
+        assert!(
+            table.contains("ADDRESS") && table.contains("WRITER"),
+            "{table}"
+        );
+        assert!(
+            row.contains(" unusable ") && row.contains(" alive "),
+            "{table}"
+        );
+    }
+
+    #[test]
     fn document_and_table_show_each_vip() {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
         let mut s = ready_with_vip(vip, 2);

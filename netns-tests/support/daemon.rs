@@ -82,6 +82,13 @@ impl Daemon {
         wrapper: &[&str],
         env: &[(&str, &str)],
     ) -> Daemon {
+        // The fixture's address default first, so that the recorded
+        // configuration (`core_config_of`) is the one the daemon ran with.
+        let args: Vec<&str> = address_not_required(args)
+            .iter()
+            .chain(args)
+            .copied()
+            .collect();
         let dir = tempfile::tempdir().expect("tempdir").keep();
         // Writable by a daemon running as another user (the record).
         std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o777))
@@ -98,11 +105,10 @@ impl Daemon {
             .arg(&record)
             .arg("--drain-state")
             .arg(super::drain_state(frr_dir))
-            .args(address_not_required(args))
-            .args(args)
+            .args(&args)
             .env("RUST_LOG", "info")
             .envs(env.iter().copied());
-        Daemon::spawn_command(ns, cmd, record, port, args)
+        Daemon::spawn_command(ns, cmd, record, port, &args)
     }
 
     /// A daemon started by `cmd`, which already holds every flag: its
