@@ -42,6 +42,8 @@ CASES='
 10.7-zebra-bgpd-restart|faults::faults_zebra_and_bgpd_restart_frr_10_7|rb-node1|the same on 10.7
 10.7-drain-reload|drain::drain_through_a_reload_frr_10_7|rb-node1|an frr-k8s reload removes the drain entry from the bgpd configuration: the drain recorded in the intent file is re-applied once (a core action, through the ceiling); drained throughout, no heal
 10.3-killed-during-drift|faults::faults_killed_during_drift_frr_10_3|rb-node1-2|restarted after a SIGKILL during a kernel_only drift: found again from scratch and healed
+10.7-writer-and-address|writer::writer_and_address_frr_10_7|rb-node1|the lab kube-vip (1 s ticks) SIGKILLed: orphaned, back with its beats; restarted with its backend down: the address deleted, the route left, zebra drops it: withdrawn, never healed; a bare route advertised: blackhole, not healed
+8.4-writer-and-address|writer::writer_and_address_frr_8_4|rb-node1|the lab kube-vip on 8.4: its address shadows the import; restarted with its backend down: withdrawn, never healed; a bare route advertised: blackhole, not healed
 '
 
 rows() { grep -v '^$' <<<"$CASES"; }
