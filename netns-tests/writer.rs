@@ -23,7 +23,9 @@
 //!   address) that FRR advertises on both releases: `blackhole`, status
 //!   exit 1, the router's two paths, reported and not healed;
 //! - between the two, the backend up again: the writer adds the address
-//!   and re-asserts the route; the VIP is served again.
+//!   and re-asserts the route; the VIP is served again;
+//! - a flaky backend (10.7): the writer withdraws and re-adds the VIP at
+//!   every change; past 3 withdrawals in 5 minutes it is `flapping`.
 
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -225,9 +227,54 @@ async fn writer_and_address(frr: &'static str) {
         .collect();
     assert!(started.is_empty(), "heals started: {started:#?}");
     lab(&["vip-del", "node1", VIP]);
+    if served {
+        flapping(&mut d, frr).await;
+    }
     d.stop().await;
     drop(lab_guard);
 }
+/// A flaky backend: the writer (no hysteresis) withdraws the VIP at every
+/// failed check and re-adds it at the next success. The route's deletions
+/// by a writer seen re-asserting are withdrawals; more than 3 within the
+/// window (300 s) make the VIP `flapping` (status exit 1), not healed.
+async fn flapping(d: &mut Daemon, frr: &str) {
+    lab(&["backend", "node1", "up"]);
+    writer_start();
+    d.wait_log("VIP consistent && to=advertised", LIMIT).await;
+    let healed_before = heals(d).await;
+    let t = Instant::now();
+    let mut cycles = 0;
+    loop {
+        assert!(cycles < 6, "no flapping after {cycles} withdrawals");
+        cycles += 1;
+        lab(&["backend", "node1", "down"]);
+        let (flaps, line) = d
+            .wait_either("to=flapping", "VIP consistent && to=withdrawn", LIMIT)
+            .await;
+        if flaps {
+            eprintln!(
+                "FRR {frr}: flapping after {cycles} withdrawals by the backend, {:?}: {line}",
+                t.elapsed()
+            );
+            break;
+        }
+        lab(&["backend", "node1", "up"]);
+        d.wait_log("VIP consistent && to=advertised", LIMIT).await;
+    }
+    let (doc, code) = d.status().await;
+    assert_eq!(class_of(&doc, VIP), Class::Flapping);
+    assert_eq!(code, 1, "status exits 1 on a flapping VIP");
+    let flaps = vip_of(&doc, VIP).writer.as_ref().map_or(0, |w| w.flaps);
+    assert!(flaps > 3, "more than 3 withdrawals in the window: {flaps}");
+    assert_eq!(
+        heals(d).await,
+        healed_before,
+        "flapping is reported, not healed"
+    );
+    lab(&["kube-vip", "node1", "stop", VIP]);
+    lab(&["backend", "node1", "up"]);
+}
+
 #[tokio::test]
 async fn writer_and_address_frr_10_7() {
     writer_and_address("10.7").await;

@@ -104,6 +104,10 @@ pub struct Layer {
     pub writer_silent_ticks: Option<u32>,
     /// The writer's tick, milliseconds (learned when unset).
     pub writer_interval_ms: Option<u64>,
+    /// Withdrawals by the writer within the window that make a VIP flapping.
+    pub flap_pairs: Option<u32>,
+    /// The flap window, seconds.
+    pub flap_window_secs: Option<u64>,
     /// Force the table mode instead of reading bgpd's configuration.
     pub table_mode: Option<TableMode>,
     /// Slow refresh of bgpd's per-peer view, seconds.
@@ -218,6 +222,11 @@ pub struct Settings {
     pub writer_silent_ticks: u32,
     /// The writer's tick, milliseconds (None: learned from its beats).
     pub writer_interval_ms: Option<u64>,
+    /// A VIP whose writer withdrew it more than this many times within
+    /// `flap_window_secs` is `flapping` (default 3, at most 7).
+    pub flap_pairs: u32,
+    /// The flap window, seconds (default 300).
+    pub flap_window_secs: u64,
     /// Forced table mode (None: read from bgpd).
     pub table_mode: Option<TableMode>,
     /// bgpd slow refresh, seconds.
@@ -337,6 +346,8 @@ impl Default for Settings {
             require_address: true,
             writer_silent_ticks: 3,
             writer_interval_ms: None,
+            flap_pairs: 3,
+            flap_window_secs: 300,
             table_mode: None,
             bgp_poll_secs: 30,
             resync_secs: 60,
@@ -504,6 +515,13 @@ impl Settings {
         }
         if let Some((n, o)) = pick!(writer_interval_ms) {
             s.writer_interval_ms = Some(in_range(n, 100..=600_000, o, "writer_interval_ms")?);
+        }
+        if let Some((n, o)) = pick!(flap_pairs) {
+            let max = crate::reconcile::MAX_FLAP_PAIRS;
+            s.flap_pairs = in_range(n, 1..=max, o, "flap_pairs")?;
+        }
+        if let Some((n, o)) = pick!(flap_window_secs) {
+            s.flap_window_secs = in_range(n, 10..=86_400, o, "flap_window_secs")?;
         }
         if let Some((v, _)) = pick!(table_mode) {
             s.table_mode = Some(v);

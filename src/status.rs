@@ -186,6 +186,9 @@ pub struct WriterStatus {
     /// Its tick, configured or learned, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cadence_ms: Option<u64>,
+    /// The times it withdrew the VIP within the flap window.
+    #[serde(default)]
+    pub flaps: u32,
 }
 
 /// One peer of one VIP.
@@ -377,6 +380,7 @@ pub fn document(
                         .to_string(),
                     last: w.map(|w| rfc3339(zero_unix_ms + w.last_ms)),
                     cadence_ms: w.and_then(|w| w.cadence(&state.config)),
+                    flaps: w.map_or(0, |w| w.flaps(&state.config, now)),
                 }
             }),
         })

@@ -57,6 +57,14 @@ pub struct Args {
     /// re-assertions when unset.
     #[arg(long, value_name = "MS")]
     writer_interval_ms: Option<u64>,
+    /// A VIP whose writer withdrew it more than N times within
+    /// --flap-window-secs is `flapping` (1-7) [default: 3].
+    #[arg(long, value_name = "N")]
+    flap_pairs: Option<u32>,
+    /// The window the writer's withdrawals are counted in, seconds
+    /// (10-86400) [default: 300].
+    #[arg(long, value_name = "SECS")]
+    flap_window_secs: Option<u64>,
     /// The node-wide ceiling on heal actions, actions a second (1-1000) [default: 100].
     #[arg(long, value_name = "N")]
     heal_rate: Option<u32>,
@@ -141,6 +149,8 @@ impl Args {
             require_address: self.require_address,
             writer_silent_ticks: self.writer_silent_ticks,
             writer_interval_ms: self.writer_interval_ms,
+            flap_pairs: self.flap_pairs,
+            flap_window_secs: self.flap_window_secs,
             heal_rate: self.heal_rate,
             heal_burst: self.heal_burst,
             forget_after_secs: self.forget_after_secs,

@@ -114,6 +114,8 @@ pub fn core_config(s: &Settings) -> reconcile::Config {
         require_address: s.require_address,
         writer_silent_ticks: s.writer_silent_ticks,
         writer_interval_ms: s.writer_interval_ms,
+        flap_pairs: s.flap_pairs,
+        flap_window_ms: s.flap_window_secs.saturating_mul(1_000),
         vips: s.vips.clone(),
         tables: s.tables.clone(),
         vantage: s.vantage,

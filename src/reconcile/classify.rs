@@ -25,6 +25,9 @@ pub struct Local {
     pub servable: bool,
     /// The VIP's writer went silent.
     pub writer_silent: bool,
+    /// The VIP's writer withdrew it more than `flap_pairs` times within
+    /// the window.
+    pub flapping: bool,
 }
 
 impl Local {
@@ -33,17 +36,20 @@ impl Local {
         has_address: false,
         servable: true,
         writer_silent: false,
+        flapping: false,
     };
 }
 
 /// The instantaneous class of one VIP from the joined views.
 ///
-/// Precedence, once the kernel holds the route: a VIP bgpd sends while
-/// its address is missing or unusable is `blackhole` (the traffic comes
-/// and is dropped), one it sends while its writer is silent `orphaned`;
-/// an unservable VIP bgpd does not send is `withdrawn`, whatever zebra
-/// holds (nothing must re-advertise it). The drain, decided before this,
-/// wins over all of them.
+/// Precedence: a VIP bgpd sends while its address is missing or unusable
+/// is `blackhole` (the traffic comes and is dropped); then a VIP whose
+/// writer withdraws it again and again is `flapping`, whether it is in
+/// the kernel now or not (but for zebra still holding a route the kernel
+/// dropped: `zebra_stale`); then one bgpd sends while its writer is
+/// silent is `orphaned`; an unservable VIP bgpd does not send is
+/// `withdrawn`, whatever zebra holds (nothing must re-advertise it). The
+/// drain, decided before this, wins over all of them.
 ///
 /// "zebra has it" is either view: the ZAPI stream (what zebra redistributes)
 /// or zebra's own table (vty). They differ exactly in the FRR bugs: before
@@ -67,9 +73,11 @@ pub fn classify(
     // VIP is not sent: a healthy table costs no policy evaluation.
     let redistributed = || intent.map(|i| i.redistributed(table, prefix));
     match (vip.in_kernel(), zebra_has) {
+        (false, false) if !sent && local.flapping => Class::Flapping,
         (false, false) if !sent => Class::Withdrawn,
         (false, _) => Class::ZebraStale,
         (true, _) if sent && !local.servable => Class::Blackhole,
+        (true, _) if local.flapping => Class::Flapping,
         (true, _) if !local.servable => Class::Withdrawn,
         (true, _) if sent && local.writer_silent => Class::Orphaned,
         (true, _) if !sent && matches!(redistributed(), Some(None)) => Class::Unconfigured,

@@ -54,6 +54,7 @@ pub(super) fn evaluate(
             has_address: state.addresses.contains(&key.1),
             servable: state.servable(&key.1),
             writer_silent: state.writer_silent(&key, now),
+            flapping: state.flapping(&key, now),
         };
         classify(v, key.0, &key.1, local, &state.peers, state.intent.as_ref())
     };

@@ -44,6 +44,7 @@ pub(super) fn forget(
         return false;
     }
     state.vips.remove(&key);
+    state.writers.remove(&key);
     actions.push(Action::Forgot {
         table: key.0,
         prefix: key.1,

@@ -82,7 +82,7 @@ pub use policy::{HealAction, heal_policy};
 pub use step::step;
 pub use vocab::{
     Action, Ceiling, Class, Config, DEFAULT_HEAL_BURST, DEFAULT_HEAL_RATE_PER_S, Event, HealResult,
-    HealState, KernelEntry, KernelFacts, Millis, State, Vip, Writer, WriterState,
+    HealState, KernelEntry, KernelFacts, MAX_FLAP_PAIRS, Millis, State, Vip, Writer, WriterState,
 };
 
 #[cfg(test)]

@@ -180,10 +180,13 @@ fn on_kernel_route(
     v.set_kernel(route);
     if present {
         triggered(state, key, now);
-    } else {
-        // The writer withdrew (or someone deleted the route): its next add
-        // starts a new cadence.
-        state.writers.remove(&key);
+    } else if let Some(w) = state.writers.get_mut(&key) {
+        // The writer withdrew (or someone deleted the route): counted for
+        // flapping; re-evaluated when this withdrawal ends a flapping.
+        w.withdrew(now);
+        if let Some(at) = w.flap_ends_at(&state.config) {
+            state.wakeups.insert(at + 1, key);
+        }
     }
     if added {
         route_after_address(state, key, now);
@@ -239,9 +242,7 @@ fn on_kernel_synced(state: &mut State, routes: Vec<KernelEntry>, now: Millis) ->
     );
     state.kernel_synced = true;
     let vips = &state.vips;
-    state
-        .writers
-        .retain(|k, _| vips.get(k).is_some_and(Vip::in_kernel));
+    state.writers.retain(|k, _| vips.contains_key(k));
     Next::touching(Scope::All)
 }
 

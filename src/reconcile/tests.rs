@@ -1228,9 +1228,10 @@ fn a_writer_that_stops_beating_orphans_its_advertised_vip() {
     let mut back = beat(&mut s, 13_000);
     back.extend(run_polled(&mut s, 13_000, 14_000, true));
     assert_eq!(state_of(&s), Class::Advertised, "{back:?}");
-    // A route deleted by its writer forgets the cadence.
+    // A route deleted by its writer: one withdrawal, the cadence forgotten.
     kernel(&mut s, 15_000, false);
-    assert!(!s.writers.contains_key(&key));
+    assert_eq!(s.writers[&key].cadence(&s.config), None);
+    assert_eq!(s.writers[&key].flaps(&s.config, 15_000), 1);
 }
 
 #[test]
@@ -1268,4 +1269,42 @@ fn the_drain_wins_over_a_blackhole_and_an_orphan() {
     drain(&mut s, 2_000, true);
     run_polled(&mut s, 2_000, 3_000, false);
     assert_eq!(state_of(&s), Class::Drained);
+}
+
+#[test]
+fn a_writer_that_withdraws_again_and_again_flaps_until_the_window_passes() {
+    // A flaky backend: kube-vip (1 s ticks, no hysteresis) withdraws on one
+    // failed check and re-adds on one success, every other tick.
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    converge(&mut s, 100);
+    let key = (T, vip());
+    let mut all = Vec::new();
+    for round in 0..4u64 {
+        let t = 1_000 + round * 4_000;
+        all.extend(beat(&mut s, t));
+        all.extend(run_polled(&mut s, t, t + 900, true));
+        // Unhealthy: the route goes (zebra follows), then comes back.
+        all.extend(kernel(&mut s, t + 1_000, false));
+        all.extend(zebra(&mut s, t + 1_010, false));
+        all.extend(run_polled(&mut s, t + 1_100, t + 1_900, false));
+        all.extend(converge(&mut s, t + 2_000));
+        all.extend(run_polled(&mut s, t + 2_100, t + 3_900, true));
+        if round < 3 {
+            assert_ne!(state_of(&s), Class::Flapping, "round {round}: {all:?}");
+        }
+    }
+    // The fourth withdrawal is more than 3 in the window.
+    assert_eq!(s.writers[&key].flaps(&s.config, 17_000), 4);
+    assert_eq!(state_of(&s), Class::Flapping, "{all:?}");
+    assert!(Class::Flapping.is_drift());
+    assert!(heals(&all).is_empty(), "flapping is reported, not healed");
+    // Quiet from here: once the first withdrawal leaves the 300 s window,
+    // the VIP is what its views say (its writer beats on).
+    let mut quiet = Vec::new();
+    for t in (18_000..=302_500).step_by(1_000) {
+        quiet.extend(beat(&mut s, t));
+        quiet.extend(step(&mut s, Event::Tick, t + 500));
+        quiet.extend(bgp(&mut s, t + 501, true));
+    }
+    assert_eq!(state_of(&s), Class::Advertised, "{quiet:?}");
 }

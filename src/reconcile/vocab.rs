@@ -261,11 +261,16 @@ pub enum Class {
     /// every tick went silent: nobody is left to withdraw it when the
     /// backend fails. A drift ribbridge reports and does not heal.
     Orphaned,
+    /// The writer withdrew the VIP more than `flap_pairs` times within
+    /// `flap_window_ms` (kube-vip's loop has no hysteresis: one failed
+    /// check withdraws, one success re-adds): the router's ECMP set churns
+    /// with a flaky backend. A drift ribbridge reports and does not heal.
+    Flapping,
 }
 
 impl Class {
     /// Every class, in the order metrics list them.
-    pub const ALL: [Class; 12] = [
+    pub const ALL: [Class; 13] = [
         Class::Advertised,
         Class::Withdrawn,
         Class::KernelOnly,
@@ -278,6 +283,7 @@ impl Class {
         Class::Unconfigured,
         Class::Blackhole,
         Class::Orphaned,
+        Class::Flapping,
     ];
 
     /// The snake_case name.
@@ -295,6 +301,7 @@ impl Class {
             Class::Unconfigured => "unconfigured",
             Class::Blackhole => "blackhole",
             Class::Orphaned => "orphaned",
+            Class::Flapping => "flapping",
         }
     }
 
@@ -384,6 +391,28 @@ pub struct Config {
     /// The writer's tick, when configured (None: learned from its beats).
     #[serde(default)]
     pub writer_interval_ms: Option<Millis>,
+    /// A VIP whose writer withdrew it more than this many times within
+    /// `flap_window_ms` is `flapping` (at most [`MAX_FLAP_PAIRS`]).
+    #[serde(default = "default_flap_pairs")]
+    pub flap_pairs: u32,
+    /// The window the withdrawals are counted in.
+    #[serde(default = "default_flap_window")]
+    pub flap_window_ms: Millis,
+}
+
+/// The most withdrawals a writer's record keeps: `flap_pairs` is at most
+/// one less.
+pub const MAX_FLAP_PAIRS: u32 = WITHDRAWALS as u32 - 1;
+
+/// The withdrawals a writer keeps, newest first.
+const WITHDRAWALS: usize = 8;
+
+fn default_flap_pairs() -> u32 {
+    3
+}
+
+fn default_flap_window() -> Millis {
+    300_000
 }
 
 fn default_writer_silent_ticks() -> u32 {
@@ -430,6 +459,8 @@ impl Default for Config {
             require_address: false,
             writer_silent_ticks: default_writer_silent_ticks(),
             writer_interval_ms: None,
+            flap_pairs: default_flap_pairs(),
+            flap_window_ms: default_flap_window(),
         }
     }
 }
@@ -437,9 +468,10 @@ impl Default for Config {
 /// A VIP's writer (kube-vip's routing-table loop) as the kernel shows it:
 /// one realm-toggling replace per healthy tick (kube-vip >= 1.2.2; on IPv6,
 /// which keeps no realm, every replace is announced all the same). Kept
-/// only for VIPs re-asserted while the daemon watched; cleared when the
-/// route goes (a writer that withdrew is not silent, and its next add
-/// starts a new cadence).
+/// only for VIPs re-asserted while the daemon watched, until the VIP is
+/// forgotten. When the route goes, the writer withdrew it: the withdrawal
+/// is kept (flapping is counted from them) and the cadence starts anew
+/// with the next add (a writer that withdrew is not silent).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Writer {
     /// When the last beat came.
@@ -448,6 +480,8 @@ pub struct Writer {
     pub beats: u64,
     /// The last intervals between beats, newest first (0: not yet seen).
     intervals: [Millis; WRITER_INTERVALS],
+    /// The times it withdrew the route, newest first (None: not yet).
+    withdrawals: [Option<Millis>; WITHDRAWALS],
 }
 
 /// How many intervals the learned cadence looks at: the longest of them
@@ -488,6 +522,38 @@ impl Writer {
         }
         self.last_ms = now;
         self.beats = self.beats.saturating_add(1);
+    }
+
+    /// The route went at `now`: a withdrawal; the cadence starts anew.
+    pub(super) fn withdrew(&mut self, now: Millis) {
+        self.withdrawals.rotate_right(1);
+        self.withdrawals[0] = Some(now);
+        self.intervals = [0; WRITER_INTERVALS];
+        self.beats = 0;
+    }
+
+    /// Withdrawals within the flap window before `now`.
+    pub fn flaps(&self, config: &Config, now: Millis) -> u32 {
+        let since = now.saturating_sub(config.flap_window_ms);
+        let n = self
+            .withdrawals
+            .iter()
+            .flatten()
+            .filter(|t| **t > since)
+            .count();
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    /// More than `flap_pairs` withdrawals within the window.
+    pub fn flapping(&self, config: &Config, now: Millis) -> bool {
+        self.flaps(config, now) > config.flap_pairs.min(MAX_FLAP_PAIRS)
+    }
+
+    /// When the flapping ends without another withdrawal: the oldest one
+    /// that makes it leaves the window (None: not flapping).
+    pub(super) fn flap_ends_at(&self, config: &Config) -> Option<Millis> {
+        let k = usize::try_from(config.flap_pairs.min(MAX_FLAP_PAIRS)).unwrap_or(0);
+        self.withdrawals[k].map(|t| t + config.flap_window_ms)
     }
 
     /// The writer's tick: the configured one, or the longest of the last
@@ -1094,6 +1160,14 @@ impl State {
     /// this.
     pub fn servable(&self, prefix: &Prefix) -> bool {
         !self.config.require_address || self.address_usable(prefix)
+    }
+
+    /// The VIP's writer withdrew it more than `flap_pairs` times within
+    /// the window before `now`.
+    pub fn flapping(&self, key: &(TableId, Prefix), now: Millis) -> bool {
+        self.writers
+            .get(key)
+            .is_some_and(|w| w.flapping(&self.config, now))
     }
 
     /// The VIP's writer is silent at `now` (an unknown writer is not).
