@@ -172,6 +172,39 @@ pub struct VipStatus {
     /// The VIP's writer as its re-assertions show it (node vantage).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer: Option<WriterStatus>,
+    /// The VIP's backend as ribbridge's probes see it (only for a VIP with
+    /// a `health` or `ready` probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<BackendStatus>,
+}
+
+/// A VIP's backend probes' verdicts (`up`, `down`, `unknown`; absent: not
+/// probed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackendStatus {
+    /// The health probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<String>,
+    /// The ready probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<String>,
+}
+
+impl BackendStatus {
+    /// One word for the table: `down` (health fails), `draining` (ready
+    /// fails), `up`, or `unknown` (no verdict yet).
+    pub fn word(&self) -> &'static str {
+        let is = |p: &Option<String>, w: &str| p.as_deref() == Some(w);
+        if is(&self.health, "down") {
+            "down"
+        } else if is(&self.ready, "down") {
+            "draining"
+        } else if is(&self.health, "up") || (self.health.is_none() && is(&self.ready, "up")) {
+            "up"
+        } else {
+            "unknown"
+        }
+    }
 }
 
 /// A VIP's writer (kube-vip's loop) as the kernel shows it.
@@ -383,6 +416,13 @@ pub fn document(
                     flaps: w.map_or(0, |w| w.flaps(&state.config, now)),
                 }
             }),
+            backend: state
+                .backends
+                .get(&(*table, *prefix))
+                .map(|b| BackendStatus {
+                    health: b.health.map(|h| h.name().to_string()),
+                    ready: b.ready.map(|r| r.name().to_string()),
+                }),
         })
         .collect();
     StatusDoc {
@@ -463,7 +503,7 @@ pub fn render_table(doc: &StatusDoc) -> String {
         doc.mode,
         readiness(doc)
     );
-    let rows: Vec<[String; 10]> = doc
+    let rows: Vec<[String; 11]> = doc
         .vips
         .iter()
         .map(|v| {
@@ -485,6 +525,10 @@ pub fn render_table(doc: &StatusDoc) -> String {
                 v.writer
                     .as_ref()
                     .map_or_else(|| UNKNOWN.to_string(), |w| w.state.clone()),
+                v.backend
+                    .as_ref()
+                    .map_or("-", BackendStatus::word)
+                    .to_string(),
                 match (&v.heal.last_action, &v.heal.last_result) {
                     (Some(a), Some(r)) => format!("{a}: {r} ({} tries)", v.heal.attempts),
                     (None, Some(r)) => r.clone(),
@@ -503,6 +547,7 @@ pub fn render_table(doc: &StatusDoc) -> String {
         "ECMP",
         "ADDRESS",
         "WRITER",
+        "BACKEND",
         "HEAL",
     ];
     out += &columns(&head, &rows);

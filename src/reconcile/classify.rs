@@ -20,14 +20,19 @@ use crate::model::{PeerView, Prefix, TableId};
 pub struct Local {
     /// A local address equals the VIP (on any interface, usable or not).
     pub has_address: bool,
-    /// The node can serve the VIP as far as its address goes
-    /// ([`State::servable`](super::State::servable)).
+    /// The node can serve the VIP as far as its address and its backend's
+    /// health go ([`State::servable`](super::State::servable)).
     pub servable: bool,
     /// The VIP's writer went silent.
     pub writer_silent: bool,
     /// The VIP's writer withdrew it more than `flap_pairs` times within
     /// the window.
     pub flapping: bool,
+    /// The backend's health passes and its readiness fails.
+    pub draining: bool,
+    /// The backend is up and the route has been absent from every view
+    /// for more than two of its writer's ticks.
+    pub capacity_lost: bool,
 }
 
 impl Local {
@@ -37,19 +42,24 @@ impl Local {
         servable: true,
         writer_silent: false,
         flapping: false,
+        draining: false,
+        capacity_lost: false,
     };
 }
 
 /// The instantaneous class of one VIP from the joined views.
 ///
-/// Precedence: a VIP bgpd sends while its address is missing or unusable
-/// is `blackhole` (the traffic comes and is dropped); then a VIP whose
-/// writer withdraws it again and again is `flapping`, whether it is in
-/// the kernel now or not (but for zebra still holding a route the kernel
-/// dropped: `zebra_stale`); then one bgpd sends while its writer is
-/// silent is `orphaned`; an unservable VIP bgpd does not send is
-/// `withdrawn`, whatever zebra holds (nothing must re-advertise it). The
-/// drain, decided before this, wins over all of them.
+/// Precedence: a VIP bgpd sends while its address is missing or unusable,
+/// or its backend's health probe fails, is `blackhole` (the traffic comes
+/// and is dropped); then a VIP whose writer withdraws it again and again
+/// is `flapping`, whether it is in the kernel now or not (but for zebra
+/// still holding a route the kernel dropped: `zebra_stale`); a VIP absent
+/// everywhere while its backend is up is `capacity_lost` once that lasted
+/// two of its writer's ticks; an unservable VIP bgpd does not send is
+/// `withdrawn`, whatever zebra holds (nothing must re-advertise it); one
+/// bgpd sends while its backend drains is `unready`, then one whose writer
+/// is silent `orphaned`. The drain, decided before this, wins over all of
+/// them.
 ///
 /// "zebra has it" is either view: the ZAPI stream (what zebra redistributes)
 /// or zebra's own table (vty). They differ exactly in the FRR bugs: before
@@ -74,11 +84,13 @@ pub fn classify(
     let redistributed = || intent.map(|i| i.redistributed(table, prefix));
     match (vip.in_kernel(), zebra_has) {
         (false, false) if !sent && local.flapping => Class::Flapping,
+        (false, false) if !sent && local.capacity_lost => Class::CapacityLost,
         (false, false) if !sent => Class::Withdrawn,
         (false, _) => Class::ZebraStale,
         (true, _) if sent && !local.servable => Class::Blackhole,
         (true, _) if local.flapping => Class::Flapping,
         (true, _) if !local.servable => Class::Withdrawn,
+        (true, _) if sent && local.draining => Class::Unready,
         (true, _) if sent && local.writer_silent => Class::Orphaned,
         (true, _) if !sent && matches!(redistributed(), Some(None)) => Class::Unconfigured,
         (true, false) => Class::KernelOnly,

@@ -35,6 +35,8 @@ pub(super) fn evaluate(
         return false;
     }
     fast_relearn(state, key, now, actions);
+    let backend = state.backends.get(&key).copied().unwrap_or_default();
+    let capacity_lost = capacity_lost(state, key, backend, now);
     let Some(v) = state.vips.get(&key) else {
         return false;
     };
@@ -52,9 +54,11 @@ pub(super) fn evaluate(
     } else {
         let local = Local {
             has_address: state.addresses.contains(&key.1),
-            servable: state.servable(&key.1),
+            servable: state.servable(&key),
             writer_silent: state.writer_silent(&key, now),
             flapping: state.flapping(&key, now),
+            draining: backend.draining(),
+            capacity_lost,
         };
         classify(v, key.0, &key.1, local, &state.peers, state.intent.as_ref())
     };
@@ -185,6 +189,35 @@ pub(super) fn evaluate(
         return forget(state, key, now, actions);
     }
     false
+}
+
+/// The backend is up and the VIP has been absent from every view for more
+/// than two of its writer's ticks (a wake-up is set for that moment while
+/// it is not yet so).
+fn capacity_lost(
+    state: &mut State,
+    key: (TableId, Prefix),
+    backend: super::vocab::Backend,
+    now: Millis,
+) -> bool {
+    let Some(v) = state.vips.get(&key) else {
+        return false;
+    };
+    let absent = !v.in_kernel() && !v.zebra && v.zebra_table != Some(true);
+    if !backend.up() || !absent {
+        return false;
+    }
+    match v.observed {
+        Class::CapacityLost => true,
+        Class::Withdrawn => {
+            let at = v.observed_since + 2 * state.writer_tick(&key) + 1;
+            if now < at {
+                state.wakeups.insert(at, key);
+            }
+            now >= at
+        }
+        _ => false,
+    }
 }
 
 /// The grace of a class: what waits on bgpd (a session, or sending a route

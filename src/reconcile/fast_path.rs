@@ -67,7 +67,7 @@ pub(super) fn fast_reimport(
     };
     if table_mode != TableMode::ImportTable
         || release >= TABLE_DIRECT_SINCE
-        || !state.servable(&key.1)
+        || !state.servable(&key)
     {
         return;
     }
@@ -191,7 +191,7 @@ pub(super) fn fast_relearn(
     let has_addr = state.addresses.contains(&key.1);
     let allow_addr = state.config.heal_addresses;
     // Never re-advertise what the node cannot serve.
-    let servable = state.servable(&key.1);
+    let servable = state.servable(&key);
     let Some(v) = state.vips.get_mut(&key) else {
         return;
     };

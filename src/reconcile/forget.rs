@@ -45,6 +45,7 @@ pub(super) fn forget(
     }
     state.vips.remove(&key);
     state.writers.remove(&key);
+    state.backends.remove(&key);
     actions.push(Action::Forgot {
         table: key.0,
         prefix: key.1,

@@ -81,8 +81,9 @@ pub use drain::{DRAIN_SETTLE_MS, DrainFile, DrainTrack, REAPPLY_RETRY_MS, Reappl
 pub use policy::{HealAction, heal_policy};
 pub use step::step;
 pub use vocab::{
-    Action, Ceiling, Class, Config, DEFAULT_HEAL_BURST, DEFAULT_HEAL_RATE_PER_S, Event, HealResult,
-    HealState, KernelEntry, KernelFacts, MAX_FLAP_PAIRS, Millis, State, Vip, Writer, WriterState,
+    Action, Backend, BackendState, Ceiling, Class, Config, DEFAULT_HEAL_BURST,
+    DEFAULT_HEAL_RATE_PER_S, Event, HealResult, HealState, KernelEntry, KernelFacts,
+    MAX_FLAP_PAIRS, Millis, ProbeKind, State, Vip, Writer, WriterState,
 };
 
 #[cfg(test)]

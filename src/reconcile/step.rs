@@ -21,7 +21,9 @@ use super::evaluate::{evaluate, note_sent};
 use super::fast_path::{address_after_route, fast_reimport, route_after_address};
 use super::heal::{on_heal_done, triggered};
 use super::merge::merge_vips;
-use super::vocab::{Action, Class, Event, KernelEntry, KernelFacts, Millis, Stamp, State, Vip};
+use super::vocab::{
+    Action, Class, Event, KernelEntry, KernelFacts, Millis, ProbeKind, Stamp, State, Vip,
+};
 use crate::model::intent::Intent;
 use crate::model::{Prefix, PrefixSet, TableId, Vantage};
 
@@ -101,6 +103,23 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             scope: Scope::Due,
             touched_bgp: false,
         }),
+        Event::Backend {
+            table,
+            prefix,
+            probe,
+            state: verdict,
+        } => {
+            state.vip(table, prefix, now);
+            let b = state.backends.entry((table, prefix)).or_default();
+            match probe {
+                ProbeKind::Health => b.health = Some(verdict),
+                ProbeKind::Ready => b.ready = Some(verdict),
+            }
+            Some(Next {
+                scope: Scope::One(table, prefix),
+                touched_bgp: false,
+            })
+        }
         Event::DrainReapplied { ok } => {
             drain::on_reapplied(state, ok, now);
             // The next read of bgpd's configuration confirms it.
@@ -183,7 +202,7 @@ fn on_kernel_route(
     } else if let Some(w) = state.writers.get_mut(&key) {
         // The writer withdrew (or someone deleted the route): counted for
         // flapping; re-evaluated when this withdrawal ends a flapping.
-        w.withdrew(now);
+        w.withdrew(now, &state.config);
         if let Some(at) = w.flap_ends_at(&state.config) {
             state.wakeups.insert(at + 1, key);
         }

@@ -1308,3 +1308,95 @@ fn a_writer_that_withdraws_again_and_again_flaps_until_the_window_passes() {
     }
     assert_eq!(state_of(&s), Class::Advertised, "{quiet:?}");
 }
+
+/// A probe's verdict for the VIP, at `at`.
+fn probe(s: &mut State, at: Millis, probe: ProbeKind, state: BackendState) -> Vec<Action> {
+    step(
+        s,
+        Event::Backend {
+            table: T,
+            prefix: vip(),
+            probe,
+            state,
+        },
+        at,
+    )
+}
+
+#[test]
+fn a_backend_down_under_an_advertised_vip_is_a_blackhole_and_never_healed_back() {
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    probe(&mut s, 0, ProbeKind::Health, BackendState::Up);
+    converge(&mut s, 100);
+    run_polled(&mut s, 200, 1_000, true);
+    assert_eq!(state_of(&s), Class::Advertised);
+    // The writer's own check passes (a looser endpoint) while ours fails.
+    let mut all = probe(&mut s, 2_000, ProbeKind::Health, BackendState::Down);
+    all.extend(run_polled(&mut s, 2_000, 3_000, true));
+    assert_eq!(state_of(&s), Class::Blackhole, "{all:?}");
+    // zebra loses the route meanwhile: kernel_only would heal it back into
+    // the black hole; with the backend down it is withdrawn, no heal.
+    all.extend(zebra(&mut s, 3_100, false));
+    all.extend(run_polled(&mut s, 3_200, 6_000, false));
+    assert_eq!(state_of(&s), Class::Withdrawn, "{all:?}");
+    assert!(heals(&all).is_empty(), "{all:?}");
+    // Health back: the drift heals as before.
+    let mut back = probe(&mut s, 7_000, ProbeKind::Health, BackendState::Up);
+    back.extend(run_polled(&mut s, 7_000, 9_000, false));
+    assert_eq!(
+        heals(&back).first(),
+        Some(&HealAction::RealmToggle),
+        "{back:?}"
+    );
+}
+
+#[test]
+fn ready_failing_while_health_passes_is_unready() {
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    probe(&mut s, 0, ProbeKind::Health, BackendState::Up);
+    probe(&mut s, 0, ProbeKind::Ready, BackendState::Up);
+    converge(&mut s, 100);
+    run_polled(&mut s, 200, 1_000, true);
+    let mut all = probe(&mut s, 2_000, ProbeKind::Ready, BackendState::Down);
+    all.extend(run_polled(&mut s, 2_000, 3_000, true));
+    assert_eq!(state_of(&s), Class::Unready, "{all:?}");
+    assert!(heals(&all).is_empty());
+    // Health fails too: the backend is down, a blackhole.
+    probe(&mut s, 4_000, ProbeKind::Health, BackendState::Down);
+    run_polled(&mut s, 4_000, 5_000, true);
+    assert_eq!(state_of(&s), Class::Blackhole);
+    // Both back: advertised.
+    probe(&mut s, 6_000, ProbeKind::Health, BackendState::Up);
+    probe(&mut s, 6_000, ProbeKind::Ready, BackendState::Up);
+    run_polled(&mut s, 6_000, 7_000, true);
+    assert_eq!(state_of(&s), Class::Advertised);
+}
+
+#[test]
+fn a_route_missing_under_a_healthy_backend_is_capacity_lost_after_two_ticks() {
+    // Another instance's vip_cleanroutingtable deleted the route; the
+    // writer (1 s ticks, learned) puts it back only on its next tick.
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    probe(&mut s, 0, ProbeKind::Health, BackendState::Up);
+    converge(&mut s, 100);
+    for t in [1_000, 2_000, 3_000] {
+        beat(&mut s, t);
+        run_polled(&mut s, t, t + 900, true);
+    }
+    let mut all = kernel(&mut s, 4_000, false);
+    all.extend(zebra(&mut s, 4_010, false));
+    all.extend(run_polled(&mut s, 4_100, 5_900, false));
+    assert_eq!(state_of(&s), Class::Withdrawn, "within two ticks: {all:?}");
+    all.extend(run_polled(&mut s, 6_000, 8_000, false));
+    assert_eq!(state_of(&s), Class::CapacityLost, "{all:?}");
+    assert!(heals(&all).is_empty());
+    // The writer puts it back: advertised.
+    converge(&mut s, 9_000);
+    run_polled(&mut s, 9_100, 10_000, true);
+    assert_eq!(state_of(&s), Class::Advertised);
+    // A backend down keeps an absent VIP withdrawn, however long.
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    probe(&mut s, 0, ProbeKind::Health, BackendState::Down);
+    run_polled(&mut s, 0, 30_000, false);
+    assert_ne!(state_of(&s), Class::CapacityLost);
+}

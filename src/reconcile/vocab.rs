@@ -156,6 +156,93 @@ pub enum Event {
         /// bgpd accepted the drain's entry (or already had it).
         ok: bool,
     },
+    /// A backend probe of a VIP changed its verdict (its `fall` failures or
+    /// `rise` successes in a row, counted by the daemon's prober).
+    Backend {
+        /// The VIP's table.
+        table: TableId,
+        /// The VIP.
+        prefix: Prefix,
+        /// Which probe.
+        probe: ProbeKind,
+        /// Its verdict now.
+        state: BackendState,
+    },
+}
+
+/// A VIP's backend probe: `health` (down: the node cannot serve the VIP)
+/// or `ready` (failing while health passes: the backend drains).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeKind {
+    /// The liveness of the backend (the ingress router's `/healthz`).
+    Health,
+    /// Its readiness (`/healthz/ready`, the API server's `/readyz`).
+    Ready,
+}
+
+impl ProbeKind {
+    /// The snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeKind::Health => "health",
+            ProbeKind::Ready => "ready",
+        }
+    }
+}
+
+/// A probe's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendState {
+    /// `rise` successes in a row.
+    Up,
+    /// `fall` failures in a row.
+    Down,
+    /// Neither yet (the probe just started).
+    Unknown,
+}
+
+impl BackendState {
+    /// The snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendState::Up => "up",
+            BackendState::Down => "down",
+            BackendState::Unknown => "unknown",
+        }
+    }
+}
+
+/// What the probes say of a VIP's backend (a probe not configured is
+/// `None`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Backend {
+    /// The health probe's verdict.
+    pub health: Option<BackendState>,
+    /// The ready probe's verdict.
+    pub ready: Option<BackendState>,
+}
+
+impl Backend {
+    /// The health probe says down: the node cannot serve the VIP.
+    pub fn down(&self) -> bool {
+        self.health == Some(BackendState::Down)
+    }
+
+    /// Health passes (or is not probed) while the ready probe fails: the
+    /// backend drains.
+    pub fn draining(&self) -> bool {
+        !self.down() && self.ready == Some(BackendState::Down)
+    }
+
+    /// The backend is up: health up, or (no health probe) ready up.
+    pub fn up(&self) -> bool {
+        match self.health {
+            Some(h) => h == BackendState::Up,
+            None => self.ready == Some(BackendState::Up),
+        }
+    }
 }
 
 /// What the core asks the daemon to do.
@@ -266,11 +353,20 @@ pub enum Class {
     /// check withdraws, one success re-adds): the router's ECMP set churns
     /// with a flaky backend. A drift ribbridge reports and does not heal.
     Flapping,
+    /// Advertised, the backend's health passing and its readiness failing
+    /// for `fall` probes: the backend drains (the router is terminating,
+    /// the API server shuts down) while the router still sends traffic.
+    Unready,
+    /// The backend up (health passing for `rise` probes) and the route
+    /// absent from the kernel for more than two of its writer's ticks: the
+    /// node could serve the VIP and does not (another instance's cleanup,
+    /// a blocked writer). A drift ribbridge reports and does not heal.
+    CapacityLost,
 }
 
 impl Class {
     /// Every class, in the order metrics list them.
-    pub const ALL: [Class; 13] = [
+    pub const ALL: [Class; 15] = [
         Class::Advertised,
         Class::Withdrawn,
         Class::KernelOnly,
@@ -284,6 +380,8 @@ impl Class {
         Class::Blackhole,
         Class::Orphaned,
         Class::Flapping,
+        Class::Unready,
+        Class::CapacityLost,
     ];
 
     /// The snake_case name.
@@ -302,6 +400,8 @@ impl Class {
             Class::Blackhole => "blackhole",
             Class::Orphaned => "orphaned",
             Class::Flapping => "flapping",
+            Class::Unready => "unready",
+            Class::CapacityLost => "capacity_lost",
         }
     }
 
@@ -482,7 +582,14 @@ pub struct Writer {
     intervals: [Millis; WRITER_INTERVALS],
     /// The times it withdrew the route, newest first (None: not yet).
     withdrawals: [Option<Millis>; WITHDRAWALS],
+    /// The cadence it had before its last withdrawal: its tick while the
+    /// route is away (a new cadence is learned after the next add).
+    tick_before: Option<Millis>,
 }
+
+/// kube-vip's `backend_health_check_interval` when it is not set (and
+/// OpenShift's setting): the writer's tick when none is known.
+const KUBE_VIP_TICK_MS: Millis = 5_000;
 
 /// How many intervals the learned cadence looks at: the longest of them
 /// (a slow backend check delays a tick) is the cadence.
@@ -525,7 +632,8 @@ impl Writer {
     }
 
     /// The route went at `now`: a withdrawal; the cadence starts anew.
-    pub(super) fn withdrew(&mut self, now: Millis) {
+    pub(super) fn withdrew(&mut self, now: Millis, config: &Config) {
+        self.tick_before = self.cadence(config).or(self.tick_before);
         self.withdrawals.rotate_right(1);
         self.withdrawals[0] = Some(now);
         self.intervals = [0; WRITER_INTERVALS];
@@ -1032,6 +1140,9 @@ pub struct State {
     /// The writers seen re-asserting a watched route, by VIP.
     #[serde(skip)]
     pub writers: BTreeMap<(TableId, Prefix), Writer>,
+    /// The probed VIPs' backends, by VIP.
+    #[serde(skip)]
+    pub backends: BTreeMap<(TableId, Prefix), Backend>,
     /// The ZAPI session, when up.
     pub zebra: Option<(Release, TableMode)>,
     /// The ZAPI session has delivered its first complete view.
@@ -1084,6 +1195,7 @@ impl State {
             addresses: BTreeSet::new(),
             unusable: BTreeSet::new(),
             writers: BTreeMap::new(),
+            backends: BTreeMap::new(),
             zebra: None,
             zebra_synced: false,
             kernel_synced: false,
@@ -1155,11 +1267,22 @@ impl State {
         self.addresses.contains(prefix) && !self.unusable.contains(prefix)
     }
 
-    /// The node can serve the VIP as far as its address goes: the address
-    /// is usable, or not required. Nothing re-advertises a VIP that fails
-    /// this.
-    pub fn servable(&self, prefix: &Prefix) -> bool {
-        !self.config.require_address || self.address_usable(prefix)
+    /// The node can serve the VIP as far as its address and its backend
+    /// go: the address is usable (or not required) and the health probe
+    /// (if any) is not down. Nothing re-advertises a VIP that fails this.
+    pub fn servable(&self, key: &(TableId, Prefix)) -> bool {
+        (!self.config.require_address || self.address_usable(&key.1))
+            && !self.backends.get(key).is_some_and(Backend::down)
+    }
+
+    /// The tick of the VIP's writer: learned, configured, or kube-vip's
+    /// default (5 s).
+    pub fn writer_tick(&self, key: &(TableId, Prefix)) -> Millis {
+        self.writers
+            .get(key)
+            .and_then(|w| w.cadence(&self.config).or(w.tick_before))
+            .or(self.config.writer_interval_ms)
+            .unwrap_or(KUBE_VIP_TICK_MS)
     }
 
     /// The VIP's writer withdrew it more than `flap_pairs` times within
