@@ -295,6 +295,8 @@ async fn ribbridge(
         .arg(lab_guard.sockdir(ns))
         .args(["--listen", listen, "--record"])
         .arg(&record)
+        // The lab's VIPs are bare routes (support::daemon::Daemon::spawn_env).
+        .args(["--require-address", "false"])
         .args(args)
         .env("RUST_LOG", "info");
     let port = listen

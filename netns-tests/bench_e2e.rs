@@ -152,6 +152,9 @@ impl Daemon {
             .args(["run", "--frr-dir"])
             .arg(frr_dir)
             .args(["--listen", "127.0.0.1:7585"])
+            // The lab's VIPs are bare routes: the address is not required
+            // (the cells measure FRR's handling of what kube-vip writes).
+            .args(["--require-address", "false"])
             .args(args)
             .env("RUST_LOG", log)
             .stdout(Stdio::null())

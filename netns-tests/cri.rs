@@ -292,7 +292,14 @@ async fn cri_manifests_under_runc_observe_repair_without_and_with_net_admin_frr_
     assert_eq!(c["root"]["readonly"], true);
 
     let mut router = RouteWatch::open("rb-router");
-    crate::support::vip_on_both(&mut router, VIP).await;
+    // node1's VIP as kube-vip writes it, its address first (the shipped
+    // manifests require it: a bare route would be a blackhole).
+    lab(&["vip-add", "node1", VIP, "--with-address"]);
+    lab(&["vip-add", "node2", VIP]);
+    router
+        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
+        .await
+        .expect("router has both paths");
 
     // 1. Observe: advertised, as FRR's user with nothing.
     let observe = bundle(&image, OBSERVE, &sockdir, state.path(), &[]);
@@ -314,7 +321,7 @@ async fn cri_manifests_under_runc_observe_repair_without_and_with_net_admin_frr_
 
     // 2. Repair without NET_ADMIN in the spec: refused, reported, nothing
     // else happens.
-    lab(&["vip-del", "node1", VIP]);
+    lab(&["vip-del", "node1", VIP, "--with-address"]);
     router
         .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(15))
         .await

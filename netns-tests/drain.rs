@@ -521,6 +521,8 @@ async fn drain_on_a_host_as_it_is(frr: &'static str) {
         .arg(&record)
         .arg("--drain-state")
         .arg(&state)
+        // The lab's VIPs are bare routes (support::daemon::Daemon::spawn_env).
+        .args(["--require-address", "false"])
         .env("RUST_LOG", "info");
     let mut d = Daemon::spawn_command("rb-node1", cmd, record, 7585, &[]);
     d.wait_log("zebra: subscribed", Duration::from_secs(15))

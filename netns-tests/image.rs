@@ -211,7 +211,14 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
     let mut router = RouteWatch::open("rb-router");
 
     // 1. Observe, no capability at all: advertised, said from inside.
-    crate::support::vip_on_both(&mut router, VIP).await;
+    // node1's VIP as kube-vip writes it, its address first (the image's
+    // defaults require it: a bare route would be a blackhole).
+    lab(&["vip-add", "node1", VIP, "--with-address"]);
+    lab(&["vip-add", "node2", VIP]);
+    router
+        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
+        .await
+        .expect("router has both paths");
     let t = Instant::now();
     let (mut d, container) = start(&lab_guard, &image, &[], &["--mode", "observe"]);
     d.wait_log("VIP consistent && to=advertised", Duration::from_secs(30))
@@ -235,7 +242,7 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
 
     // 2. Repair without CAP_NET_ADMIN: the kernel write is refused,
     // reported, and nothing else changes.
-    lab(&["vip-del", "node1", VIP]);
+    lab(&["vip-del", "node1", VIP, "--with-address"]);
     router
         .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(15))
         .await
