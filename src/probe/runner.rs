@@ -198,6 +198,14 @@ mod tests {
     use super::super::{Reason, Scheme};
     use super::*;
 
+    /// The next report, or a failed test after 10 s (never a hung one).
+    async fn next<K>(rx: &mut mpsc::Receiver<ProbeReport<K>>) -> ProbeReport<K> {
+        tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("a report within 10 s")
+            .expect("the runner is running")
+    }
+
     fn fast(url: &str, fall: u32, rise: u32) -> ProbeSpec {
         ProbeSpec {
             interval_ms: 200,
@@ -248,7 +256,7 @@ mod tests {
 
         let mut seen = Vec::new();
         while seen.len() < 3 {
-            let r = rx.recv().await.unwrap();
+            let r = next(&mut rx).await;
             assert_eq!(r.key, "api");
             seen.push((r.outcome, r.state, r.changed));
         }
@@ -264,7 +272,7 @@ mod tests {
         // Up until two failures in a row, then down, once.
         let mut changes = 0;
         loop {
-            let r = rx.recv().await.unwrap();
+            let r = next(&mut rx).await;
             if r.outcome == Outcome::Ok {
                 continue; // a probe already in flight
             }
@@ -277,7 +285,7 @@ mod tests {
             }
         }
         assert_eq!(changes, 1);
-        let r = rx.recv().await.unwrap();
+        let r = next(&mut rx).await;
         assert_eq!((r.state, r.changed), (State::Down, false));
         assert_eq!(dropped.count(), 0);
 
@@ -306,7 +314,7 @@ mod tests {
         }
         // The one report that got through: fall and rise 1, so its state is
         // known and, the first delivered, a change.
-        let first = rx.recv().await.unwrap();
+        let first = next(&mut rx).await;
         assert_ne!(first.state, State::Unknown);
         assert!(first.changed);
         runner.abort();
@@ -349,7 +357,7 @@ mod tests {
         let runner = tokio::spawn(run(probes, tx, 2, Dropped::default()));
         let mut ok = 0;
         while ok < 12 {
-            if rx.recv().await.unwrap().outcome == Outcome::Ok {
+            if next(&mut rx).await.outcome == Outcome::Ok {
                 ok += 1;
             }
         }
