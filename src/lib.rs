@@ -17,6 +17,7 @@ pub mod kernel;
 pub mod logging;
 pub mod model;
 pub mod privilege;
+pub mod probe;
 pub mod reconcile;
 pub mod render;
 pub mod station;
