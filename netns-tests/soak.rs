@@ -113,6 +113,12 @@ fn del(vip: &str) -> String {
     format!("route del {vip} dev lo table 198\naddress del {vip} dev lo\n")
 }
 
+/// The churning VIPs present now, copied (the heartbeat must not wait on
+/// a caller that holds them for a minute).
+async fn present_now(present: &tokio::sync::Mutex<[bool; CHURN]>) -> [bool; CHURN] {
+    *present.lock().await
+}
+
 /// `ip -batch` in node1's namespace (the host's ip: no FRR root needed).
 async fn batch(text: String) {
     let mut child = Command::new("ip")
@@ -193,9 +199,43 @@ async fn production_mix_frr_10_7() {
     for v in STEADY {
         add(v).await;
     }
-    let mut present = [false; CHURN];
+    let present = std::sync::Arc::new(tokio::sync::Mutex::new([false; CHURN]));
     let wall0 = SystemTime::now();
-    until_whole(&node, &present, Duration::from_secs(30), "at the start").await;
+    until_whole(
+        &node,
+        &present_now(&present).await,
+        Duration::from_secs(30),
+        "at the start",
+    )
+    .await;
+    // kube-vip's heartbeat on every VIP present, at 1 Hz, in a task of its
+    // own as kube-vip's loop is: the faults below (a BMP cut, zebra's
+    // restart) hold the main loop for seconds, and a writer that stopped
+    // that long would be silent (`orphaned`), rightly.
+    let beating = tokio_util::sync::CancellationToken::new();
+    let beater = {
+        let (present, stop) = (present.clone(), beating.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            let mut realm = 1;
+            while !stop.is_cancelled() {
+                tick.tick().await;
+                realm = 3 - realm;
+                let present = present.lock().await;
+                let mut text = String::new();
+                for v in STEADY
+                    .iter()
+                    .map(|s| (*s).to_string())
+                    .chain((0..CHURN).filter(|i| present[*i]).map(churn_vip))
+                {
+                    text.push_str(&format!(
+                        "route replace {v} dev lo table 198 proto 248 scope global realm {realm}\n"
+                    ));
+                }
+                batch(text).await;
+            }
+        })
+    };
     eprintln!("soak: {secs} s, BMP cut every {bmp_every} s, zebra killed every {zebra_every} s");
 
     let mut windows: Vec<(SystemTime, SystemTime, &'static str)> = Vec::new();
@@ -203,28 +243,17 @@ async fn production_mix_frr_10_7() {
     let mut faults = (0u32, 0u32, 0u32); // reloads, BMP cuts, zebra kills
     let mut reload: Option<tokio::task::JoinHandle<()>> = None;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
-    let mut realm = 1;
     let mut n = 0u64;
     let start = Instant::now();
     while start.elapsed() < total {
         tick.tick().await;
         n += 1;
-        // kube-vip's heartbeat on every VIP present.
-        realm = 3 - realm;
-        let mut text = String::new();
-        for v in STEADY
-            .iter()
-            .map(|s| (*s).to_string())
-            .chain((0..CHURN).filter(|i| present[*i]).map(churn_vip))
-        {
-            text.push_str(&format!(
-                "route replace {v} dev lo table 198 proto 248 scope global realm {realm}\n"
-            ));
-        }
-        batch(text).await;
         if n % 6 == 0 {
             let i = usize::try_from(n / 6).expect("i") % CHURN;
             let v = churn_vip(i);
+            // Under the lock: the beat's replace would re-create a route
+            // deleted behind it (it carries NLM_F_CREATE, as kube-vip's).
+            let mut present = present.lock().await;
             if present[i] {
                 batch(del(&v)).await;
             } else {
@@ -285,7 +314,7 @@ async fn production_mix_frr_10_7() {
             let t = Instant::now();
             until_whole(
                 &node,
-                &present,
+                &present_now(&present).await,
                 Duration::from_secs(120),
                 "after zebra's restart",
             )
@@ -308,7 +337,13 @@ async fn production_mix_frr_10_7() {
         r.await.expect("reload");
     }
     // Settle: node1 whole, then the last samples.
-    until_whole(&node, &present, Duration::from_secs(60), "at the end").await;
+    until_whole(
+        &node,
+        &present_now(&present).await,
+        Duration::from_secs(60),
+        "at the end",
+    )
+    .await;
     for _ in 0..3 {
         tokio::time::sleep(Duration::from_secs(2)).await;
         node_s.push(sample(node.pid(), start.elapsed()));
@@ -316,6 +351,8 @@ async fn production_mix_frr_10_7() {
     }
     let (_, _, node_log) = node.stop().await;
     let (_, _, _) = station.stop().await;
+    beating.cancel();
+    beater.await.expect("the heartbeat task");
 
     let acted: Vec<&String> = node_log
         .iter()

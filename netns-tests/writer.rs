@@ -275,6 +275,117 @@ async fn flapping(d: &mut Daemon, frr: &str) {
     lab(&["backend", "node1", "up"]);
 }
 
+/// ribbridge's own probes of the backend (the OpenShift router's
+/// endpoints, `lab.sh backend`), beside a writer that does not check it:
+/// ready failing is `unready`, health failing `blackhole`, both back
+/// `advertised`; the route gone under a healthy backend `capacity_lost`
+/// after two of its writer's ticks.
+async fn backend_probes(frr: &'static str) {
+    let lab_guard = Lab::up(frr, 2, &[VIP]);
+    let mut router = RouteWatch::open("rb-router");
+    lab(&["vip-add", "node2", VIP]);
+    lab(&["backend", "node1", "up"]);
+    lab(&["kube-vip", "node1", "start", VIP, "--interval", "1"]);
+    let health = format!("{VIP}=http://127.0.0.1:1936/healthz");
+    let ready = format!("{VIP}=http://127.0.0.1:1936/healthz/ready");
+    let mut d = Daemon::start(
+        &lab_guard,
+        "rb-node1",
+        &[
+            "--mode",
+            "repair",
+            "--require-address",
+            "true",
+            "--health",
+            &health,
+            "--ready",
+            &ready,
+        ],
+    )
+    .await;
+    d.seen_or_wait("VIP consistent && to=advertised", LIMIT)
+        .await;
+    d.seen_or_wait(
+        "backend probe changed && probe=\"ready\" && state=\"up\"",
+        LIMIT,
+    )
+    .await;
+    router
+        .wait_nexthops(vip_addr(), 32, 2, LIMIT)
+        .await
+        .expect("both nodes' paths");
+    let step = |what: &'static str| async move {
+        lab(&["backend", "node1", what]);
+        Instant::now()
+    };
+    // Draining: /healthz passes, /healthz/ready fails.
+    let t = step("draining").await;
+    let line = d.wait_log("VIP drift && to=unready", LIMIT).await;
+    eprintln!(
+        "FRR {frr}: backend draining, unready after {:?}: {line}",
+        t.elapsed()
+    );
+    let (doc, code) = d.status().await;
+    assert_eq!((class_of(&doc, VIP), code), (Class::Unready, 1));
+    let b = vip_of(&doc, VIP).backend.clone().expect("probed");
+    assert_eq!(
+        (b.health.as_deref(), b.ready.as_deref()),
+        (Some("up"), Some("down"))
+    );
+    // Down: nothing listens; the writer (no check of its own) keeps the
+    // route: the router sends node1 traffic it cannot serve.
+    let t = step("down").await;
+    let line = d.wait_log("VIP drift && to=blackhole", LIMIT).await;
+    eprintln!(
+        "FRR {frr}: backend down, blackhole after {:?}: {line}",
+        t.elapsed()
+    );
+    let (doc, code) = d.status().await;
+    assert_eq!((class_of(&doc, VIP), code), (Class::Blackhole, 1));
+    let m = d.metrics().await;
+    for want in [
+        format!("ribbridge_backend_up{{prefix=\"{VIP}\",probe=\"health\"}} 0"),
+        format!(
+            "ribbridge_probe_failures_total{{prefix=\"{VIP}\",probe=\"health\",reason=\"refused\"}}"
+        ),
+        "ribbridge_probe_duration_seconds_count{probe=\"health\"}".to_string(),
+    ] {
+        assert!(m.contains(&want), "{want} in:\n{m}");
+    }
+    assert_eq!(heals(&d).await, 0, "a blackhole is reported, not healed");
+    // Up again: advertised.
+    let t = step("up").await;
+    let line = d.wait_log("VIP consistent && to=advertised", LIMIT).await;
+    eprintln!(
+        "FRR {frr}: backend up, advertised after {:?}: {line}",
+        t.elapsed()
+    );
+    // The route gone under a healthy backend (another instance's cleanup,
+    // a writer gone): capacity_lost after two of its 1 s ticks.
+    lab(&["kube-vip", "node1", "kill", VIP]);
+    let t = Instant::now();
+    lab(&["vip-del", "node1", VIP, "--with-address"]);
+    let line = d.wait_log("VIP drift && to=capacity_lost", LIMIT).await;
+    eprintln!(
+        "FRR {frr}: route deleted, capacity_lost after {:?}: {line}",
+        t.elapsed()
+    );
+    let (doc, code) = d.status().await;
+    assert_eq!((class_of(&doc, VIP), code), (Class::CapacityLost, 1));
+    router
+        .wait_nexthops(vip_addr(), 32, 1, LIMIT)
+        .await
+        .expect("node2's path alone");
+    assert_eq!(heals(&d).await, 0, "ribbridge never adds kube-vip's route");
+    d.stop().await;
+    drop(lab_guard);
+}
+
+#[tokio::test]
+async fn backend_probes_frr_10_7() {
+    backend_probes("10.7").await;
+}
+
 #[tokio::test]
 async fn writer_and_address_frr_10_7() {
     writer_and_address("10.7").await;

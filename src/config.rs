@@ -108,6 +108,14 @@ pub struct Layer {
     pub flap_pairs: Option<u32>,
     /// The flap window, seconds.
     pub flap_window_secs: Option<u64>,
+    /// The VIPs' backend probes (the file's `[[vip]]` tables).
+    pub vip: Option<Vec<crate::probe::VipProbes>>,
+    /// `--health PREFIX=URL` (flags only).
+    #[serde(skip)]
+    pub health: Vec<String>,
+    /// `--ready PREFIX=URL` (flags only).
+    #[serde(skip)]
+    pub ready: Vec<String>,
     /// Force the table mode instead of reading bgpd's configuration.
     pub table_mode: Option<TableMode>,
     /// Slow refresh of bgpd's per-peer view, seconds.
@@ -227,6 +235,11 @@ pub struct Settings {
     pub flap_pairs: u32,
     /// The flap window, seconds (default 300).
     pub flap_window_secs: u64,
+    /// The VIPs' backend probes, validated, one entry per VIP (the file's
+    /// `[[vip]]` tables, then `--health` and `--ready`, which set the URL
+    /// of a VIP's probe and keep the rest of its table). Every probed VIP
+    /// is configured (in `vips`).
+    pub probes: Vec<crate::probe::VipProbes>,
     /// Forced table mode (None: read from bgpd).
     pub table_mode: Option<TableMode>,
     /// bgpd slow refresh, seconds.
@@ -348,6 +361,7 @@ impl Default for Settings {
             writer_interval_ms: None,
             flap_pairs: 3,
             flap_window_secs: 300,
+            probes: Vec::new(),
             table_mode: None,
             bgp_poll_secs: 30,
             resync_secs: 60,
@@ -461,6 +475,7 @@ impl Settings {
             };
         }
         let mut s = Settings::default();
+        let probes = probes(&flags, &file, path)?;
         if let Some((v, _)) = pick!(vantage) {
             s.vantage = v;
         }
@@ -626,6 +641,17 @@ impl Settings {
                 ));
             }
         }
+        s.probes = probes;
+        if !s.probes.is_empty() && s.vantage != Vantage::Node {
+            return Err(ConfigError::Value {
+                at: "probes (--health, --ready, [[vip]])".to_string(),
+                reason: format!(
+                    "only the node vantage probes backends, and the vantage is {}: drop them or run at the node",
+                    s.vantage
+                ),
+            });
+        }
+        s.vips.extend(s.probes.iter().map(|p| p.prefix));
         if s.vantage != Vantage::Node && s.vips.is_empty() {
             return Err(ConfigError::Value {
                 at: format!("vantage {}", s.vantage),
@@ -666,6 +692,68 @@ fn check_drain_state(p: PathBuf, o: Origin<'_>) -> Result<PathBuf, ConfigError> 
         ));
     }
     Ok(p)
+}
+
+/// The probes of the file's `[[vip]]` tables, then the flags' `--health`
+/// and `--ready` (a flag's URL replaces the table's for that probe; a VIP
+/// without a table gets the defaults), each VIP's whole table validated.
+fn probes(
+    flags: &Layer,
+    file: &Layer,
+    path: Option<&Path>,
+) -> Result<Vec<crate::probe::VipProbes>, ConfigError> {
+    use crate::probe::{Kind, VipProbes, parse_flag};
+    let at_file = |prefix: &Prefix| match path {
+        Some(p) => format!("{}: [[vip]] {prefix}", p.display()),
+        None => format!("[[vip]] {prefix}"),
+    };
+    let mut out: Vec<VipProbes> = Vec::new();
+    for v in file.vip.iter().flatten() {
+        if out.iter().any(|o| o.prefix == v.prefix) {
+            return Err(ConfigError::Value {
+                at: at_file(&v.prefix),
+                reason: "a second [[vip]] table for the same prefix: merge them into one"
+                    .to_string(),
+            });
+        }
+        out.push(v.clone());
+    }
+    for (kind, texts) in [(Kind::Health, &flags.health), (Kind::Ready, &flags.ready)] {
+        let flag = format!("--{}", kind.name());
+        for text in texts {
+            let (prefix, url) = parse_flag(text).map_err(|e| ConfigError::Value {
+                at: flag.clone(),
+                reason: e.to_string(),
+            })?;
+            let i = match out.iter().position(|o| o.prefix == prefix) {
+                Some(i) => i,
+                None => {
+                    out.push(VipProbes::new(prefix));
+                    out.len() - 1
+                }
+            };
+            let slot = match kind {
+                Kind::Health => &mut out[i].health,
+                Kind::Ready => &mut out[i].ready,
+            };
+            *slot = Some(url.to_string());
+        }
+    }
+    for v in &out {
+        if v.health.is_none() && v.ready.is_none() {
+            return Err(ConfigError::Value {
+                at: at_file(&v.prefix),
+                reason:
+                    "neither `health` nor `ready`: give at least one probe URL, or drop the table"
+                        .to_string(),
+            });
+        }
+        v.specs().map_err(|e| ConfigError::Value {
+            at: at_file(&v.prefix),
+            reason: e.to_string(),
+        })?;
+    }
+    Ok(out)
 }
 
 fn value(o: Origin<'_>, key: &str, reason: String) -> ConfigError {

@@ -71,6 +71,18 @@ pub const VIPS_FORGOTTEN_TOTAL: &str = "ribbridge_vips_forgotten_total";
 /// (`max_detailed_vips`, 1 024 by default): without per-VIP
 /// series, counted by state in `/status`'s `omitted`, not listed.
 pub const VIPS_WITHOUT_SERIES: &str = "ribbridge_vips_without_series";
+/// `ribbridge_backend_up`: a VIP's backend probe's verdict (1 up, 0 down,
+/// NaN unknown), by VIP and probe (`health`, `ready`).
+pub const BACKEND_UP: &str = "ribbridge_backend_up";
+/// `ribbridge_probe_duration_seconds`: how long a backend probe took
+/// (connection, TLS, the answer's head), by probe.
+pub const PROBE_DURATION: &str = "ribbridge_probe_duration_seconds";
+/// `ribbridge_probe_failures_total`: failed backend probes, by VIP, probe
+/// and reason (`refused`, `timeout`, `status`, `tls`, `other`).
+pub const PROBE_FAILURES_TOTAL: &str = "ribbridge_probe_failures_total";
+/// `ribbridge_probe_reports_dropped_total`: probe results dropped because
+/// the daemon was behind (a probe never waits on it).
+pub const PROBE_REPORTS_DROPPED_TOTAL: &str = "ribbridge_probe_reports_dropped_total";
 /// `ribbridge_log_lines_dropped_total`: log lines dropped because the log's
 /// reader did not keep up (`logging`: the writer never blocks).
 pub const LOG_LINES_DROPPED_TOTAL: &str = "ribbridge_log_lines_dropped_total";
@@ -134,6 +146,12 @@ pub const OWNER_LAG_BUCKETS: &[f64] = &[
     0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+/// Buckets of a backend probe's duration, seconds: a local answer is a
+/// millisecond, a probe's timeout is seconds.
+pub const PROBE_BUCKETS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
 /// Buckets of the drift duration, seconds: from zebra's 10 ms to minutes.
 pub const DRIFT_BUCKETS: &[f64] = &[
     0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0,
@@ -156,6 +174,7 @@ pub fn install() -> Result<PrometheusHandle, TelemetryError> {
     let recorder = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Full(DRIFT_DURATION.to_string()), DRIFT_BUCKETS)?
         .set_buckets_for_metric(Matcher::Full(OWNER_LAG.to_string()), OWNER_LAG_BUCKETS)?
+        .set_buckets_for_metric(Matcher::Full(PROBE_DURATION.to_string()), PROBE_BUCKETS)?
         .build_recorder();
     let handle = recorder.handle();
     metrics::set_global_recorder(recorder).map_err(|_| TelemetryError::AlreadyInstalled)?;
@@ -166,6 +185,23 @@ pub fn install() -> Result<PrometheusHandle, TelemetryError> {
 /// Declare help texts and units (idempotent).
 pub fn describe() {
     describe_gauge!(VIP_STATE, "1 for the VIP's current state, 0 for the others");
+    describe_gauge!(
+        BACKEND_UP,
+        "A VIP's backend probe: 1 up (rise successes), 0 down (fall failures), NaN not yet known"
+    );
+    describe_histogram!(
+        PROBE_DURATION,
+        Unit::Seconds,
+        "How long a backend probe took (connection, TLS, the answer's head)"
+    );
+    describe_counter!(
+        PROBE_FAILURES_TOTAL,
+        "Failed backend probes, by VIP, probe and reason"
+    );
+    describe_counter!(
+        PROBE_REPORTS_DROPPED_TOTAL,
+        "Backend probe results dropped because the daemon was behind"
+    );
     describe_counter!(
         DRIFT_TOTAL,
         "Drifts that persisted past the grace, by state"
@@ -338,6 +374,33 @@ pub fn drain_reapplied() {
 /// bgpd's configuration changed what it should advertise.
 pub fn intent_changed() {
     counter!(INTENT_CHANGES_TOTAL).increment(1);
+}
+
+/// One backend probe's result: its duration, its failure's reason, its
+/// verdict (`up`: Some(true), `down`: Some(false), unknown: None).
+pub fn probe(
+    prefix: &Prefix,
+    probe: &'static str,
+    took: std::time::Duration,
+    failure: Option<&'static str>,
+    up: Option<bool>,
+) {
+    histogram!(PROBE_DURATION, "probe" => probe).record(took.as_secs_f64());
+    if let Some(reason) = failure {
+        counter!(PROBE_FAILURES_TOTAL, "prefix" => prefix.to_string(), "probe" => probe, "reason" => reason)
+            .increment(1);
+    }
+    let v = match up {
+        Some(true) => 1.0,
+        Some(false) => 0.0,
+        None => f64::NAN,
+    };
+    gauge!(BACKEND_UP, "prefix" => prefix.to_string(), "probe" => probe).set(v);
+}
+
+/// Probe results dropped so far.
+pub fn probe_reports_dropped(total: u64) {
+    counter!(PROBE_REPORTS_DROPPED_TOTAL).absolute(total);
 }
 
 /// The log writer's drop count since the start.

@@ -65,6 +65,16 @@ pub struct Args {
     /// (10-86400) [default: 300].
     #[arg(long, value_name = "SECS")]
     flap_window_secs: Option<u64>,
+    /// Probe the VIP's backend health at URL (http://, or https:// with a
+    /// `[[vip]]` table's ca_file or insecure): down for `fall` probes, an
+    /// advertised VIP is `blackhole` and no heal re-advertises it;
+    /// repeatable (one per VIP); the VIP becomes configured.
+    #[arg(long = "health", value_name = "PREFIX=URL")]
+    health: Vec<String>,
+    /// Probe the VIP's backend readiness at URL: failing while health
+    /// passes, an advertised VIP is `unready`; repeatable.
+    #[arg(long = "ready", value_name = "PREFIX=URL")]
+    ready: Vec<String>,
     /// The node-wide ceiling on heal actions, actions a second (1-1000) [default: 100].
     #[arg(long, value_name = "N")]
     heal_rate: Option<u32>,
@@ -151,6 +161,8 @@ impl Args {
             writer_interval_ms: self.writer_interval_ms,
             flap_pairs: self.flap_pairs,
             flap_window_secs: self.flap_window_secs,
+            health: self.health.clone(),
+            ready: self.ready.clone(),
             heal_rate: self.heal_rate,
             heal_burst: self.heal_burst,
             forget_after_secs: self.forget_after_secs,

@@ -18,6 +18,7 @@ mod frr_tasks;
 mod heal;
 mod notify;
 mod owner;
+mod probes;
 pub mod supervise;
 pub mod translate;
 
@@ -49,6 +50,9 @@ pub enum DaemonError {
     /// The connection caps do not fit under the descriptor limit.
     #[error(transparent)]
     Descriptors(#[from] crate::config::DescriptorError),
+    /// A backend probe cannot be set up (its CA file).
+    #[error(transparent)]
+    Probe(#[from] crate::probe::ProbeError),
     /// `--record` cannot be created.
     #[error("--record {}: cannot create the event log: {source} (check the directory exists and is writable)", path.display())]
     Record {
@@ -238,6 +242,17 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
             drain_watch::run(&path, r, st).await;
             Ok(())
         });
+        if !s.probes.is_empty() {
+            let list = probes::probes(s.node_table(), &s.probes)?;
+            let (r, st) = (result_tx.clone(), stop.clone());
+            tasks.restartable("backend probes", move || {
+                let (list, r, st) = (list.clone(), r.clone(), st.clone());
+                Box::pin(async move {
+                    probes::run(list, r, st).await;
+                    Ok(())
+                })
+            });
+        }
     }
     {
         let stop = stop.clone();

@@ -54,6 +54,8 @@ pub enum Source {
     Heal,
     /// The drain: the intent file's watch and the re-apply's result.
     Drain,
+    /// The backend probes.
+    Probe,
 }
 
 impl Source {
@@ -66,6 +68,7 @@ impl Source {
             Source::Vty => "vty",
             Source::Heal => "heal",
             Source::Drain => "drain",
+            Source::Probe => "probe",
         }
     }
 }

@@ -582,6 +582,24 @@ fn default_rise() -> u32 {
 }
 
 impl VipProbes {
+    /// A VIP's table with no probe yet and every setting at its default
+    /// (the flags' `--health` and `--ready` fill in the URLs).
+    pub fn new(prefix: Prefix) -> VipProbes {
+        VipProbes {
+            prefix,
+            health: None,
+            ready: None,
+            expect_status: DEFAULT_EXPECT_STATUS,
+            interval_ms: DEFAULT_INTERVAL_MS,
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            fall: DEFAULT_FALL,
+            rise: DEFAULT_RISE,
+            ca_file: None,
+            insecure: false,
+            withdraw: false,
+        }
+    }
+
     /// The table's probes (health first), each with the shared settings,
     /// validated.
     pub fn specs(&self) -> Result<Vec<(Kind, ProbeSpec)>, SpecError> {
