@@ -748,6 +748,15 @@ fn probes(
                         .to_string(),
             });
         }
+        if v.withdraw {
+            return Err(ConfigError::Value {
+                at: at_file(&v.prefix),
+                reason: "`withdraw = true` is not supported yet: ribbridge reports a failing \
+                         backend (blackhole, unready) and takes no VIP out of BGP by itself; \
+                         drop the key, and drain the node (`ribbridge drain`) to withdraw"
+                    .to_string(),
+            });
+        }
         v.specs().map_err(|e| ConfigError::Value {
             at: at_file(&v.prefix),
             reason: e.to_string(),
@@ -1059,6 +1068,80 @@ mod tests {
             .expect_err("node")
             .to_string();
         assert!(e.contains("only the BMP station reads it"), "{e}");
+    }
+
+    #[test]
+    fn probes_from_the_file_and_the_flags_configure_their_vips() {
+        let text = "[[vip]]\nprefix = \"192.0.2.10/32\"\nhealth = \"http://localhost:1936/healthz\"\nfall = 2\n\n[[vip]]\nprefix = \"192.0.2.20/32\"\nready = \"https://localhost:6443/readyz\"\ninsecure = true\n";
+        let flags = Layer {
+            ready: vec!["192.0.2.10/32=http://localhost:1936/healthz/ready".into()],
+            health: vec!["192.0.2.30/32=http://127.0.0.1:8080/".into()],
+            ..Layer::default()
+        };
+        let s = Settings::resolve(Some((p(), parse(text, p()).expect("parse"))), flags)
+            .expect("resolve");
+        assert_eq!(s.probes.len(), 3);
+        let first = &s.probes[0];
+        assert_eq!(first.fall, 2, "the table's settings kept");
+        assert_eq!(
+            first.ready.as_deref(),
+            Some("http://localhost:1936/healthz/ready"),
+            "the flag's URL added to the table"
+        );
+        for v in ["192.0.2.10/32", "192.0.2.20/32", "192.0.2.30/32"] {
+            assert!(
+                s.vips.contains(&v.parse().expect("prefix")),
+                "{v} configured"
+            );
+        }
+        // Refused, each naming where and what to do.
+        let cases = [
+            (
+                "[[vip]]\nprefix = \"192.0.2.10/32\"\n",
+                "neither `health` nor `ready`",
+            ),
+            (
+                "[[vip]]\nprefix = \"192.0.2.10/32\"\nhealth = \"https://localhost:6443/readyz\"\n",
+                "192.0.2.10/32",
+            ),
+            (
+                "[[vip]]\nprefix = \"192.0.2.10/32\"\nhealth = \"http://x/\"\nwithdraw = true\n",
+                "not supported yet",
+            ),
+            (
+                "[[vip]]\nprefix = \"192.0.2.10/32\"\nhealth = \"http://x/\"\n[[vip]]\nprefix = \"192.0.2.10/32\"\nready = \"http://x/\"\n",
+                "a second [[vip]] table",
+            ),
+            (
+                "vantage = \"router\"\nvips = [\"192.0.2.10/32\"]\n[[vip]]\nprefix = \"192.0.2.10/32\"\nhealth = \"http://x/\"\n",
+                "only the node vantage probes",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = file(text).expect_err(text).to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+        let bad = Layer {
+            health: vec!["192.0.2.10/32 http://x/".into()],
+            ..Layer::default()
+        };
+        let e = Settings::resolve(None, bad).expect_err("no =").to_string();
+        assert!(e.starts_with("--health: "), "{e}");
+    }
+
+    #[test]
+    fn the_writer_settings_are_read_and_bounded() {
+        let s = file("require_address = false\nwriter_silent_ticks = 5\nwriter_interval_ms = 5000\nflap_pairs = 7\nflap_window_secs = 60\n")
+            .expect("resolve");
+        assert!(!s.require_address);
+        assert_eq!(
+            (s.writer_silent_ticks, s.writer_interval_ms),
+            (5, Some(5_000))
+        );
+        assert_eq!((s.flap_pairs, s.flap_window_secs), (7, 60));
+        assert!(Settings::default().require_address, "on by default");
+        let e = file("flap_pairs = 8\n").expect_err("8").to_string();
+        assert!(e.contains("key 'flap_pairs': 8 is outside 1..=7"), "{e}");
     }
 
     #[test]
