@@ -604,10 +604,23 @@ impl Owner {
                     match to {
                         reconcile::Class::Blackhole => tracing::warn!(
                             %prefix, table, %from, %to,
-                            "VIP drift: advertised, but its address is missing or unusable on this node \
-                             (a kube-vip restarted while its backend was down, or an IPv6 dadfailed \
-                             address): the router sends traffic this node drops; check the VIP's \
-                             writer and `ip addr` (see the RibbridgeVIPBlackhole runbook)"
+                            "VIP drift: advertised, but this node cannot serve it: its address is \
+                             missing or unusable (a kube-vip restarted while its backend was down, an \
+                             IPv6 dadfailed address) or its backend's health probe fails; the router \
+                             sends traffic this node drops; check `ribbridge status` (ADDRESS, \
+                             BACKEND) and the RibbridgeVIPBlackhole runbook"
+                        ),
+                        reconcile::Class::Unready => tracing::warn!(
+                            %prefix, table, %from, %to,
+                            "VIP drift: advertised while its backend's ready probe fails (the \
+                             backend drains): new connections reach a backend about to refuse them; \
+                             see the RibbridgeVIPUnready runbook"
+                        ),
+                        reconcile::Class::CapacityLost => tracing::warn!(
+                            %prefix, table, %from, %to,
+                            "VIP drift: its backend is up but its route is not in the kernel: this \
+                             node could serve it and does not; check that kube-vip runs (see the \
+                             RibbridgeVIPCapacityLost runbook)"
                         ),
                         reconcile::Class::Orphaned => tracing::warn!(
                             %prefix, table, %from, %to,
