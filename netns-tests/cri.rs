@@ -292,14 +292,7 @@ async fn cri_manifests_under_runc_observe_repair_without_and_with_net_admin_frr_
     assert_eq!(c["root"]["readonly"], true);
 
     let mut router = RouteWatch::open("rb-router");
-    // node1's VIP as kube-vip writes it, its address first (the shipped
-    // manifests require it: a bare route would be a blackhole).
-    lab(&["vip-add", "node1", VIP, "--with-address"]);
-    lab(&["vip-add", "node2", VIP]);
-    router
-        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
-        .await
-        .expect("router has both paths");
+    crate::support::vip_with_address_on_node1(&mut router, VIP).await;
 
     // 1. Observe: advertised, as FRR's user with nothing.
     let observe = bundle(&image, OBSERVE, &sockdir, state.path(), &[]);

@@ -211,14 +211,7 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
     let mut router = RouteWatch::open("rb-router");
 
     // 1. Observe, no capability at all: advertised, said from inside.
-    // node1's VIP as kube-vip writes it, its address first (the image's
-    // defaults require it: a bare route would be a blackhole).
-    lab(&["vip-add", "node1", VIP, "--with-address"]);
-    lab(&["vip-add", "node2", VIP]);
-    router
-        .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(15))
-        .await
-        .expect("router has both paths");
+    crate::support::vip_with_address_on_node1(&mut router, VIP).await;
     let t = Instant::now();
     let (mut d, container) = start(&lab_guard, &image, &[], &["--mode", "observe"]);
     d.wait_log("VIP consistent && to=advertised", Duration::from_secs(30))

@@ -360,12 +360,24 @@ pub async fn advertise_on_both(d: &mut daemon::Daemon, router: &mut RouteWatch, 
 /// kube-vip adds `vip` (a /32) on node1 and node2; wait until the router's
 /// route to it has both nodes' paths.
 pub async fn vip_on_both(router: &mut RouteWatch, vip: &str) {
+    vip_on_both_with(router, vip, &[]).await;
+}
+
+/// The same with node1's VIP as kube-vip writes it, its address first:
+/// for a daemon that runs the shipped defaults (the address required; a
+/// bare route would be a blackhole). On 10.7 (address, then route) it is
+/// advertised; on 8.4 the address shadows it.
+pub async fn vip_with_address_on_node1(router: &mut RouteWatch, vip: &str) {
+    vip_on_both_with(router, vip, &["--with-address"]).await;
+}
+
+async fn vip_on_both_with(router: &mut RouteWatch, vip: &str, node1: &[&str]) {
     let addr: IpAddr = vip
         .split('/')
         .next()
         .and_then(|a| a.parse().ok())
         .unwrap_or_else(|| panic!("{vip} is not ADDRESS/LEN"));
-    lab(&["vip-add", "node1", vip]);
+    lab(&[&["vip-add", "node1", vip][..], node1].concat());
     lab(&["vip-add", "node2", vip]);
     router
         .wait_nexthops(addr, 32, 2, Duration::from_secs(15))
