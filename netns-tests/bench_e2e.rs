@@ -43,6 +43,13 @@
 //!    dips), ribbridge's drift reports, heals, give-ups, RSS and fds.
 //! 7. churn: VIP routes added and deleted across both nodes at 50/s on a
 //!    healthy lab: every drift report or action is false.
+//! 9. writer (issue 30): the time from a fault to the state reported
+//!    (backend down to blackhole, ready failing to unready, the writer
+//!    killed to orphaned, its route gone to capacity_lost),
+//!    BENCH_WRITER_RUNS (20) times each; the CPU of two VIPs probed every
+//!    second against none, BENCH_WRITER_IDLE_S (60) each; and
+//!    BENCH_WRITER_QUIET_S (600) of writers and backends healthy, where
+//!    every drift report and heal is false.
 //! 8. paths (issue 31's memory paths, on BENCH_PATHS_FRR, default 10.7):
 //!    one configured VIP, defaults, BENCH_PATHS_ROUTES (100 000) routes of
 //!    table 198 present before the start (filtered, then permitted), added
@@ -153,8 +160,9 @@ impl Daemon {
             .arg(frr_dir)
             .args(["--listen", "127.0.0.1:7585"])
             // The lab's VIPs are bare routes: the address is not required
-            // (the cells measure FRR's handling of what kube-vip writes).
-            .args(["--require-address", "false"])
+            // (the cells measure FRR's handling of what kube-vip writes),
+            // unless a cell says otherwise (the writer's).
+            .args(support::daemon::address_not_required(args))
             .args(args)
             .env("RUST_LOG", log)
             .stdout(Stdio::null())
@@ -972,6 +980,183 @@ async fn paths_cell(lab_guard: &Lab, n: usize, mode: &str, secs: u64) -> Value {
     json!({"routes": n, "mode": mode, "phase_s": secs, "phases": out})
 }
 
+/// Cell 9, the writer, the address and the backend (issue 30), on one
+/// release: node1's VIP written by the lab's kube-vip (1 s ticks, no check of its
+/// own) over the lab's OpenShift-router backend, node2's bare; ribbridge
+/// in repair mode with the address required and its own probes (every
+/// 1 s, timeout 500 ms, fall 2, rise 2: keepalived's ingress habit).
+/// `runs` times each: the backend down to `blackhole`, draining to
+/// `unready`, the writer SIGKILLed to `orphaned`, the writer gone and its
+/// route deleted (what another instance's cleanup leaves when its owner is
+/// gone) to `capacity_lost`; each undone and `advertised` again before the
+/// next. Then the CPU of the two VIPs probed every second against the same
+/// daemon without probes over `idle_s` each, and `quiet_s` of writers and
+/// backends healthy: every drift report and heal is false.
+async fn writer_cell(lab_guard: &Lab, frr: &str, runs: usize, idle_s: u64, quiet_s: u64) -> Value {
+    let limit = Duration::from_secs(30);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let probes = |vips: &[&str]| {
+        let mut t = String::new();
+        for v in vips {
+            t.push_str(&format!(
+                "[[vip]]\nprefix = \"{v}\"\nhealth = \"http://127.0.0.1:1936/healthz\"\n\
+                 ready = \"http://127.0.0.1:1936/healthz/ready\"\ninterval_ms = 1000\n\
+                 timeout_ms = 500\nfall = 2\nrise = 2\n\n"
+            ));
+        }
+        let f = dir.path().join(format!("probes-{}.toml", vips.len()));
+        std::fs::write(&f, t).expect("probe config");
+        f.display().to_string()
+    };
+    let writer = |op: &str, v: &str| {
+        let mut a = vec!["kube-vip", "node1", op, v];
+        if op == "start" {
+            a.extend(["--interval", "1"]);
+        }
+        lab(&a);
+    };
+    lab(&["exec", "rb-node1", "sh", "-c", FLUSH_198]);
+    lab(&["vip-add", "node2", VIP]);
+    lab(&["backend", "node1", "up"]);
+    writer("start", VIP);
+    let one = probes(&[VIP]);
+    let args = ["--require-address", "true", "--config", one.as_str()];
+    let mut d = Daemon::start(lab_guard, &args, "info").await;
+    d.wait(&["VIP consistent", "to=advertised"], limit).await;
+    let mut took: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+    let mut step = async |d: &mut Daemon, name: &'static str, act: &dyn Fn(), want: &str| {
+        let t = Instant::now();
+        act();
+        let at = d.wait(&[&format!("to={want}")], limit).await;
+        took.entry(name)
+            .or_default()
+            .push(ms(at.saturating_duration_since(t)));
+    };
+    for run in 0..runs {
+        eprintln!("== writer ({frr}): run {run}");
+        step(
+            &mut d,
+            "backend_down_to_blackhole",
+            &|| {
+                lab(&["backend", "node1", "down"]);
+            },
+            "blackhole",
+        )
+        .await;
+        lab(&["backend", "node1", "up"]);
+        d.wait(&["to=advertised"], limit).await;
+        step(
+            &mut d,
+            "ready_failing_to_unready",
+            &|| {
+                lab(&["backend", "node1", "draining"]);
+            },
+            "unready",
+        )
+        .await;
+        lab(&["backend", "node1", "up"]);
+        d.wait(&["to=advertised"], limit).await;
+        step(
+            &mut d,
+            "writer_killed_to_orphaned",
+            &|| writer("kill", VIP),
+            "orphaned",
+        )
+        .await;
+        writer("start", VIP);
+        d.wait(&["to=advertised"], limit).await;
+        step(
+            &mut d,
+            "route_gone_to_capacity_lost",
+            &|| {
+                writer("kill", VIP);
+                lab(&[
+                    "exec", "rb-node1", "ip", "route", "del", VIP, "table", "198",
+                ]);
+            },
+            "capacity_lost",
+        )
+        .await;
+        writer("start", VIP);
+        d.wait(&["to=advertised"], limit).await;
+    }
+    let log = drain(&mut d.lines);
+    d.stop().await;
+    let latencies: serde_json::Map<String, Value> = took
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), summary(v)))
+        .collect();
+
+    // The idle cost of probing: two probed VIPs, then the same without
+    // probes, the writers beating on both.
+    lab(&["vip-add", "node2", VIP2]);
+    writer("start", VIP2);
+    let mut idle = serde_json::Map::new();
+    let two = probes(&[VIP, VIP2]);
+    for (name, args) in [
+        (
+            "probed",
+            vec!["--require-address", "true", "--config", two.as_str()],
+        ),
+        (
+            "not_probed",
+            vec!["--require-address", "true", "--vip", VIP, "--vip", VIP2],
+        ),
+    ] {
+        let mut d = Daemon::start(lab_guard, &args, "info").await;
+        d.wait(&["readiness changed", "ready=true"], limit).await;
+        tokio::time::sleep(Duration::from_secs(5)).await; // past start-up and the first polls
+        let (cpu0, _, _) = proc_usage(d.pid());
+        let t0 = Instant::now();
+        tokio::time::sleep(Duration::from_secs(idle_s)).await; // the window measured
+        let (cpu1, _, rss) = proc_usage(d.pid());
+        let wall = t0.elapsed().as_secs_f64();
+        drain(&mut d.lines);
+        d.stop().await;
+        idle.insert(
+            name.into(),
+            json!({"window_s": wall.round(), "cpu_s": cpu1 - cpu0,
+                   "cpu_percent_of_core": ((cpu1 - cpu0) / wall * 100.0 * 1000.0).round() / 1000.0,
+                   "rss_kib": rss}),
+        );
+    }
+
+    // Quiet: writers and backends healthy; nothing may be reported.
+    let mut d = Daemon::start(
+        lab_guard,
+        &["--require-address", "true", "--config", two.as_str()],
+        "info",
+    )
+    .await;
+    d.wait(&["readiness changed", "ready=true"], limit).await;
+    tokio::time::sleep(Duration::from_secs(10)).await; // past start-up: the probes rise
+    drain(&mut d.lines);
+    tokio::time::sleep(Duration::from_secs(quiet_s)).await; // the window measured
+    let quiet = drain(&mut d.lines);
+    d.stop().await;
+    let false_reports = quiet.iter().filter(|l| l.contains("VIP drift")).count();
+    let false_heals = quiet
+        .iter()
+        .filter(|l| l.contains(": healing") || l.contains("healing prefix"))
+        .count();
+    for v in [VIP, VIP2] {
+        writer("stop", v);
+    }
+    lab(&[
+        "exec",
+        "rb-node1",
+        "sh",
+        "-c",
+        &format!("{FLUSH_198}; ip addr del {VIP} dev lo; ip addr del {VIP2} dev lo; true"),
+    ]);
+    for v in [VIP, VIP2] {
+        lab(&["vip-del", "node2", v]);
+    }
+    let heals = log.iter().filter(|l| l.contains("healing prefix")).count();
+    json!({"runs": runs, "latency_ms": latencies, "heals_during_runs": heals, "idle": idle,
+           "quiet_s": quiet_s, "quiet_drift_reports": false_reports, "quiet_heals": false_heals})
+}
+
 /// 4b. A router vantage watching main with `n` routes and 2 VIPs, in a
 /// namespace of its own (`rb-memrouter`, no FRR: the router vantage reads
 /// only its kernel; a router's zebra would itself learn the million
@@ -1265,7 +1450,7 @@ async fn reboot_cell(frr: &'static str, how: Stop, graceful_restart: bool) -> Va
 }
 
 /// Every cell but the soaks, in the order they run.
-const ALL_CELLS: &str = "reboot observation idle availability churn heal scale paths";
+const ALL_CELLS: &str = "reboot observation idle availability churn heal scale paths writer";
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
@@ -1288,6 +1473,9 @@ async fn main() {
     let paths_frr: String = env_or("BENCH_PATHS_FRR", "10.7".to_string());
     let paths_n: usize = env_or("BENCH_PATHS_ROUTES", 100_000);
     let paths_s: u64 = env_or("BENCH_PATHS_S", 40);
+    let writer_runs: usize = env_or("BENCH_WRITER_RUNS", 20);
+    let writer_idle_s: u64 = env_or("BENCH_WRITER_IDLE_S", 60);
+    let writer_quiet_s: u64 = env_or("BENCH_WRITER_QUIET_S", 600);
     let only_memory: u8 = env_or("BENCH_ONLY_MEMORY", 0);
     let out = PathBuf::from(env_or("BENCH_OUT", "bench-e2e.json".to_string()));
     let reboot_on: u8 = env_or("BENCH_REBOOT", 1);
@@ -1408,10 +1596,16 @@ async fn main() {
                 paths.push(c);
             }
         }
+        let mut writer = Value::Null;
+        if on("writer") {
+            eprintln!("== FRR {frr}: the writer, the address and the backend ({writer_runs} runs)");
+            writer = writer_cell(&lab_guard, frr, writer_runs, writer_idle_s, writer_quiet_s).await;
+            eprintln!("{writer}");
+        }
         drop(lab_guard);
         results.push(json!({"frr": frr, "observation": o, "idle": i,
             "heal": {"case": case, "cells": cells}, "availability": avail, "churn": churn,
-            "soak": soak, "scale": s, "paths": paths, "reboot": reboot,
+            "soak": soak, "scale": s, "paths": paths, "writer": writer, "reboot": reboot,
             "took_s": t.elapsed().as_secs()}));
     }
     let router = if router_n > 0 && on("scale") {

@@ -381,6 +381,115 @@ async fn backend_probes(frr: &'static str) {
     drop(lab_guard);
 }
 
+/// IPv6: a /128 keeps no realm, but the kernel announces every replace,
+/// so kube-vip's heartbeat is seen and a killed writer orphans its VIP; an
+/// address whose duplicate address detection fails (`dadfailed`, another
+/// host on the link holds it) is unusable: the VIP is no longer served
+/// (`blackhole` while BGP sends it), never `advertised`.
+#[tokio::test]
+async fn ipv6_writer_and_dadfailed_address_frr_10_7() {
+    const V6: &str = "2001:db8::10/128";
+    let lab_guard = Lab::up("10.7", 2, &[V6]);
+    let mut d = Daemon::start(
+        &lab_guard,
+        "rb-node1",
+        &["--mode", "repair", "--require-address", "true"],
+    )
+    .await;
+    lab(&["kube-vip", "node1", "start", V6, "--interval", "1"]);
+    d.seen_or_wait("VIP consistent && to=advertised", LIMIT)
+        .await;
+    let t = Instant::now();
+    loop {
+        let (doc, _) = d.status().await;
+        let w = vip_of(&doc, V6).writer.clone();
+        if w.as_ref().is_some_and(|w| w.state == "alive") {
+            eprintln!(
+                "IPv6: writer alive {:?} after advertised: {w:?}",
+                t.elapsed()
+            );
+            break;
+        }
+        assert!(t.elapsed() < LIMIT, "IPv6 writer not alive: {w:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let t = Instant::now();
+    lab(&["kube-vip", "node1", "kill", V6]);
+    let line = d.wait_log("VIP drift && to=orphaned", LIMIT).await;
+    eprintln!(
+        "IPv6: writer killed, orphaned after {:?}: {line}",
+        t.elapsed()
+    );
+    // The address moves to node1's uplink while the router's side of the
+    // link already holds it: node1's copy fails duplicate detection.
+    lab(&[
+        "exec", "rb-node1", "ip", "-6", "addr", "del", V6, "dev", "lo",
+    ]);
+    lab(&[
+        "exec",
+        "rb-router",
+        "ip",
+        "-6",
+        "addr",
+        "add",
+        V6,
+        "dev",
+        "rb-n1",
+        "nodad",
+    ]);
+    let t = Instant::now();
+    lab(&[
+        "exec", "rb-node1", "ip", "-6", "addr", "add", V6, "dev", "eth0",
+    ]);
+    loop {
+        let (doc, code) = d.status().await;
+        let v = vip_of(&doc, V6);
+        if v.address.as_deref() == Some("unusable") {
+            let flags = lab(&[
+                "exec", "rb-node1", "ip", "-6", "addr", "show", "dev", "eth0",
+            ]);
+            eprintln!(
+                "IPv6: unusable {:?} after the add, state {:?}, exit {code}; ip: {flags}",
+                t.elapsed(),
+                v.state.name()
+            );
+            assert!(flags.contains("dadfailed"), "{flags}");
+            break;
+        }
+        assert!(t.elapsed() < LIMIT, "no dadfailed address seen: {v:?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    // Re-asserted (a writer's replace): BGP may send it again, the node
+    // still cannot serve it.
+    lab(&["vip-reassert", "node1", V6]);
+    let (_, line) = d
+        .wait_either("to=blackhole", "VIP consistent && to=withdrawn", LIMIT)
+        .await;
+    eprintln!("IPv6: dadfailed, then re-asserted: {line}");
+    let (doc, code) = d.status().await;
+    let class = class_of(&doc, V6);
+    assert!(
+        matches!(class, Class::Blackhole | Class::Withdrawn),
+        "never advertised without a usable address: {class}"
+    );
+    let want = i32::from(class == Class::Blackhole);
+    assert_eq!(code, want, "exit 1 on a blackhole, 0 withdrawn");
+    assert_eq!(heals(&d).await, 0, "nothing re-advertises it");
+    lab(&[
+        "exec",
+        "rb-router",
+        "ip",
+        "-6",
+        "addr",
+        "del",
+        V6,
+        "dev",
+        "rb-n1",
+    ]);
+    d.stop().await;
+    drop(lab_guard);
+}
+
 #[tokio::test]
 async fn backend_probes_frr_10_7() {
     backend_probes("10.7").await;

@@ -442,7 +442,7 @@ pub fn core_config_of(args: &[String]) -> Result<reconcile::Config, String> {
 
 /// `--require-address false` unless `args` set it themselves (see
 /// [`Daemon::spawn_env`]).
-fn address_not_required(args: &[&str]) -> &'static [&'static str] {
+pub fn address_not_required(args: &[&str]) -> &'static [&'static str] {
     if args.iter().any(|a| a.starts_with("--require-address")) {
         &[]
     } else {
