@@ -200,11 +200,14 @@ fn capacity_lost(
     backend: super::vocab::Backend,
     now: Millis,
 ) -> bool {
+    // Only a probed VIP can lose capacity: most VIPs stop here.
+    if !backend.up() {
+        return false;
+    }
     let Some(v) = state.vips.get(&key) else {
         return false;
     };
-    let absent = !v.in_kernel() && !v.zebra && v.zebra_table != Some(true);
-    if !backend.up() || !absent {
+    if v.in_kernel() || v.zebra || v.zebra_table == Some(true) {
         return false;
     }
     match v.observed {
