@@ -22,7 +22,8 @@ use super::fast_path::{address_after_route, fast_reimport, route_after_address};
 use super::heal::{on_heal_done, triggered};
 use super::merge::merge_vips;
 use super::vocab::{
-    Action, Class, Event, KernelEntry, KernelFacts, Millis, ProbeKind, Stamp, State, Vip,
+    Action, BackendState, Class, Event, KernelEntry, KernelFacts, Millis, ProbeKind, Stamp, State,
+    Vip,
 };
 use crate::model::intent::Intent;
 use crate::model::{Prefix, PrefixSet, TableId, Vantage};
@@ -108,18 +109,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             prefix,
             probe,
             state: verdict,
-        } => {
-            state.vip(table, prefix, now);
-            let b = state.backends.entry((table, prefix)).or_default();
-            match probe {
-                ProbeKind::Health => b.health = Some(verdict),
-                ProbeKind::Ready => b.ready = Some(verdict),
-            }
-            Some(Next {
-                scope: Scope::One(table, prefix),
-                touched_bgp: false,
-            })
-        }
+        } => on_backend(state, (table, prefix), probe, verdict, now),
         Event::DrainReapplied { ok } => {
             drain::on_reapplied(state, ok, now);
             // The next read of bgpd's configuration confirms it.
@@ -276,6 +266,26 @@ fn on_kernel_reasserted(state: &mut State, key: (TableId, Prefix), now: Millis) 
     // unless its writer was silent until now.
     if !triggered(state, key, now) && !resumed {
         return None;
+    }
+    Some(Next {
+        scope: Scope::One(key.0, key.1),
+        touched_bgp: false,
+    })
+}
+
+/// A backend probe's new verdict (after its fall or rise).
+fn on_backend(
+    state: &mut State,
+    key: (TableId, Prefix),
+    probe: ProbeKind,
+    verdict: BackendState,
+    now: Millis,
+) -> Option<Next> {
+    state.vip(key.0, key.1, now);
+    let b = state.backends.entry(key).or_default();
+    match probe {
+        ProbeKind::Health => b.health = Some(verdict),
+        ProbeKind::Ready => b.ready = Some(verdict),
     }
     Some(Next {
         scope: Scope::One(key.0, key.1),
