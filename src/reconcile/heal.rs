@@ -178,8 +178,7 @@ pub(super) fn triggered(state: &mut State, key: (TableId, Prefix), now: Millis) 
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
     };
-    let h = v.heal();
-    if h.in_flight || (h.done_at > 0 && now < h.done_at.saturating_add(grace)) {
+    if own_echo(v, grace, now) {
         return false;
     }
     v.trigger_at = Stamp::at(now);
@@ -192,6 +191,13 @@ pub(super) fn triggered(state: &mut State, key: (TableId, Prefix), now: Millis) 
     h.done_at = now;
     h.next_at = now.saturating_add(grace);
     true
+}
+
+/// A kernel write to the VIP's route now is a heal's own (one in flight,
+/// or done less than a grace ago): neither a trigger nor a writer's beat.
+pub(super) fn own_echo(v: &Vip, grace: Millis, now: Millis) -> bool {
+    let h = v.heal();
+    h.in_flight || (h.done_at > 0 && now < h.done_at.saturating_add(grace))
 }
 
 #[cfg(test)]

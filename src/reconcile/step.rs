@@ -19,7 +19,7 @@ use std::ops::Bound;
 use super::drain;
 use super::evaluate::{evaluate, note_sent};
 use super::fast_path::{address_after_route, fast_reimport, route_after_address};
-use super::heal::{on_heal_done, triggered};
+use super::heal::{on_heal_done, own_echo, triggered};
 use super::merge::merge_vips;
 use super::vocab::{
     Action, BackendState, Class, Event, KernelEntry, KernelFacts, Millis, ProbeKind, Stamp, State,
@@ -260,7 +260,9 @@ fn on_kernel_reasserted(state: &mut State, key: (TableId, Prefix), now: Millis) 
     let v = state.vips.get_mut(&key)?;
     v.reasserted();
     let orphaned = v.state == Class::Orphaned || v.observed == Class::Orphaned;
-    let resumed = writer_beat(state, key, now) || orphaned;
+    // A heal's realm toggle echoes as a re-assertion: not the writer's.
+    let echo = own_echo(v, state.config.grace_ms, now);
+    let resumed = (!echo && writer_beat(state, key, now)) || orphaned;
     // A beat on a VIP in drift re-arms its heal (the drift may be
     // this beat's doing); on a consistent VIP it is only remembered,
     // unless its writer was silent until now.
