@@ -996,7 +996,9 @@ async fn writer_cell(lab_guard: &Lab, frr: &str, runs: usize, idle_s: u64, quiet
     let limit = Duration::from_secs(30);
     let dir = tempfile::tempdir().expect("tempdir");
     let probes = |vips: &[&str]| {
-        let mut t = String::new();
+        // Each run deletes the route once (capacity_lost): a window short
+        // enough that the runs' deletions do not add up to `flapping`.
+        let mut t = String::from("flap_window_secs = 10\nflap_pairs = 7\n\n");
         for v in vips {
             t.push_str(&format!(
                 "[[vip]]\nprefix = \"{v}\"\nhealth = \"http://127.0.0.1:1936/healthz\"\n\
