@@ -275,6 +275,21 @@ async fn flapping(d: &mut Daemon, frr: &str) {
     lab(&["backend", "node1", "up"]);
 }
 
+/// Wait for the VIP's drift to `class` (its log line), say how long it took
+/// since `t`, and check that `/status` says it and exits 1.
+async fn drifts_to(d: &mut Daemon, frr: &str, what: &str, t: Instant, class: Class) {
+    let line = d
+        .wait_log(&format!("VIP drift && to={}", class.name()), LIMIT)
+        .await;
+    eprintln!(
+        "FRR {frr}: {what}, {} after {:?}: {line}",
+        class.name(),
+        t.elapsed()
+    );
+    let (doc, code) = d.status().await;
+    assert_eq!((class_of(&doc, VIP), code), (class, 1), "{what}");
+}
+
 /// ribbridge's own probes of the backend (the OpenShift router's
 /// endpoints, `lab.sh backend`), beside a writer that does not check it:
 /// ready failing is `unready`, health failing `blackhole`, both back
@@ -320,13 +335,8 @@ async fn backend_probes(frr: &'static str) {
     };
     // Draining: /healthz passes, /healthz/ready fails.
     let t = step("draining").await;
-    let line = d.wait_log("VIP drift && to=unready", LIMIT).await;
-    eprintln!(
-        "FRR {frr}: backend draining, unready after {:?}: {line}",
-        t.elapsed()
-    );
-    let (doc, code) = d.status().await;
-    assert_eq!((class_of(&doc, VIP), code), (Class::Unready, 1));
+    drifts_to(&mut d, frr, "backend draining", t, Class::Unready).await;
+    let (doc, _) = d.status().await;
     let b = vip_of(&doc, VIP).backend.clone().expect("probed");
     assert_eq!(
         (b.health.as_deref(), b.ready.as_deref()),
@@ -335,13 +345,7 @@ async fn backend_probes(frr: &'static str) {
     // Down: nothing listens; the writer (no check of its own) keeps the
     // route: the router sends node1 traffic it cannot serve.
     let t = step("down").await;
-    let line = d.wait_log("VIP drift && to=blackhole", LIMIT).await;
-    eprintln!(
-        "FRR {frr}: backend down, blackhole after {:?}: {line}",
-        t.elapsed()
-    );
-    let (doc, code) = d.status().await;
-    assert_eq!((class_of(&doc, VIP), code), (Class::Blackhole, 1));
+    drifts_to(&mut d, frr, "backend down", t, Class::Blackhole).await;
     let m = d.metrics().await;
     for want in [
         format!("ribbridge_backend_up{{prefix=\"{VIP}\",probe=\"health\"}} 0"),
@@ -365,13 +369,7 @@ async fn backend_probes(frr: &'static str) {
     lab(&["kube-vip", "node1", "kill", VIP]);
     let t = Instant::now();
     lab(&["vip-del", "node1", VIP, "--with-address"]);
-    let line = d.wait_log("VIP drift && to=capacity_lost", LIMIT).await;
-    eprintln!(
-        "FRR {frr}: route deleted, capacity_lost after {:?}: {line}",
-        t.elapsed()
-    );
-    let (doc, code) = d.status().await;
-    assert_eq!((class_of(&doc, VIP), code), (Class::CapacityLost, 1));
+    drifts_to(&mut d, frr, "route deleted", t, Class::CapacityLost).await;
     router
         .wait_nexthops(vip_addr(), 32, 1, LIMIT)
         .await
