@@ -211,7 +211,7 @@ fn on_kernel_route(
 fn writer_beat(state: &mut State, key: (TableId, Prefix), now: Millis) -> bool {
     let was_silent = state.writer_silent(&key, now);
     let w = state.writers.entry(key).or_default();
-    w.beat(now);
+    w.beat(now, &state.config);
     if let Some(at) = w.silent_at(&state.config) {
         state.wakeups.insert(at, key);
     }

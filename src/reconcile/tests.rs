@@ -1228,10 +1228,13 @@ fn a_writer_that_stops_beating_orphans_its_advertised_vip() {
             }
         )));
     assert!(heals(&all).is_empty(), "orphaned is reported, not healed");
-    // The writer is back (a restart): its first beat ends the orphan.
+    // The writer is back (a restart): its first beat ends the orphan; the
+    // gap is no tick: its cadence is learned anew, the old one its tick.
     let mut back = beat(&mut s, 13_000);
     back.extend(run_polled(&mut s, 13_000, 14_000, true));
     assert_eq!(state_of(&s), Class::Advertised, "{back:?}");
+    assert_eq!(s.writers[&key].cadence(&s.config), None, "relearnt");
+    assert_eq!(s.writer_tick(&key), 1_000, "the old cadence meanwhile");
     // A route deleted by its writer: one withdrawal, the cadence forgotten.
     kernel(&mut s, 15_000, false);
     assert_eq!(s.writers[&key].cadence(&s.config), None);

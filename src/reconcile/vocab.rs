@@ -621,8 +621,16 @@ impl WriterState {
 }
 
 impl Writer {
-    /// A beat at `now`.
-    pub(super) fn beat(&mut self, now: Millis) {
+    /// A beat at `now`. A beat after the writer went silent is its
+    /// return (a restart), not a tick: the cadence starts anew, the old one
+    /// kept as its tick meanwhile (a restart's gap taken as a tick made
+    /// the next `capacity_lost` wait 12-15 s for a 1 s writer).
+    pub(super) fn beat(&mut self, now: Millis, config: &Config) {
+        if self.silent_at(config).is_some_and(|at| now >= at) {
+            self.tick_before = self.cadence(config).or(self.tick_before);
+            self.intervals = [0; WRITER_INTERVALS];
+            self.beats = 0;
+        }
         if self.beats > 0 {
             self.intervals.rotate_right(1);
             self.intervals[0] = now.saturating_sub(self.last_ms).max(1);
