@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use crate::support::daemon::Daemon;
 use crate::support::{Lab, RouteWatch, class_of, lab, vip_of};
 use ribbridge::reconcile::Class;
+use ribbridge::status::StatusDoc;
 
 const VIP: &str = "192.0.2.10/32";
 const HEALTH: &str = "http://127.0.0.1:1936/healthz";
@@ -125,21 +126,10 @@ async fn writer_and_address(frr: &'static str) {
         // SIGKILL: the route and the address stay, nobody re-asserts.
         let t = Instant::now();
         lab(&["kube-vip", "node1", "kill", VIP]);
-        let line = d.wait_log("VIP drift && to=orphaned", LIMIT).await;
-        eprintln!(
-            "FRR {frr}: writer killed, orphaned after {:?}: {line}",
-            t.elapsed()
-        );
-        let (doc, code) = d.status().await;
-        assert_eq!(class_of(&doc, VIP), Class::Orphaned);
-        assert_eq!(code, 1, "status exits 1 on an orphaned VIP");
+        let doc = drifts_to(&mut d, frr, "writer killed", t, Class::Orphaned).await;
         let w = vip_of(&doc, VIP).writer.clone().expect("writer");
         assert_eq!(w.state, "silent", "{w:?}");
         assert!(w.last.is_some(), "the last beat's time: {w:?}");
-        let m = d.metrics().await;
-        let gauge =
-            format!("ribbridge_vip_state{{prefix=\"{VIP}\",table=\"198\",state=\"orphaned\"}} 1");
-        assert!(m.contains(&gauge), "{gauge} in:\n{m}");
         assert_eq!(
             heals(&d).await,
             0,
@@ -198,19 +188,8 @@ async fn writer_and_address(frr: &'static str) {
     lab(&["vip-del", "node1", VIP, "--with-address"]);
     let t = Instant::now();
     lab(&["vip-add", "node1", VIP]);
-    let line = d.wait_log("VIP drift && to=blackhole", LIMIT).await;
-    eprintln!(
-        "FRR {frr}: a bare route, blackhole after {:?}: {line}",
-        t.elapsed()
-    );
-    let (doc, code) = d.status().await;
-    assert_eq!(class_of(&doc, VIP), Class::Blackhole);
+    let doc = drifts_to(&mut d, frr, "a bare route", t, Class::Blackhole).await;
     assert_eq!(vip_of(&doc, VIP).address.as_deref(), Some("missing"));
-    assert_eq!(code, 1, "status exits 1 on a blackhole");
-    let m = d.metrics().await;
-    let gauge =
-        format!("ribbridge_vip_state{{prefix=\"{VIP}\",table=\"198\",state=\"blackhole\"}} 1");
-    assert!(m.contains(&gauge), "{gauge} in:\n{m}");
     router
         .wait_nexthops(vip_addr(), 32, 2, LIMIT)
         .await
@@ -276,8 +255,9 @@ async fn flapping(d: &mut Daemon, frr: &str) {
 }
 
 /// Wait for the VIP's drift to `class` (its log line), say how long it took
-/// since `t`, and check that `/status` says it and exits 1.
-async fn drifts_to(d: &mut Daemon, frr: &str, what: &str, t: Instant, class: Class) {
+/// since `t`, and check that `/status` says it and exits 1 and that the
+/// state's gauge is 1; the document, for more checks.
+async fn drifts_to(d: &mut Daemon, frr: &str, what: &str, t: Instant, class: Class) -> StatusDoc {
     let line = d
         .wait_log(&format!("VIP drift && to={}", class.name()), LIMIT)
         .await;
@@ -288,6 +268,13 @@ async fn drifts_to(d: &mut Daemon, frr: &str, what: &str, t: Instant, class: Cla
     );
     let (doc, code) = d.status().await;
     assert_eq!((class_of(&doc, VIP), code), (class, 1), "{what}");
+    let m = d.metrics().await;
+    let gauge = format!(
+        "ribbridge_vip_state{{prefix=\"{VIP}\",table=\"198\",state=\"{}\"}} 1",
+        class.name()
+    );
+    assert!(m.contains(&gauge), "{gauge} in:\n{m}");
+    doc
 }
 
 /// ribbridge's own probes of the backend (the OpenShift router's
@@ -335,8 +322,7 @@ async fn backend_probes(frr: &'static str) {
     };
     // Draining: /healthz passes, /healthz/ready fails.
     let t = step("draining").await;
-    drifts_to(&mut d, frr, "backend draining", t, Class::Unready).await;
-    let (doc, _) = d.status().await;
+    let doc = drifts_to(&mut d, frr, "backend draining", t, Class::Unready).await;
     let b = vip_of(&doc, VIP).backend.clone().expect("probed");
     assert_eq!(
         (b.health.as_deref(), b.ready.as_deref()),
