@@ -25,25 +25,13 @@ import signal
 import sys
 import time
 
+from lab_proc import close_inherited_fds, logger
+
 DRAINING_BODY = "[-]process-running failed: process is terminating\n"
 STATES = ("up", "draining", "slow")
 
 
-def log(msg):
-    ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-    sys.stderr.write(f"{ts}Z lab-backend[{os.getpid()}]: {msg}\n")
-    sys.stderr.flush()
-
-
-def close_inherited_fds():
-    # A caller's descriptors (the lab lock above all) must not live on here.
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd > 2:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+log = logger("lab-backend")
 
 
 class Handler(http.server.BaseHTTPRequestHandler):

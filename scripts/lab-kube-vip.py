@@ -36,26 +36,12 @@ import time
 import urllib.error
 import urllib.request
 
+from lab_proc import close_inherited_fds, logger
+
 CLEAN_AFTER = 10.0  # seconds: kube-vip's vip_cleanroutingtable delay
 
 
-def log(msg):
-    ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-    frac = f"{time.time() % 1:.3f}"[1:]
-    sys.stderr.write(f"{ts}{frac}Z lab-kube-vip[{os.getpid()}]: {msg}\n")
-    sys.stderr.flush()
-
-
-def close_inherited_fds():
-    # A caller's descriptors (the lab lock /run/ribbridge-lab.lock above all)
-    # must not live on in a background writer.
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd > 2:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+log = logger("lab-kube-vip")
 
 
 class Writer:
