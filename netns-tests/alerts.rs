@@ -296,7 +296,7 @@ async fn ribbridge(
         .args(["--listen", listen, "--record"])
         .arg(&record)
         // The lab's VIPs are bare routes (support::daemon::Daemon::spawn_env).
-        .args(["--require-address", "false"])
+        .args(crate::support::daemon::address_not_required(args))
         .args(args)
         .env("RUST_LOG", "info");
     let port = listen

@@ -522,7 +522,7 @@ async fn drain_on_a_host_as_it_is(frr: &'static str) {
         .arg("--drain-state")
         .arg(&state)
         // The lab's VIPs are bare routes (support::daemon::Daemon::spawn_env).
-        .args(["--require-address", "false"])
+        .args(crate::support::daemon::address_not_required(&[]))
         .env("RUST_LOG", "info");
     let mut d = Daemon::spawn_command("rb-node1", cmd, record, 7585, &[]);
     d.wait_log("zebra: subscribed", Duration::from_secs(15))
