@@ -47,6 +47,18 @@ pub const VIP_TABLE: TableId = 198;
 /// sits.
 pub const DRAIN_MARK: &str = "ribbridge-drain";
 
+/// The description that marks the deny entry of a VIP's withdrawal (a
+/// `withdraw = true` VIP whose backend failed and whose writer is silent or
+/// address unusable): it matches [`WITHDRAW_LIST_V4`] or
+/// [`WITHDRAW_LIST_V6`], which hold the withdrawn prefixes.
+pub const WITHDRAW_MARK: &str = "ribbridge-withdraw";
+
+/// The IPv4 prefix-list of the VIPs ribbridge withdrew.
+pub const WITHDRAW_LIST_V4: &str = "ribbridge-withdraw-v4";
+
+/// The IPv6 prefix-list of the VIPs ribbridge withdrew.
+pub const WITHDRAW_LIST_V6: &str = "ribbridge-withdraw-v6";
+
 /// The route protocol kube-vip marks its routes with by default.
 pub const VIP_PROTOCOL: u8 = 248;
 

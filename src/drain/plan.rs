@@ -29,9 +29,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::frr::Afi;
-use crate::model::DRAIN_MARK;
 use crate::model::TableId;
 use crate::model::intent::{Family, Intent, parse};
+use crate::model::{DRAIN_MARK, Prefix, WITHDRAW_LIST_V4, WITHDRAW_LIST_V6, WITHDRAW_MARK};
 
 /// One `redistribute` line of bgpd's configuration for the VIP table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +91,17 @@ pub struct RouteMapEntry {
     pub permit: bool,
     /// A deny entry with the drain's description: ribbridge's own.
     pub marked: bool,
+    /// A deny entry with the withdrawal's description (it matches the
+    /// withdrawn VIPs' prefix-list): ribbridge's own too.
+    pub withdraw: bool,
+}
+
+impl RouteMapEntry {
+    /// ribbridge's own entry (the drain's or a withdrawal's): every other
+    /// entry is the operator's, and ribbridge's go ahead of them.
+    fn ours(&self) -> bool {
+        self.marked || self.withdraw
+    }
 }
 
 /// Every route-map of bgpd's running configuration, its entries sorted by
@@ -110,6 +121,7 @@ fn entries_of(intent: &Intent) -> BTreeMap<String, Vec<RouteMapEntry>> {
                     seq: e.seq,
                     permit: e.permit,
                     marked: !e.permit && e.description.as_deref() == Some(DRAIN_MARK),
+                    withdraw: !e.permit && e.description.as_deref() == Some(WITHDRAW_MARK),
                 })
                 .collect();
             (name.clone(), entries)
@@ -130,7 +142,7 @@ impl MapDrain {
     fn of(entries: &[RouteMapEntry]) -> MapDrain {
         MapDrain {
             marked: entries.iter().filter(|e| e.marked).map(|e| e.seq).collect(),
-            first_other: entries.iter().filter(|e| !e.marked).map(|e| e.seq).min(),
+            first_other: entries.iter().filter(|e| !e.ours()).map(|e| e.seq).min(),
         }
     }
 
@@ -173,14 +185,15 @@ pub fn intent_is_drained(intent: &Intent, table: u32) -> bool {
     })
 }
 
-/// The sequence for a new drain entry in a route-map whose entries are
-/// `entries`: the lowest one below its first entry that no entry uses (1
-/// for a route-map with no entry), or `None` when its first entry is 1.
+/// The sequence for a new entry of ribbridge's (the drain's, a
+/// withdrawal's) in a route-map whose entries are `entries`: the lowest one
+/// below its first entry not ribbridge's that no entry uses (1 for a
+/// route-map with no entry), or `None` when that first entry is 1.
 pub fn free_sequence(entries: &[RouteMapEntry]) -> Option<u32> {
     let taken: BTreeSet<u32> = entries.iter().map(|e| e.seq).collect();
     let below = entries
         .iter()
-        .filter(|e| !e.marked)
+        .filter(|e| !e.ours())
         .map(|e| e.seq)
         .min()
         .unwrap_or(MAX_SEQ + 1);
@@ -333,6 +346,139 @@ pub fn undrain_commands(config: &str, tables: &[TableId]) -> Result<Vec<String>,
     Ok(cmds)
 }
 
+/// The withdrawal's names for `prefix`'s family: the `ip`/`ipv6` keyword
+/// and ribbridge's prefix-list.
+fn withdraw_list(prefix: &Prefix) -> (&'static str, &'static str, Afi) {
+    if prefix.addr().is_ipv4() {
+        ("ip", WITHDRAW_LIST_V4, Afi::Ipv4)
+    } else {
+        ("ipv6", WITHDRAW_LIST_V6, Afi::Ipv6)
+    }
+}
+
+/// The route-maps of the redistributions of `tables` in `afi`.
+fn family_maps(
+    config: &str,
+    tables: &[TableId],
+    afi: Afi,
+) -> Result<BTreeSet<String>, DrainPlanError> {
+    let rs = checked_redistributions(config, tables)?;
+    let in_family: Vec<Redistribution> = rs.into_iter().filter(|r| r.afi == afi).collect();
+    Ok(maps(&in_family))
+}
+
+/// The commands that take one VIP, `prefix`, out of BGP: the prefix in
+/// ribbridge's withdrawal prefix-list of its family, and in every route-map
+/// of that family's redistributions of `tables` a deny entry marked
+/// [`WITHDRAW_MARK`] that matches the list, ahead of the operator's entries
+/// ([`free_sequence`]; one left behind another entry is replaced). No
+/// redistribution is re-applied (that would withdraw every VIP for a
+/// moment): bgpd applies the change after its route-map delay timer. Empty
+/// when bgpd's configuration already withdraws it.
+///
+/// Errors (nothing to send): as [`drain_commands`].
+pub fn withdraw_commands(
+    config: &str,
+    tables: &[TableId],
+    prefix: &Prefix,
+) -> Result<Vec<String>, DrainPlanError> {
+    let (kw, list, afi) = withdraw_list(prefix);
+    let intent = parse(config, None);
+    let maps = family_maps(config, tables, afi)?;
+    let all = entries_of(&intent);
+    let mut cmds = Vec::new();
+    // The route-map entries first: the list they match exists by the end
+    // of the same batch, and until then matches nothing.
+    for m in maps {
+        let entries = all.get(&m).map(Vec::as_slice).unwrap_or_default();
+        let first_other = entries.iter().filter(|e| !e.ours()).map(|e| e.seq).min();
+        let ahead = |e: &&RouteMapEntry| e.withdraw && first_other.is_none_or(|o| e.seq < o);
+        if entries.iter().any(|e| ahead(&e)) {
+            continue;
+        }
+        let seq = free_sequence(entries).ok_or_else(|| DrainPlanError::NoFreeSequence {
+            route_map: m.clone(),
+            first: first_other.unwrap_or(1),
+        })?;
+        cmds.push(format!("route-map {m} deny {seq}"));
+        cmds.push(format!("description {WITHDRAW_MARK}"));
+        cmds.push(format!("match {kw} address prefix-list {list}"));
+        cmds.push("exit".to_string());
+        for e in entries.iter().filter(|e| e.withdraw) {
+            cmds.push(format!("no route-map {m} deny {}", e.seq));
+        }
+    }
+    let listed = listed(&intent, prefix);
+    if listed.is_empty() {
+        let lists = match afi {
+            Afi::Ipv4 => &intent.ip_prefix_lists,
+            Afi::Ipv6 => &intent.ipv6_prefix_lists,
+        };
+        let seq = lists
+            .get(list)
+            .and_then(|es| es.iter().map(|e| e.seq).max())
+            .unwrap_or(0)
+            + 5;
+        cmds.push(format!("{kw} prefix-list {list} seq {seq} permit {prefix}"));
+    }
+    Ok(cmds)
+}
+
+/// The sequences of ribbridge's withdrawal prefix-list entries for `prefix`.
+fn listed(intent: &Intent, prefix: &Prefix) -> Vec<u32> {
+    let (_, list, afi) = withdraw_list(prefix);
+    let lists = match afi {
+        Afi::Ipv4 => &intent.ip_prefix_lists,
+        Afi::Ipv6 => &intent.ipv6_prefix_lists,
+    };
+    lists
+        .get(list)
+        .map(|es| {
+            es.iter()
+                .filter(|e| e.permit && e.prefix == *prefix)
+                .map(|e| e.seq)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The commands that put `prefix` back: its entries of the withdrawal
+/// prefix-list removed; when no other VIP of its family is withdrawn, the
+/// marked deny entries of that family's route-maps too (a route-map entry
+/// matching a list that no longer exists would leave every VIP's verdict
+/// unknown). Empty when nothing of it is left.
+///
+/// Errors: no redistribution of `tables`, or one without a route-map.
+pub fn restore_commands(
+    config: &str,
+    tables: &[TableId],
+    prefix: &Prefix,
+) -> Result<Vec<String>, DrainPlanError> {
+    let (kw, list, afi) = withdraw_list(prefix);
+    let intent = parse(config, None);
+    let maps = family_maps(config, tables, afi)?;
+    let mine = listed(&intent, prefix);
+    let others = intent
+        .withdraw_listed()
+        .filter(|p| p.addr().is_ipv4() == prefix.addr().is_ipv4() && *p != prefix)
+        .count();
+    let mut cmds = Vec::new();
+    if others == 0 {
+        let all = entries_of(&intent);
+        for m in maps {
+            for e in all.get(&m).into_iter().flatten().filter(|e| e.withdraw) {
+                cmds.push(format!("no route-map {m} deny {}", e.seq));
+            }
+        }
+    }
+    for seq in mine {
+        cmds.push(format!(
+            "no {kw} prefix-list {list} seq {seq} permit {prefix}"
+        ));
+    }
+    Ok(cmds)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,6 +575,7 @@ match ip address prefix-list P4\nexit\n!\nroute-map KUBE-VIP-ROUTES-V6 permit 10
                 seq,
                 permit: true,
                 marked: false,
+                withdraw: false,
             })
             .collect()
     }
@@ -448,6 +595,7 @@ match ip address prefix-list P4\nexit\n!\nroute-map KUBE-VIP-ROUTES-V6 permit 10
                 seq: 1,
                 permit: false,
                 marked: true,
+                withdraw: false,
             },
         );
         assert_eq!(free_sequence(&e), Some(2));
@@ -546,6 +694,102 @@ match ip address prefix-list P4\nexit\n!\nroute-map KUBE-VIP-ROUTES-V6 permit 10
         allowlisted(&d);
         // Undrain removes it too.
         assert_eq!(undrain(&c)[0], "no route-map KUBE-VIP-ROUTES-V4 deny 5");
+    }
+
+    const VIP: &str = "192.0.2.10/32";
+
+    /// `config` as bgpd prints it after the withdrawal of `vips` (IPv4).
+    fn withdrawn(config: &str, vips: &[&str]) -> String {
+        let mut c = config.to_string();
+        for (i, v) in vips.iter().enumerate() {
+            c.push_str(&format!(
+                "ip prefix-list ribbridge-withdraw-v4 seq {} permit {v}\n",
+                5 * (i + 1)
+            ));
+        }
+        c.push_str(
+            "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-withdraw\n \
+             match ip address prefix-list ribbridge-withdraw-v4\nexit\n!\n",
+        );
+        c
+    }
+
+    #[test]
+    fn a_withdrawal_is_one_marked_entry_and_the_prefix_in_ribbridges_list() {
+        let vip: Prefix = VIP.parse().expect("prefix");
+        let w = withdraw_commands(CONFIG, TABLES, &vip).expect("plan");
+        assert_eq!(
+            w,
+            [
+                "route-map KUBE-VIP-ROUTES-V4 deny 1",
+                "description ribbridge-withdraw",
+                "match ip address prefix-list ribbridge-withdraw-v4",
+                "exit",
+                "ip prefix-list ribbridge-withdraw-v4 seq 5 permit 192.0.2.10/32",
+            ]
+        );
+        allowlisted(&w);
+        // Applied: nothing more to send; the intent sees it withdrawn,
+        // another VIP not; the configuration is not drained.
+        let c = withdrawn(CONFIG, &[VIP]);
+        assert!(
+            withdraw_commands(&c, TABLES, &vip)
+                .expect("plan")
+                .is_empty()
+        );
+        let intent = parse(&c, None);
+        assert!(intent.withdrawn_by_ribbridge(198, &vip));
+        let other: Prefix = "192.0.2.11/32".parse().expect("prefix");
+        assert!(!intent.withdrawn_by_ribbridge(198, &other));
+        assert_eq!(intent.withdraw_listed().collect::<Vec<_>>(), [&vip]);
+        assert!(!is_drained(&c, 198));
+        // A second VIP joins the list; the entry is already there.
+        assert_eq!(
+            withdraw_commands(&c, TABLES, &other).expect("plan"),
+            ["ip prefix-list ribbridge-withdraw-v4 seq 10 permit 192.0.2.11/32"]
+        );
+        // The drain goes behind the withdrawal, ahead of the operator's.
+        let d = drain(&c);
+        assert_eq!(d[0], "route-map KUBE-VIP-ROUTES-V4 deny 2");
+        assert!(!d.iter().any(|l| l.starts_with("no route-map")), "{d:?}");
+        // Put back: the last one takes the marked entry with it.
+        let r = restore_commands(&c, TABLES, &vip).expect("plan");
+        assert_eq!(
+            r,
+            [
+                "no route-map KUBE-VIP-ROUTES-V4 deny 1",
+                "no ip prefix-list ribbridge-withdraw-v4 seq 5 permit 192.0.2.10/32",
+            ]
+        );
+        allowlisted(&r);
+        let two = withdrawn(CONFIG, &[VIP, "192.0.2.11/32"]);
+        assert_eq!(
+            restore_commands(&two, TABLES, &vip).expect("plan"),
+            ["no ip prefix-list ribbridge-withdraw-v4 seq 5 permit 192.0.2.10/32"]
+        );
+        assert!(
+            restore_commands(CONFIG, TABLES, &vip)
+                .expect("plan")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn only_ribbridges_list_and_host_prefixes_are_allowed() {
+        for bad in [
+            "ip prefix-list P4 seq 5 permit 192.0.2.10/32",
+            "ip prefix-list ribbridge-withdraw-v4 seq 5 permit 0.0.0.0/0",
+            "ip prefix-list ribbridge-withdraw-v4 seq 5 deny 192.0.2.10/32",
+            "ipv6 prefix-list ribbridge-withdraw-v4 seq 5 permit 2001:db8::1/128",
+            "match ip address prefix-list P4",
+            "no match ip address prefix-list ribbridge-withdraw-v4",
+        ] {
+            assert!(allowed_config(bad).is_err(), "{bad}");
+        }
+        allowlisted(&[
+            "ipv6 prefix-list ribbridge-withdraw-v6 seq 5 permit 2001:db8::1/128".to_string(),
+            "match ipv6 address prefix-list ribbridge-withdraw-v6".to_string(),
+        ]);
     }
 
     #[test]

@@ -387,6 +387,37 @@ impl Intent {
         }
     }
 
+    /// The prefixes ribbridge's withdrawal prefix-lists hold (a VIP of a
+    /// `withdraw = true` table taken out of BGP), either family.
+    pub fn withdraw_listed(&self) -> impl Iterator<Item = &Prefix> {
+        [
+            self.ip_prefix_lists.get(super::WITHDRAW_LIST_V4),
+            self.ipv6_prefix_lists.get(super::WITHDRAW_LIST_V6),
+        ]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.permit)
+        .map(|e| &e.prefix)
+    }
+
+    /// `prefix` of `table` is held back by ribbridge's withdrawal: the
+    /// redistribution's route-map denies it at the entry marked
+    /// [`WITHDRAW_MARK`](super::WITHDRAW_MARK).
+    pub fn withdrawn_by_ribbridge(&self, table: TableId, prefix: &Prefix) -> bool {
+        let Some(Verdict::Deny {
+            route_map,
+            seq: Some(seq),
+        }) = self.redistributed(table, prefix)
+        else {
+            return false;
+        };
+        self.route_maps.get(route_map).is_some_and(|es| {
+            es.iter()
+                .any(|e| e.seq == seq && e.description.as_deref() == Some(super::WITHDRAW_MARK))
+        })
+    }
+
     fn list(&self, family: Family, name: &str, prefix: &Prefix) -> ListOutcome {
         let lists = match family {
             Family::Ipv4 => &self.ip_prefix_lists,

@@ -414,7 +414,24 @@ fn is_afi(s: &str) -> bool {
     matches!(s, "ipv4" | "ipv6")
 }
 
-use crate::model::DRAIN_MARK;
+use crate::model::{DRAIN_MARK, Prefix, WITHDRAW_LIST_V4, WITHDRAW_LIST_V6, WITHDRAW_MARK};
+
+/// ribbridge's withdrawal prefix-list of a family (`ip` or `ipv6`).
+fn withdraw_list_of(kw: &str) -> Option<&'static str> {
+    match kw {
+        "ip" => Some(WITHDRAW_LIST_V4),
+        "ipv6" => Some(WITHDRAW_LIST_V6),
+        _ => None,
+    }
+}
+
+/// A host prefix of the family `kw` names (a VIP: /32 or /128).
+fn is_host_prefix(kw: &str, p: &str) -> bool {
+    p.parse::<Prefix>().is_ok_and(|p| match kw {
+        "ip" => p.addr().is_ipv4() && p.prefix_len() == 32,
+        _ => p.addr().is_ipv6() && p.prefix_len() == 128,
+    })
+}
 
 /// The configuration commands healing and the drain may send, checked word by word:
 /// `[no] ip import-table N [distance D]` (zebra), `router bgp ASN`,
@@ -422,8 +439,11 @@ use crate::model::DRAIN_MARK;
 /// N [route-map NAME]`, `exit-address-family`, `exit` (bgpd); for the
 /// drain, `[no] route-map NAME deny SEQ` (SEQ 1-65535: the drain picks a
 /// free one ahead of the route-map's first entry, and removes only its
-/// marked entries) and `description ribbridge-drain`. A `permit` entry,
-/// or a whole route-map, is never allowed.
+/// marked entries) and `description ribbridge-drain`; for a VIP's
+/// withdrawal, `description ribbridge-withdraw`, `match ip|ipv6 address
+/// prefix-list ribbridge-withdraw-v4|v6` and `[no] ip|ipv6 prefix-list
+/// ribbridge-withdraw-v4|v6 seq N permit HOST-PREFIX`. A `permit` entry,
+/// or a whole route-map or prefix-list, is never allowed.
 pub fn allowed_config(cmd: &str) -> Result<(), VtyError> {
     let all: Vec<&str> = cmd.split_whitespace().collect();
     // `no` only undoes what healing re-applies: never a BGP instance or an AFI.
@@ -444,7 +464,15 @@ pub fn allowed_config(cmd: &str) -> Result<(), VtyError> {
         // The drain: one deny entry ahead of the redistribution route-map's
         // permits, marked by its description (docs/FRR-BEHAVIOUR.md, Drain).
         ["route-map", m, "deny", seq] => is_name(m) && is_num(seq, 1, 65_535),
-        ["description", d] => !negated && *d == DRAIN_MARK,
+        ["description", d] => !negated && (*d == DRAIN_MARK || *d == WITHDRAW_MARK),
+        // A withdrawal: ribbridge's own prefix-list, host prefixes only,
+        // and the marked entry's match on it.
+        [kw, "prefix-list", l, "seq", n, "permit", p] => {
+            withdraw_list_of(kw) == Some(*l)
+                && is_num(n, 1, u64::from(u32::MAX))
+                && is_host_prefix(kw, p)
+        }
+        ["match", kw, "address", "prefix-list", l] => !negated && withdraw_list_of(kw) == Some(*l),
         _ => false,
     };
     if ok {
