@@ -748,12 +748,12 @@ fn probes(
                         .to_string(),
             });
         }
-        if v.withdraw {
+        if v.withdraw && v.health.is_none() {
             return Err(ConfigError::Value {
                 at: at_file(&v.prefix),
-                reason: "`withdraw = true` is not supported yet: ribbridge reports a failing \
-                         backend (blackhole, unready) and takes no VIP out of BGP by itself; \
-                         drop the key, and drain the node (`ribbridge drain`) to withdraw"
+                reason: "`withdraw = true` without `health`: ribbridge withdraws a VIP only \
+                         when its health probe fails; give the backend's health URL, or drop \
+                         `withdraw`"
                     .to_string(),
             });
         }
@@ -1105,8 +1105,8 @@ mod tests {
                 "192.0.2.10/32",
             ),
             (
-                "[[vip]]\nprefix = \"192.0.2.10/32\"\nhealth = \"http://x/\"\nwithdraw = true\n",
-                "not supported yet",
+                "[[vip]]\nprefix = \"192.0.2.10/32\"\nready = \"http://x/\"\nwithdraw = true\n",
+                "`withdraw = true` without `health`",
             ),
             (
                 "[[vip]]\nprefix = \"192.0.2.10/32\"\nhealth = \"http://x/\"\n[[vip]]\nprefix = \"192.0.2.10/32\"\nready = \"http://x/\"\n",

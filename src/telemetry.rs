@@ -61,6 +61,9 @@ pub const DRAIN_LOST: &str = "ribbridge_drain_lost";
 /// `ribbridge_drain_reapplied_total`: drains re-applied after something
 /// (a reload of FRR's configuration) removed them.
 pub const DRAIN_REAPPLIED_TOTAL: &str = "ribbridge_drain_reapplied_total";
+/// `ribbridge_vip_withdrawals_total{action}`: `withdraw = true` VIPs
+/// ribbridge took out of BGP (`withdraw`) or put back (`restore`).
+pub const VIP_WITHDRAWALS_TOTAL: &str = "ribbridge_vip_withdrawals_total";
 /// `ribbridge_intent_changes_total`: changes of bgpd's configuration seen
 /// (redistribution, route-maps, prefix-lists, outbound policies).
 pub const INTENT_CHANGES_TOTAL: &str = "ribbridge_intent_changes_total";
@@ -308,6 +311,10 @@ pub fn describe() {
         "Drains re-applied after bgpd's configuration lost them (a reload of FRR's configuration)"
     );
     describe_counter!(
+        VIP_WITHDRAWALS_TOTAL,
+        "withdraw = true VIPs ribbridge took out of BGP (action=withdraw) or put back (action=restore)"
+    );
+    describe_counter!(
         INTENT_CHANGES_TOTAL,
         "Changes of bgpd's configuration that change what it should advertise"
     );
@@ -369,6 +376,13 @@ pub fn drain_lost(lost: bool) {
 /// A drain was re-applied.
 pub fn drain_reapplied() {
     counter!(DRAIN_REAPPLIED_TOTAL).increment(1);
+}
+
+/// ribbridge took a `withdraw = true` VIP out of BGP (`out`) or put it
+/// back.
+pub fn vip_withdrawal(out: bool) {
+    let action = if out { "withdraw" } else { "restore" };
+    counter!(VIP_WITHDRAWALS_TOTAL, "action" => action).increment(1);
 }
 
 /// bgpd's configuration changed what it should advertise.

@@ -1,6 +1,8 @@
 //! Executes the core's heal actions, off the owner loop, and reports each
-//! result back as [`Event::HealDone`]; and the re-apply of a lost drain
-//! ([`spawn_reapply`]), reported as [`Event::DrainReapplied`].
+//! result back as [`Event::HealDone`]; and the changes of bgpd's
+//! configuration the core asks ([`spawn_reconfigure`]: a lost drain's
+//! re-apply, a VIP's withdrawal), reported as [`Event::DrainReapplied`] or
+//! [`Event::Withdrew`].
 //!
 //! Contract: a kernel action acts only on the route the mirror holds when
 //! the action runs (asked of the watcher, the one copy); without one,
@@ -14,6 +16,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::owner::{Input, Source};
+use crate::drain::Change;
 use crate::frr::{VtyClient, VtyError};
 use crate::kernel::{KernelError, KernelWriter, Route, RouteLookup};
 use crate::model::{Prefix, TableId};
@@ -91,56 +94,97 @@ pub fn spawn(job: Job, results: mpsc::Sender<Input>) {
 /// and its commands each), well inside [`HEAL_DEADLINE`].
 const REAPPLY_VTY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Re-apply the recorded drain (`drain_state`, for the log) that bgpd's
-/// configuration lost, in its own task with [`HEAL_DEADLINE`]; the result
-/// goes to `results` whatever happens to the task.
-pub fn spawn_reapply(
+/// Apply `change` to bgpd's configuration (the core's re-apply of a lost
+/// drain, or a VIP's withdrawal), in its own task with [`HEAL_DEADLINE`];
+/// the answer goes to `results` whatever happens to the task. `drain_state`
+/// names the drain's record in its log lines; `first`: the episode's first
+/// ask of a withdrawal (logged at warn; a retry at debug).
+pub fn spawn_reconfigure(
+    change: Change,
     frr_dir: PathBuf,
     tables: Vec<TableId>,
     drain_state: PathBuf,
+    (why, first): (&'static str, bool),
     results: mpsc::Sender<Input>,
 ) {
     tokio::spawn(async move {
+        let table = tables.first().copied().unwrap_or_default();
         let mut worker = tokio::spawn(async move {
-            crate::drain::reapply(&frr_dir, &tables, REAPPLY_VTY_TIMEOUT).await
+            crate::drain::reconfigure(&frr_dir, &tables, change, REAPPLY_VTY_TIMEOUT).await
         });
         let outcome = match tokio::time::timeout(HEAL_DEADLINE, &mut worker).await {
             Ok(Ok(r)) => r.map_err(|e| e.to_string()),
-            Ok(Err(e)) => Err(format!("the re-apply task ended: {e}")),
+            Ok(Err(e)) => Err(format!("the task ended: {e}")),
             Err(_) => {
                 worker.abort();
                 Err(format!("timed out after {HEAL_DEADLINE:?}"))
             }
         };
         let ok = outcome.is_ok();
-        match outcome {
-            // bgpd had the entry again (the core asks once more when a
-            // read of its configuration did not confirm the last one in
-            // time): nothing was re-applied, nothing to count.
-            Ok(0) => tracing::debug!(
-                intent = %drain_state.display(),
-                "drain: bgpd's configuration holds the drain; nothing to re-apply"
-            ),
-            Ok(commands) => {
-                telemetry::drain_reapplied();
-                tracing::warn!(
-                    intent = %drain_state.display(),
-                    commands,
-                    "bgpd's configuration lost the drain that ribbridge recorded (a reload \
-                     of FRR's configuration rewrote it): re-applied; ribbridge undrain ends the drain"
-                );
+        let intent = drain_state.display();
+        let event = match change {
+            Change::Drain => {
+                match outcome {
+                    // bgpd had the entry again (the core asks once more
+                    // when a read of its configuration did not confirm
+                    // the last one in time): nothing to count.
+                    Ok(0) => tracing::debug!(
+                        %intent,
+                        "drain: bgpd's configuration holds the drain; nothing to re-apply"
+                    ),
+                    Ok(commands) => {
+                        telemetry::drain_reapplied();
+                        tracing::warn!(
+                            %intent,
+                            commands,
+                            "bgpd's configuration lost the drain that ribbridge recorded (a reload \
+                             of FRR's configuration rewrote it): re-applied; ribbridge undrain ends the drain"
+                        );
+                    }
+                    Err(why) => tracing::error!(
+                        %intent,
+                        %why,
+                        "the drain recorded by ribbridge drain cannot be re-applied: bgpd's configuration \
+                         lacks it, so this node advertises its VIPs; fix what the error names, or end the \
+                         drain with ribbridge undrain (ribbridge_drain_lost); retried every second"
+                    ),
+                }
+                Event::DrainReapplied { ok }
             }
-            Err(why) => tracing::error!(
-                intent = %drain_state.display(),
-                %why,
-                "the drain recorded by ribbridge drain cannot be re-applied: bgpd's configuration \
-                 lacks it, so this node advertises its VIPs; fix what the error names, or end the \
-                 drain with ribbridge undrain (ribbridge_drain_lost); retried every second"
-            ),
-        }
-        let _ = results
-            .send(Input::Core(Event::DrainReapplied { ok }, Source::Drain))
-            .await;
+            Change::Withdraw(prefix) | Change::Restore(prefix) => {
+                let out = matches!(change, Change::Withdraw(_));
+                match outcome {
+                    Ok(commands) if commands > 0 => telemetry::vip_withdrawal(out),
+                    Ok(_) => {}
+                    Err(ref e) => tracing::error!(
+                        %prefix,
+                        error = %e,
+                        out,
+                        "the VIP's withdrawal cannot be configured in bgpd (withdraw = true); retried \
+                         every two seconds; fix what the error names"
+                    ),
+                }
+                match (out, first) {
+                    (true, true) => tracing::warn!(
+                        %prefix,
+                        why,
+                        "VIP withdrawn by ribbridge (withdraw = true): nobody else will take it out of \
+                         BGP; it is put back when its backend's health passes or its writer re-asserts"
+                    ),
+                    (false, true) => {
+                        tracing::warn!(%prefix, why, "VIP put back into BGP by ribbridge")
+                    }
+                    _ => tracing::debug!(%prefix, why, out, "VIP withdrawal asked again"),
+                }
+                Event::Withdrew {
+                    table,
+                    prefix,
+                    out,
+                    ok,
+                }
+            }
+        };
+        let _ = results.send(Input::Core(event, Source::Drain)).await;
     });
 }
 

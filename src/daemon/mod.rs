@@ -123,6 +123,12 @@ pub fn core_config(s: &Settings) -> reconcile::Config {
         vips: s.vips.clone(),
         tables: s.tables.clone(),
         vantage: s.vantage,
+        withdraw: s
+            .probes
+            .iter()
+            .filter(|p| p.withdraw)
+            .map(|p| p.prefix)
+            .collect(),
         ..reconcile::Config::default()
     }
 }

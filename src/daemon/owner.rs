@@ -21,6 +21,7 @@ use super::frr_tasks::PollTrigger;
 use super::heal;
 use super::translate::{self, ZapiView};
 use crate::config::Settings;
+use crate::drain::Change;
 use crate::frr::ZapiEvent;
 use crate::kernel::{KernelEvent, Route, RouteLookup, RouteSet};
 use crate::model::intent::Family;
@@ -665,10 +666,30 @@ impl Owner {
                 self.routes.remove(&(table, prefix));
                 tracing::debug!(%prefix, table, "VIP forgotten: absent from every view past the retention");
             }
-            Action::ReapplyDrain => heal::spawn_reapply(
+            Action::ReapplyDrain => heal::spawn_reconfigure(
+                Change::Drain,
                 self.settings.frr_dir.clone(),
                 self.settings.tables.clone(),
                 self.settings.drain_state.clone(),
+                ("", true),
+                self.results.clone(),
+            ),
+            Action::Withdraw {
+                table,
+                prefix,
+                out,
+                why,
+                first,
+            } => heal::spawn_reconfigure(
+                if out {
+                    Change::Withdraw(prefix)
+                } else {
+                    Change::Restore(prefix)
+                },
+                self.settings.frr_dir.clone(),
+                vec![table],
+                self.settings.drain_state.clone(),
+                (why.text(), first),
                 self.results.clone(),
             ),
             Action::DrainLost { lost } => {

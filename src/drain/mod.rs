@@ -322,17 +322,21 @@ async fn plan(
     dir: Direction,
     tables: &[TableId],
 ) -> Result<Vec<String>, DrainError> {
-    let config = bgpd
-        .running_config()
-        .await
-        .map_err(|source| DrainError::Vty {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let config = read_config(bgpd, path).await?;
     Ok(match dir {
         Direction::Drain => drain_commands(&config, tables)?,
         Direction::Undrain => undrain_commands(&config, tables)?,
     })
+}
+
+/// bgpd's running configuration.
+async fn read_config(bgpd: &VtyClient, path: &Path) -> Result<String, DrainError> {
+    bgpd.running_config()
+        .await
+        .map_err(|source| DrainError::Vty {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// The apply step's second half: the planned commands sent to bgpd.
@@ -346,19 +350,43 @@ async fn apply(bgpd: &VtyClient, path: &Path, cmds: &[String]) -> Result<(), Dra
         })
 }
 
-/// Re-apply a recorded drain that bgpd's configuration lost (the daemon,
-/// when its core asks: `reconcile::Action::ReapplyDrain`): the same plan
-/// and commands as [`drain`], without the record (it is there) and without
-/// the wait (the daemon's own views follow). Returns the number of commands
-/// sent (0: bgpd had the drain already).
-pub async fn reapply(
+/// What a daemon's core asks of bgpd's configuration, beside the drain
+/// commands of an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Re-apply a recorded drain that bgpd's configuration lost
+    /// (`reconcile::Action::ReapplyDrain`).
+    Drain,
+    /// Take one VIP out of BGP (`reconcile::Action::Withdraw`).
+    Withdraw(Prefix),
+    /// Put it back.
+    Restore(Prefix),
+}
+
+/// Apply `change` to bgpd's running configuration (the daemon, when its
+/// core asks): the plan read from the configuration as it is now, so that
+/// an answer lost to a timeout and asked again sends nothing twice; no
+/// record and no wait (the daemon's own views follow). Returns the number
+/// of commands sent (0: bgpd had it already).
+pub async fn reconfigure(
     frr_dir: &Path,
     tables: &[TableId],
+    change: Change,
     vty_timeout: Duration,
 ) -> Result<usize, DrainError> {
     let path = frr_dir.join("bgpd.vty");
     let bgpd = VtyClient::lazy(&path, vty_timeout);
-    let cmds = plan(&bgpd, &path, Direction::Drain, tables).await?;
+    let cmds = match change {
+        Change::Drain => plan(&bgpd, &path, Direction::Drain, tables).await?,
+        Change::Withdraw(p) | Change::Restore(p) => {
+            let config = read_config(&bgpd, &path).await?;
+            if matches!(change, Change::Withdraw(_)) {
+                plan::withdraw_commands(&config, tables, &p)?
+            } else {
+                plan::restore_commands(&config, tables, &p)?
+            }
+        }
+    };
     if !cmds.is_empty() {
         apply(&bgpd, &path, &cmds).await?;
     }

@@ -56,7 +56,8 @@ impl Local {
 /// still holding a route the kernel dropped: `zebra_stale`); a VIP absent
 /// everywhere while its backend is up is `capacity_lost` once that lasted
 /// two of its writer's ticks; an unservable VIP bgpd does not send is
-/// `withdrawn`, whatever zebra holds (nothing must re-advertise it); one
+/// `withdrawn`, whatever zebra holds (nothing must re-advertise it), and so
+/// is one ribbridge's own withdrawal holds back (`withdraw = true`); one
 /// bgpd sends while its backend drains is `unready`, then one whose writer
 /// is silent `orphaned`. The drain, decided before this, wins over all of
 /// them.
@@ -96,6 +97,11 @@ pub fn classify(
         (true, false) => Class::KernelOnly,
         (true, true) if established().next().is_none() => Class::NoPeer,
         (true, true) if sent => Class::Advertised,
+        // ribbridge's own withdrawal (`withdraw = true`), until it is put
+        // back: withdrawn on purpose, not the operator's filter.
+        (true, true) if intent.is_some_and(|i| i.withdrawn_by_ribbridge(table, prefix)) => {
+            Class::Withdrawn
+        }
         (true, true) if denied(intent, redistributed(), prefix, peers) => Class::Filtered,
         // In zebra's table, not redistributed, and a local address of the
         // same prefix: the connected route wins the selection.

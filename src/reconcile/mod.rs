@@ -75,6 +75,7 @@ mod merge;
 mod policy;
 mod step;
 mod vocab;
+mod withdraw;
 
 pub use classify::{Local, classify, filtered_by};
 pub use drain::{DRAIN_SETTLE_MS, DrainFile, DrainTrack, REAPPLY_RETRY_MS, Reapply};
@@ -85,6 +86,7 @@ pub use vocab::{
     DEFAULT_HEAL_RATE_PER_S, Event, HealResult, HealState, KernelEntry, KernelFacts,
     MAX_FLAP_PAIRS, Millis, ProbeKind, State, Vip, Writer, WriterState,
 };
+pub use withdraw::{WITHDRAW_RETRY_MS, WithdrawWhy, Withdrawal};
 
 #[cfg(test)]
 mod fixture;

@@ -16,7 +16,6 @@
 
 use std::ops::Bound;
 
-use super::drain;
 use super::evaluate::{evaluate, note_sent};
 use super::fast_path::{address_after_route, fast_reimport, route_after_address};
 use super::heal::{on_heal_done, own_echo, triggered};
@@ -25,6 +24,7 @@ use super::vocab::{
     Action, BackendState, Class, Event, KernelEntry, KernelFacts, Millis, ProbeKind, Stamp, State,
     Vip,
 };
+use super::{drain, withdraw};
 use crate::model::intent::Intent;
 use crate::model::{Prefix, PrefixSet, TableId, Vantage};
 
@@ -110,6 +110,17 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             probe,
             state: verdict,
         } => on_backend(state, (table, prefix), probe, verdict, now),
+        Event::Withdrew {
+            table,
+            prefix,
+            out,
+            ok,
+        } => {
+            withdraw::on_withdrew(state, (table, prefix), out, ok, now);
+            // The next read of bgpd's configuration confirms it.
+            ok.then(|| actions.push(Action::RefreshBgp));
+            None
+        }
         Event::DrainReapplied { ok } => {
             drain::on_reapplied(state, ok, now);
             // The next read of bgpd's configuration confirms it.
@@ -118,6 +129,11 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
         }
     };
     let drain_at = drain::advance(state, now, &mut actions);
+    let withdraw_at = withdraw::advance(state, now, &mut actions);
+    let drain_at = match (drain_at, withdraw_at) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     // The drain began or ended holding: every VIP changes class.
     let next = if drain::holds(state) == held {
         next

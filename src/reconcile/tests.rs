@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use super::evaluate::initial_update_due;
 use super::fixture::heals;
 use super::*;
-use crate::model::{PeerView, Prefix, PrefixSet, Release, TableId, TableMode};
+use crate::model::{Mode, PeerView, Prefix, PrefixSet, Release, TableId, TableMode};
 
 const T: TableId = 198;
 
@@ -1406,4 +1406,226 @@ fn a_route_missing_under_a_healthy_backend_is_capacity_lost_after_two_ticks() {
     probe(&mut s, 0, ProbeKind::Health, BackendState::Down);
     run_polled(&mut s, 0, 30_000, false);
     assert_ne!(state_of(&s), Class::CapacityLost);
+}
+
+/// bgpd's configuration as `ribbridge render` writes it for table 198,
+/// with ribbridge's withdrawal of the VIP (`withdrawn`) or without.
+fn intent_of(withdrawn: bool) -> crate::model::intent::Intent {
+    let mut c = String::from(
+        "router bgp 64512\n address-family ipv4 unicast\n  redistribute table-direct 198 \
+         route-map BGP-VIP-ROUTES-V4\n exit-address-family\nexit\n!\n\
+         route-map BGP-VIP-ROUTES-V4 permit 10\nexit\n!\n",
+    );
+    if withdrawn {
+        c.push_str(
+            "ip prefix-list ribbridge-withdraw-v4 seq 5 permit 192.0.2.10/32\n\
+             route-map BGP-VIP-ROUTES-V4 deny 1\n description ribbridge-withdraw\n \
+             match ip address prefix-list ribbridge-withdraw-v4\nexit\n!\n",
+        );
+    }
+    crate::model::intent::parse(&c, None)
+}
+
+fn config_read(s: &mut State, at: Millis, withdrawn: bool) -> Vec<Action> {
+    step(
+        s,
+        Event::Intent {
+            intent: intent_of(withdrawn),
+        },
+        at,
+    )
+}
+
+fn health(s: &mut State, at: Millis, up: bool) -> Vec<Action> {
+    step(
+        s,
+        Event::Backend {
+            table: T,
+            prefix: vip(),
+            probe: ProbeKind::Health,
+            state: if up {
+                BackendState::Up
+            } else {
+                BackendState::Down
+            },
+        },
+        at,
+    )
+}
+
+fn withdrew(s: &mut State, at: Millis, out: bool) -> Vec<Action> {
+    step(
+        s,
+        Event::Withdrew {
+            table: T,
+            prefix: vip(),
+            out,
+            ok: true,
+        },
+        at,
+    )
+}
+
+/// The asks of a withdrawal among `actions`: (out, why, first).
+fn withdrawals(actions: &[Action]) -> Vec<(bool, WithdrawWhy, bool)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Withdraw {
+                out, why, first, ..
+            } => Some((*out, *why, *first)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A `withdraw = true` VIP in repair mode on 10.7, advertised with its
+/// address, its writer beating every second from 1 000 to 3 000, its
+/// backend up.
+fn withdrawable(mode: Mode) -> State {
+    let config = Config {
+        mode,
+        vips: [vip()].into(),
+        tables: vec![T],
+        withdraw: [vip()].into(),
+        writer_interval_ms: Some(1_000),
+        ..address_required()
+    };
+    let mut s = ready(config, release(10, 7), TableMode::TableDirect);
+    config_read(&mut s, 0, false);
+    address(&mut s, 0, true);
+    health(&mut s, 0, true);
+    converge(&mut s, 10);
+    for t in [1_000, 2_000, 3_000] {
+        beat(&mut s, t);
+    }
+    assert_eq!(state_of(&s), Class::Advertised);
+    s
+}
+
+#[test]
+fn a_withdraw_vip_goes_out_only_once_its_writer_is_silent_and_back_when_its_backend_is_up() {
+    let mut s = withdrawable(Mode::Repair);
+    // The backend fails under a live writer: the writer decides; the core
+    // looks again when the writer would go silent (3 ticks after 3 000).
+    let mut a = health(&mut s, 3_500, false);
+    for t in [4_000, 5_000, 6_000] {
+        a.extend(step(&mut s, Event::Tick, t));
+    }
+    assert!(
+        withdrawals(&a).is_empty(),
+        "never against a live writer: {a:?}"
+    );
+    assert!(
+        a.contains(&Action::WakeAt { at: 6_001 }),
+        "the writer's silence is a deadline: {a:?}"
+    );
+    let a = step(&mut s, Event::Tick, 6_001);
+    assert_eq!(
+        withdrawals(&a),
+        [(true, WithdrawWhy::WriterSilent, true)],
+        "{a:?}"
+    );
+    // Asked once while in flight, confirmed by bgpd's configuration.
+    assert!(withdrawals(&step(&mut s, Event::Tick, 6_500)).is_empty());
+    let a = withdrew(&mut s, 6_600, true);
+    assert!(a.contains(&Action::RefreshBgp), "{a:?}");
+    assert!(withdrawals(&config_read(&mut s, 7_000, true)).is_empty());
+    bgp(&mut s, 7_100, false);
+    assert_eq!(
+        state_of(&s),
+        Class::Withdrawn,
+        "withdrawn on purpose: exit 0"
+    );
+    // A reload rewrote bgpd's configuration: applied again (a retry, not
+    // a new episode: no second log line).
+    let a = config_read(&mut s, 9_000, false);
+    assert_eq!(
+        withdrawals(&a),
+        [(true, WithdrawWhy::WriterSilent, false)],
+        "{a:?}"
+    );
+    withdrew(&mut s, 9_100, true);
+    config_read(&mut s, 10_000, true);
+    // The backend is up again: put back, and the episode ends once bgpd's
+    // configuration lacks it. Meanwhile the VIP is `withdrawn`, not the
+    // operator's `filtered`.
+    let a = health(&mut s, 12_000, true);
+    assert_eq!(
+        withdrawals(&a),
+        [(false, WithdrawWhy::BackendUp, true)],
+        "{a:?}"
+    );
+    bgp(&mut s, 12_100, false);
+    assert_eq!(state_of(&s), Class::Withdrawn);
+    withdrew(&mut s, 12_200, false);
+    config_read(&mut s, 13_000, false);
+    assert!(s.withdrawals.is_empty(), "{:?}", s.withdrawals);
+}
+
+#[test]
+fn a_withdraw_vip_is_never_taken_out_in_observe_mode_nor_beside_a_live_writer() {
+    let mut s = withdrawable(Mode::Observe);
+    let mut all = health(&mut s, 3_500, false);
+    for t in (4_000..=20_000).step_by(1_000) {
+        all.extend(step(&mut s, Event::Tick, t));
+    }
+    assert!(
+        withdrawals(&all).is_empty(),
+        "observe reports only: {all:?}"
+    );
+    // Repair, the backend down, the writer beating on: never.
+    let mut s = withdrawable(Mode::Repair);
+    let mut all = health(&mut s, 3_500, false);
+    for t in (4_000..=20_000).step_by(1_000) {
+        all.extend(beat(&mut s, t));
+        all.extend(step(&mut s, Event::Tick, t + 500));
+    }
+    assert!(withdrawals(&all).is_empty(), "{all:?}");
+}
+
+#[test]
+fn the_address_gone_with_the_backend_down_withdraws_without_waiting_for_the_writer() {
+    let config = Config {
+        vips: [vip()].into(),
+        tables: vec![T],
+        withdraw: [vip()].into(),
+        ..address_required()
+    };
+    let mut s = ready(config, release(10, 7), TableMode::TableDirect);
+    config_read(&mut s, 0, false);
+    address(&mut s, 0, true);
+    converge(&mut s, 10);
+    // No writer beats (unknown): a kube-vip restarted with its backend
+    // down removed the address and left the route.
+    health(&mut s, 1_000, false);
+    let a = address(&mut s, 1_500, false);
+    assert_eq!(
+        withdrawals(&a),
+        [(true, WithdrawWhy::AddressUnusable, true)],
+        "{a:?}"
+    );
+}
+
+#[test]
+fn a_withdrawal_found_in_bgpd_is_kept_until_its_backend_answers_or_put_back_if_not_configured() {
+    // A restarted ribbridge: bgpd holds its withdrawal, the probe has not
+    // answered yet, the writer is silent.
+    let mut s = withdrawable(Mode::Repair);
+    s.backends.clear();
+    let a = config_read(&mut s, 7_000, true);
+    assert!(withdrawals(&a).is_empty(), "{a:?}");
+    assert!(s.withdrawals[&(T, vip())].out);
+    // The same with the setting gone: put back at once.
+    let config = Config {
+        withdraw: Default::default(),
+        ..s.config.clone()
+    };
+    let mut s = ready(config, release(10, 7), TableMode::TableDirect);
+    let a = config_read(&mut s, 0, true);
+    assert_eq!(
+        withdrawals(&a),
+        [(false, WithdrawWhy::NotConfigured, true)],
+        "{a:?}"
+    );
 }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::HealAction;
 use super::drain::{DrainFile, DrainTrack};
+use super::withdraw::{WithdrawWhy, Withdrawal};
 use crate::model::intent::Intent;
 use crate::model::{Mode, PeerView, Release, TableMode, Vantage};
 use crate::model::{Prefix, PrefixSet, TableId};
@@ -154,6 +155,17 @@ pub enum Event {
     /// The re-apply of a lost drain ([`Action::ReapplyDrain`]) ran.
     DrainReapplied {
         /// bgpd accepted the drain's entry (or already had it).
+        ok: bool,
+    },
+    /// A VIP's withdrawal or its putting back ([`Action::Withdraw`]) ran.
+    Withdrew {
+        /// The VIP's table.
+        table: TableId,
+        /// The VIP.
+        prefix: Prefix,
+        /// Taken out (true) or put back.
+        out: bool,
+        /// bgpd accepted it (or had it already).
         ok: bool,
     },
     /// A backend probe of a VIP changed its verdict (its `fall` failures or
@@ -298,6 +310,21 @@ pub enum Action {
     /// Configure the recorded drain that bgpd's configuration lost; answer
     /// with [`Event::DrainReapplied`].
     ReapplyDrain,
+    /// Take one `withdraw = true` VIP out of BGP (`out`), or put it back,
+    /// through bgpd's configuration; answer with [`Event::Withdrew`].
+    Withdraw {
+        /// The VIP's table.
+        table: TableId,
+        /// The VIP.
+        prefix: Prefix,
+        /// Out (true) or back.
+        out: bool,
+        /// Why (for the log).
+        why: WithdrawWhy,
+        /// The episode's first ask (later ones are retries: one log line
+        /// an episode).
+        first: bool,
+    },
     /// The recorded drain is lost (`true`: bgpd lacks it and it is not
     /// being re-applied: observe mode, a failed re-apply, an unreadable
     /// file) or no longer (for logs and metrics).
@@ -498,6 +525,11 @@ pub struct Config {
     /// The window the withdrawals are counted in.
     #[serde(default = "default_flap_window")]
     pub flap_window_ms: Millis,
+    /// The VIPs ribbridge takes out of BGP itself when their backend failed
+    /// and their writer is silent or their address unusable (`withdraw =
+    /// true`; repair mode only).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub withdraw: BTreeSet<Prefix>,
 }
 
 /// The most withdrawals a writer's record keeps: `flap_pairs` is at most
@@ -557,6 +589,7 @@ impl Default for Config {
             forget_after_ms: default_forget_after(),
             intent_confirm_ms: default_intent_confirm(),
             require_address: false,
+            withdraw: BTreeSet::new(),
             writer_silent_ticks: default_writer_silent_ticks(),
             writer_interval_ms: None,
             flap_pairs: default_flap_pairs(),
@@ -1175,6 +1208,9 @@ pub struct State {
     /// The node-wide ceiling on heal actions.
     #[serde(default)]
     pub ceiling: Ceiling,
+    /// The VIPs ribbridge takes out of BGP or puts back, by VIP.
+    #[serde(skip)]
+    pub withdrawals: BTreeMap<(TableId, Prefix), Withdrawal>,
     /// The drain state file and the re-apply of a lost drain.
     #[serde(default)]
     pub drain: DrainTrack,
@@ -1203,6 +1239,7 @@ impl State {
             addresses: BTreeSet::new(),
             unusable: BTreeSet::new(),
             writers: BTreeMap::new(),
+            withdrawals: BTreeMap::new(),
             backends: BTreeMap::new(),
             zebra: None,
             zebra_synced: false,
