@@ -87,6 +87,22 @@ async fn heals(d: &Daemon) -> u64 {
         .sum()
 }
 
+/// ribbridge's withdrawals and put-backs of `withdraw = true` VIPs.
+async fn withdrawals(d: &Daemon) -> (u64, u64) {
+    let m = d.metrics().await;
+    let of = |action: &str| {
+        m.lines()
+            .filter(|l| {
+                l.starts_with("ribbridge_vip_withdrawals_total{")
+                    && l.contains(&format!("action=\"{action}\""))
+            })
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .map(|v| v as u64)
+            .sum()
+    };
+    (of("withdraw"), of("restore"))
+}
+
 async fn writer_and_address(frr: &'static str) {
     let lab_guard = Lab::up(frr, 2, &[VIP]);
     let mut router = RouteWatch::open("rb-router");
@@ -283,7 +299,10 @@ async fn drifts_to(d: &mut Daemon, frr: &str, what: &str, t: Instant, class: Cla
 /// ribbridge's own probes of the backend (the OpenShift router's
 /// endpoints, `lab.sh backend`), beside a writer that does not check it:
 /// ready failing is `unready`, health failing `blackhole`, both back
-/// `advertised`; the route gone under a healthy backend `capacity_lost`
+/// `advertised`; with `withdraw = true`, nothing taken out beside the live
+/// writer, but the writer killed and the backend down, ribbridge takes the
+/// VIP out of BGP (the router's paths watched) and puts it back when the
+/// backend is up; the route gone under a healthy backend `capacity_lost`
 /// after two of its writer's ticks.
 async fn backend_probes(frr: &'static str) {
     let lab_guard = Lab::up(frr, 2, &[VIP]);
@@ -291,8 +310,19 @@ async fn backend_probes(frr: &'static str) {
     lab(&["vip-add", "node2", VIP]);
     lab(&["backend", "node1", "up"]);
     lab(&["kube-vip", "node1", "start", VIP, "--interval", "1"]);
-    let health = format!("{VIP}=http://127.0.0.1:1936/healthz");
-    let ready = format!("{VIP}=http://127.0.0.1:1936/healthz/ready");
+    // The probes as DEPLOY.md gives them for the ingress VIP, with
+    // `withdraw = true`.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("ribbridge.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[vip]]\nprefix = \"{VIP}\"\nhealth = \"http://127.0.0.1:1936/healthz\"\n\
+             ready = \"http://127.0.0.1:1936/healthz/ready\"\nwithdraw = true\n"
+        ),
+    )
+    .expect("config file");
+    let file = file.display().to_string();
     let mut d = Daemon::start(
         &lab_guard,
         "rb-node1",
@@ -301,10 +331,8 @@ async fn backend_probes(frr: &'static str) {
             "repair",
             "--require-address",
             "true",
-            "--health",
-            &health,
-            "--ready",
-            &ready,
+            "--config",
+            &file,
         ],
     )
     .await;
@@ -360,6 +388,60 @@ async fn backend_probes(frr: &'static str) {
         "FRR {frr}: backend up, advertised after {:?}: {line}",
         t.elapsed()
     );
+    // Everything above beside a live writer: ribbridge took nothing out.
+    assert_eq!(withdrawals(&d).await, (0, 0), "never against a live writer");
+    // The writer killed (its route and address stay), then the backend
+    // down: nobody but ribbridge will withdraw the VIP (`withdraw = true`).
+    lab(&["kube-vip", "node1", "kill", VIP]);
+    let t = step("down").await;
+    let line = d.wait_log("VIP withdrawn by ribbridge", LIMIT).await;
+    eprintln!(
+        "FRR {frr}: writer killed and backend down, withdrawn by ribbridge after {:?}: {line}",
+        t.elapsed()
+    );
+    router
+        .wait_nexthops(vip_addr(), 32, 1, LIMIT)
+        .await
+        .expect("node2's path alone after the withdrawal");
+    eprintln!(
+        "FRR {frr}: the router down to node2's path {:?} after the backend went down",
+        t.elapsed()
+    );
+    d.wait_log("VIP consistent && to=withdrawn", LIMIT).await;
+    let (doc, code) = d.status().await;
+    let v = vip_of(&doc, VIP);
+    assert_eq!(
+        (class_of(&doc, VIP), code, v.withdrawal.as_deref()),
+        (Class::Withdrawn, 0, Some("withdrawn")),
+        "{v:?}"
+    );
+    let running = lab(&["vtysh", "node1", "show running-config"]);
+    assert!(
+        running.contains("description ribbridge-withdraw")
+            && running.contains(&format!("ribbridge-withdraw-v4 seq 5 permit {VIP}")),
+        "the marked entry and the list in bgpd:\n{running}"
+    );
+    // The backend up again: put back, the router has both paths again.
+    let t = step("up").await;
+    let line = d
+        .wait_log("VIP put back into BGP by ribbridge", LIMIT)
+        .await;
+    router
+        .wait_nexthops(vip_addr(), 32, 2, LIMIT)
+        .await
+        .expect("both paths after the put back");
+    eprintln!(
+        "FRR {frr}: backend up, both paths at the router again after {:?}: {line}",
+        t.elapsed()
+    );
+    assert_eq!(withdrawals(&d).await, (1, 1), "one episode, counted");
+    let running = lab(&["vtysh", "node1", "show running-config"]);
+    assert!(
+        !running.contains("ribbridge-withdraw"),
+        "nothing of the withdrawal left in bgpd:\n{running}"
+    );
+    lab(&["kube-vip", "node1", "start", VIP, "--interval", "1"]);
+    d.wait_log("VIP consistent && to=advertised", LIMIT).await;
     // The route gone under a healthy backend (another instance's cleanup,
     // a writer gone): capacity_lost after two of its 1 s ticks.
     lab(&["kube-vip", "node1", "kill", VIP]);

@@ -176,6 +176,11 @@ pub struct VipStatus {
     /// a `health` or `ready` probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<BackendStatus>,
+    /// ribbridge's own withdrawal of a `withdraw = true` VIP:
+    /// `withdrawing`, `withdrawn` (bgpd's configuration holds it) or
+    /// `restoring`; absent when it holds none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withdrawal: Option<String>,
 }
 
 /// A VIP's backend probes' verdicts (`up`, `down`, `unknown`; absent: not
@@ -423,6 +428,13 @@ pub fn document(
                     health: b.health.map(|h| h.name().to_string()),
                     ready: b.ready.map(|r| r.name().to_string()),
                 }),
+            withdrawal: state.withdrawals.get(&(*table, *prefix)).map(|w| {
+                let held = state
+                    .intent
+                    .as_ref()
+                    .is_some_and(|i| i.withdrawn_by_ribbridge(*table, prefix));
+                w.name(held).to_string()
+            }),
         })
         .collect();
     StatusDoc {
