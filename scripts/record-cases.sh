@@ -43,6 +43,7 @@ CASES='
 10.7-drain-reload|drain::drain_through_a_reload_frr_10_7|rb-node1|an frr-k8s reload removes the drain entry from the bgpd configuration: the drain recorded in the intent file is re-applied once (a core action, through the ceiling); drained throughout, no heal
 10.3-killed-during-drift|faults::faults_killed_during_drift_frr_10_3|rb-node1-2|restarted after a SIGKILL during a kernel_only drift: found again from scratch and healed
 10.7-writer-and-address|writer::writer_and_address_frr_10_7|rb-node1|the lab kube-vip (1 s ticks) SIGKILLed: orphaned, back with its beats; restarted with its backend down: the address deleted, the route left, zebra drops it: withdrawn, never healed; a bare route advertised: blackhole, not healed
+10.7-backend-probes|writer::backend_probes_frr_10_7|rb-node1|ribbridge probes the lab backend (withdraw = true) beside the lab kube-vip: draining is unready, refused is blackhole, up advertised, nothing withdrawn beside the live writer; the writer SIGKILLed and the backend down: withdrawn by ribbridge (one withdraw), put back when the backend is up (one restore); the route deleted under a healthy backend: capacity_lost
 8.4-writer-and-address|writer::writer_and_address_frr_8_4|rb-node1|the lab kube-vip on 8.4: its address shadows the import; restarted with its backend down: withdrawn, never healed; a bare route advertised: blackhole, not healed
 '
 

@@ -11,8 +11,8 @@
 //!
 //! Three checks per case: the replay returns exactly the expected actions
 //! and final states; its state changes are the ones the daemon logged in
-//! the lab; and its heal actions and drain re-applies are the ones the
-//! daemon executed (the recording's `heal_done` and `drain_reapplied`
+//! the lab; and its heal actions, drain re-applies and withdrawals are the ones the
+//! daemon executed (the recording's `heal_done`, `drain_reapplied` and `withdrew`
 //! events). The last two are ground truth from the
 //! lab, which blessing does not rewrite.
 //!
@@ -333,6 +333,31 @@ fn check(case: &Case) -> Result<(), String> {
     if !(ran..=ran + 1).contains(&reapplies) {
         return Err(format!(
             "case {}: the replay asks for {reapplies} drain re-apply(ies), the daemon ran {ran} in the lab ({})",
+            case.name, case.info.source
+        ));
+    }
+    // And for the withdrawals of `withdraw = true` VIPs: the same
+    // directions, in order, as the daemon's `Withdrew` answers.
+    let answered: Vec<bool> = case
+        .events
+        .iter()
+        .filter_map(|(_, _, e)| match e {
+            Event::Withdrew { out, .. } => Some(*out),
+            _ => None,
+        })
+        .collect();
+    let withdrawals: Vec<bool> = actual
+        .steps
+        .iter()
+        .flat_map(|s| &s.actions)
+        .filter_map(|a| match a {
+            Action::Withdraw { out, .. } => Some(*out),
+            _ => None,
+        })
+        .collect();
+    if !(withdrawals.starts_with(&answered) && withdrawals.len() <= answered.len() + 1) {
+        return Err(format!(
+            "case {}: the replay's withdrawals (true: out) are not the ones the daemon ran in the lab ({}):\n  replay: {withdrawals:?}\n  ran: {answered:?}",
             case.name, case.info.source
         ));
     }
