@@ -415,7 +415,7 @@ async fn backend_probes(frr: &'static str) {
         (Class::Withdrawn, 0, Some("withdrawn")),
         "{v:?}"
     );
-    let running = lab(&["vtysh", "node1", "show running-config"]);
+    let running = lab(&["vtysh", "rb-node1", "show running-config"]);
     assert!(
         running.contains("description ribbridge-withdraw")
             && running.contains(&format!("ribbridge-withdraw-v4 seq 5 permit {VIP}")),
@@ -435,7 +435,7 @@ async fn backend_probes(frr: &'static str) {
         t.elapsed()
     );
     assert_eq!(withdrawals(&d).await, (1, 1), "one episode, counted");
-    let running = lab(&["vtysh", "node1", "show running-config"]);
+    let running = lab(&["vtysh", "rb-node1", "show running-config"]);
     assert!(
         !running.contains("ribbridge-withdraw"),
         "nothing of the withdrawal left in bgpd:\n{running}"

@@ -1560,6 +1560,13 @@ fn a_withdraw_vip_goes_out_only_once_its_writer_is_silent_and_back_when_its_back
     assert_eq!(state_of(&s), Class::Withdrawn);
     withdrew(&mut s, 12_200, false);
     config_read(&mut s, 13_000, false);
+    // bgpd sends it again after its route-map delay (5 s) and coalescing:
+    // its view is read then, and the episode ends on it.
+    let due = 13_000 + 5_000 + s.config.bgp_grace_ms;
+    let a = step(&mut s, Event::Tick, due);
+    assert!(a.contains(&Action::RefreshBgp), "{a:?}");
+    assert!(!s.withdrawals.is_empty());
+    bgp(&mut s, due + 100, true);
     assert!(s.withdrawals.is_empty(), "{:?}", s.withdrawals);
 }
 

@@ -130,8 +130,9 @@ pub(super) fn on_withdrew(
 }
 
 /// Decide, at `now`, which VIPs go out or back; push the asks. Returns the
-/// next deadline: a retry, a ceiling's slot, or the time a configured VIP's
-/// writer goes silent while its backend is down.
+/// next deadline: a retry, a ceiling's slot, the time a configured VIP's
+/// writer goes silent while its backend is down, or the time bgpd's view
+/// is due to show what its configuration now says.
 pub(super) fn advance(state: &mut State, now: Millis, actions: &mut Vec<Action>) -> Option<Millis> {
     let repair = state.config.mode == Mode::Repair && state.config.vantage == Vantage::Node;
     if !repair {
@@ -219,11 +220,33 @@ pub(super) fn advance(state: &mut State, now: Millis, actions: &mut Vec<Action>)
             }
         };
         if w.out == in_bgpd {
-            if !w.out {
-                // Back, and bgpd's configuration says so: the episode ends.
-                state.withdrawals.remove(&key);
-            } else {
-                w.apply = Reapply::Idle;
+            // bgpd's configuration says so; bgpd applies it after its
+            // route-map delay timer and its coalescing, which no event
+            // shows: its view is read again then, and every grace while
+            // it still sends a VIP taken out. The episode ends with a view
+            // taken after that, once put back.
+            w.apply = Reapply::Idle;
+            let due = state.intent_at + intent.route_map_delay_ms + state.config.bgp_grace_ms;
+            let view_at = state.bgp_view_at;
+            let every = state.config.bgp_grace_ms.max(1);
+            if now < due {
+                wake(due);
+            } else if !w.out {
+                if view_at.is_some_and(|t| t >= due) {
+                    state.withdrawals.remove(&key);
+                } else {
+                    actions.push(Action::RefreshBgp);
+                    wake(now + every);
+                }
+            } else if state
+                .peers
+                .iter()
+                .any(|p| p.established && p.advertised.contains(&key.1))
+            {
+                if view_at.is_none_or(|t| t + every <= now) {
+                    actions.push(Action::RefreshBgp);
+                }
+                wake(now + every);
             }
             continue;
         }
