@@ -477,7 +477,8 @@ cmd_down() {
         if [[ -d $r/run/ribbridge-lab ]]; then rmdir "$r/run/ribbridge-lab" 2>/dev/null || true; fi
     done
     rm -rf "$LAB_DIR"
-    log "lab down"
+    # The netns fixture says how long its lab was up (CI's per-test cost).
+    log "lab down${LAB_UP_SECS:+ (up ${LAB_UP_SECS} s)}"
 }
 
 cmd_status() {

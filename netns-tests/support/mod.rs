@@ -213,6 +213,8 @@ pub struct Lab {
     pub frr: &'static str,
     pub nodes: usize,
     _lock: nix::fcntl::Flock<std::fs::File>,
+    /// When `up` began: `lab.sh down` prints how long the lab was up.
+    since: Instant,
 }
 
 /// The lab lock (`/run/ribbridge-lab.lock`), held exclusively: every lab user
@@ -257,6 +259,7 @@ impl Lab {
             frr,
             nodes,
             _lock: lock,
+            since: Instant::now(),
         };
         lab(&args);
         // A drain intent a killed run left beside these sockets would drain
@@ -345,6 +348,7 @@ impl Drop for Lab {
         self.clear_drain_intents();
         let _ = Command::new(repo().join("scripts/lab.sh"))
             .arg("down")
+            .env("LAB_UP_SECS", self.since.elapsed().as_secs().to_string())
             .status();
     }
 }
