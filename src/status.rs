@@ -541,9 +541,12 @@ pub fn render_table(doc: &StatusDoc) -> String {
                     .as_ref()
                     .map_or("-", BackendStatus::word)
                     .to_string(),
-                match (&v.heal.last_action, &v.heal.last_result) {
-                    (Some(a), Some(r)) => format!("{a}: {r} ({} tries)", v.heal.attempts),
-                    (None, Some(r)) => r.clone(),
+                // ribbridge's own withdrawal (`withdraw = true`) says so
+                // where its heals do.
+                match (&v.withdrawal, &v.heal.last_action, &v.heal.last_result) {
+                    (Some(w), _, _) => format!("withdraw: {w}"),
+                    (None, Some(a), Some(r)) => format!("{a}: {r} ({} tries)", v.heal.attempts),
+                    (None, None, Some(r)) => r.clone(),
                     _ => "-".to_string(),
                 },
             ]
@@ -905,6 +908,19 @@ mod tests {
         let table = render_table(&doc);
         assert!(
             table.contains("192.0.2.10/32  198    advertised  yes     yes    1/1"),
+            "{table}"
+        );
+        assert!(json["vips"][0].get("withdrawal").is_none(), "{json}");
+        // ribbridge's own withdrawal, in the document and the HEAL column.
+        let mut doc = doc;
+        doc.vips[0].withdrawal = Some("withdrawn".into());
+        assert_eq!(json_of(&doc)["vips"][0]["withdrawal"], "withdrawn");
+        let table = render_table(&doc);
+        assert!(
+            table
+                .lines()
+                .nth(2)
+                .is_some_and(|l| l.ends_with("withdraw: withdrawn")),
             "{table}"
         );
     }
