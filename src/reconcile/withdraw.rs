@@ -169,17 +169,15 @@ pub(super) fn advance(state: &mut State, now: Millis, actions: &mut Vec<Action>)
         let writer = state.writers.get(&key);
         let writer_state = writer.map_or(WriterState::Unknown, |w| w.state(&state.config, now));
         let address_bad = state.config.require_address && !state.address_usable(&key.1);
-        let out_why = (configured && backend.down() && writer_state != WriterState::Alive)
-            .then_some(())
-            .and_then(|()| {
-                if writer_state == WriterState::Silent {
-                    Some(WithdrawWhy::WriterSilent)
-                } else if address_bad {
-                    Some(WithdrawWhy::AddressUnusable)
-                } else {
-                    None
-                }
-            });
+        let out_why = if !configured || !backend.down() || writer_state == WriterState::Alive {
+            None
+        } else if writer_state == WriterState::Silent {
+            Some(WithdrawWhy::WriterSilent)
+        } else if address_bad {
+            Some(WithdrawWhy::AddressUnusable)
+        } else {
+            None
+        };
         let back_why = if !configured {
             Some(WithdrawWhy::NotConfigured)
         } else if backend.up() {
