@@ -991,11 +991,24 @@ async fn paths_cell(lab_guard: &Lab, n: usize, mode: &str, secs: u64) -> Value {
 /// gone) to `capacity_lost`; each undone and `advertised` again before the
 /// next. Then the CPU of the two VIPs probed every second against the same
 /// daemon without probes over `idle_s` each, and `quiet_s` of writers and
-/// backends healthy: every drift report and heal is false.
-async fn writer_cell(lab_guard: &Lab, frr: &str, runs: usize, idle_s: u64, quiet_s: u64) -> Value {
+/// backends healthy: every drift report and heal is false. Between them,
+/// the withdrawal (`withdraw = true`): the writer SIGKILLed and then its
+/// backend down, the router's paths watched, `withdraw_runs` times, after
+/// one control run without it.
+/// How long the control run (no `withdraw`) watches the router keep
+/// node1's path after the writer died and the backend went down.
+const WITHDRAW_CONTROL_S: u64 = 15;
+
+async fn writer_cell(
+    lab_guard: &Lab,
+    frr: &str,
+    (runs, withdraw_runs): (usize, usize),
+    idle_s: u64,
+    quiet_s: u64,
+) -> Value {
     let limit = Duration::from_secs(30);
     let dir = tempfile::tempdir().expect("tempdir");
-    let probes = |vips: &[&str]| {
+    let probes = |vips: &[&str], withdraw: bool| {
         // Each run deletes the route once (capacity_lost): a window short
         // enough that the runs' deletions do not add up to `flapping`.
         let mut t = String::from("flap_window_secs = 10\nflap_pairs = 7\n\n");
@@ -1003,10 +1016,12 @@ async fn writer_cell(lab_guard: &Lab, frr: &str, runs: usize, idle_s: u64, quiet
             t.push_str(&format!(
                 "[[vip]]\nprefix = \"{v}\"\nhealth = \"http://127.0.0.1:1936/healthz\"\n\
                  ready = \"http://127.0.0.1:1936/healthz/ready\"\ninterval_ms = 1000\n\
-                 timeout_ms = 500\nfall = 2\nrise = 2\n\n"
+                 timeout_ms = 500\nfall = 2\nrise = 2\nwithdraw = {withdraw}\n\n"
             ));
         }
-        let f = dir.path().join(format!("probes-{}.toml", vips.len()));
+        let f = dir
+            .path()
+            .join(format!("probes-{}-{withdraw}.toml", vips.len()));
         std::fs::write(&f, t).expect("probe config");
         f.display().to_string()
     };
@@ -1021,7 +1036,7 @@ async fn writer_cell(lab_guard: &Lab, frr: &str, runs: usize, idle_s: u64, quiet
     lab(&["vip-add", "node2", VIP]);
     lab(&["backend", "node1", "up"]);
     writer("start", VIP);
-    let one = probes(&[VIP]);
+    let one = probes(&[VIP], false);
     let args = ["--require-address", "true", "--config", one.as_str()];
     let mut d = Daemon::start(lab_guard, &args, "info").await;
     d.wait(&["VIP consistent", "to=advertised"], limit).await;
@@ -1082,8 +1097,62 @@ async fn writer_cell(lab_guard: &Lab, frr: &str, runs: usize, idle_s: u64, quiet
         writer("start", VIP);
         d.wait(&["to=advertised"], limit).await;
     }
-    let log = drain(&mut d.lines);
+    // The writer SIGKILLed, then its backend down: without `withdraw`
+    // (this daemon) nobody takes node1's path off the router; with it,
+    // ribbridge does, and puts it back when the backend returns. The
+    // router's route to the VIP is watched.
+    let mut router = RouteWatch::open("rb-router");
+    let paths = async |router: &mut RouteWatch, n: usize, what: &str| {
+        router
+            .wait_nexthops(vip_addr(), 32, n, limit)
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+    };
+    paths(&mut router, 2, "both paths before the control").await;
+    writer("kill", VIP);
+    lab(&["backend", "node1", "down"]);
+    let kept = router
+        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(WITHDRAW_CONTROL_S))
+        .await
+        .is_err();
+    lab(&["backend", "node1", "up"]);
+    writer("start", VIP);
+    d.wait(&["to=advertised"], limit).await;
+    let mut log = drain(&mut d.lines);
     d.stop().await;
+    let with = probes(&[VIP], true);
+    let mut d = Daemon::start(
+        lab_guard,
+        &["--require-address", "true", "--config", with.as_str()],
+        "info",
+    )
+    .await;
+    d.wait(&["VIP consistent", "to=advertised"], limit).await;
+    let (mut gone, mut back) = (Vec::new(), Vec::new());
+    for run in 0..withdraw_runs {
+        eprintln!("== writer ({frr}): withdraw run {run}");
+        paths(&mut router, 2, "both paths before the withdrawal").await;
+        writer("kill", VIP);
+        let t = Instant::now();
+        lab(&["backend", "node1", "down"]);
+        paths(&mut router, 1, "node1's path withdrawn by ribbridge").await;
+        gone.push(ms(t.elapsed()));
+        let t = Instant::now();
+        lab(&["backend", "node1", "up"]);
+        paths(&mut router, 2, "node1's path put back").await;
+        back.push(ms(t.elapsed()));
+        writer("start", VIP);
+        d.wait(&["to=advertised"], limit).await;
+    }
+    log.extend(drain(&mut d.lines));
+    d.stop().await;
+    let withdrawal = json!({
+        "runs": withdraw_runs,
+        "backend_down_to_router_path_gone_ms": summary(&gone),
+        "backend_up_to_router_path_back_ms": summary(&back),
+        "without_withdraw_control_s": WITHDRAW_CONTROL_S,
+        "without_withdraw_router_kept_node1": kept,
+    });
     let latencies: serde_json::Map<String, Value> = took
         .iter()
         .map(|(k, v)| ((*k).to_string(), summary(v)))
@@ -1094,7 +1163,7 @@ async fn writer_cell(lab_guard: &Lab, frr: &str, runs: usize, idle_s: u64, quiet
     lab(&["vip-add", "node2", VIP2]);
     writer("start", VIP2);
     let mut idle = serde_json::Map::new();
-    let two = probes(&[VIP, VIP2]);
+    let two = probes(&[VIP, VIP2], false);
     for (name, args) in [
         (
             "probed",
@@ -1156,6 +1225,7 @@ async fn writer_cell(lab_guard: &Lab, frr: &str, runs: usize, idle_s: u64, quiet
     }
     let heals = log.iter().filter(|l| l.contains("healing prefix")).count();
     json!({"runs": runs, "latency_ms": latencies, "heals_during_runs": heals, "idle": idle,
+           "withdrawal": withdrawal,
            "quiet_s": quiet_s, "quiet_drift_reports": false_reports, "quiet_heals": false_heals})
 }
 
@@ -1477,6 +1547,7 @@ async fn main() {
     let paths_s: u64 = env_or("BENCH_PATHS_S", 40);
     let writer_runs: usize = env_or("BENCH_WRITER_RUNS", 20);
     let writer_idle_s: u64 = env_or("BENCH_WRITER_IDLE_S", 60);
+    let writer_withdraw_runs: usize = env_or("BENCH_WRITER_WITHDRAW_RUNS", 10);
     let writer_quiet_s: u64 = env_or("BENCH_WRITER_QUIET_S", 600);
     let only_memory: u8 = env_or("BENCH_ONLY_MEMORY", 0);
     let out = PathBuf::from(env_or("BENCH_OUT", "bench-e2e.json".to_string()));
@@ -1601,7 +1672,14 @@ async fn main() {
         let mut writer = Value::Null;
         if on("writer") {
             eprintln!("== FRR {frr}: the writer, the address and the backend ({writer_runs} runs)");
-            writer = writer_cell(&lab_guard, frr, writer_runs, writer_idle_s, writer_quiet_s).await;
+            writer = writer_cell(
+                &lab_guard,
+                frr,
+                (writer_runs, writer_withdraw_runs),
+                writer_idle_s,
+                writer_quiet_s,
+            )
+            .await;
             eprintln!("{writer}");
         }
         drop(lab_guard);
