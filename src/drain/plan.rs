@@ -752,6 +752,19 @@ match ip address prefix-list P4\nexit\n!\nroute-map KUBE-VIP-ROUTES-V6 permit 10
         let d = drain(&c);
         assert_eq!(d[0], "route-map KUBE-VIP-ROUTES-V4 deny 2");
         assert!(!d.iter().any(|l| l.starts_with("no route-map")), "{d:?}");
+        // A withdrawal behind a drain (the node drained first) is still
+        // seen, and not asked again.
+        let behind = format!("{DRAINED_V4}{}", withdrawn(CONFIG, &[VIP])).replace(
+            "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-withdraw",
+            "route-map KUBE-VIP-ROUTES-V4 deny 2\n description ribbridge-withdraw",
+        );
+        assert!(is_drained(&behind, 198));
+        assert!(parse(&behind, None).withdrawn_by_ribbridge(198, &vip));
+        assert!(
+            withdraw_commands(&behind, TABLES, &vip)
+                .expect("plan")
+                .is_empty()
+        );
         // Put back: the last one takes the marked entry with it.
         let r = restore_commands(&c, TABLES, &vip).expect("plan");
         assert_eq!(

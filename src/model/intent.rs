@@ -340,25 +340,9 @@ impl Intent {
             };
         };
         for e in entries {
-            let mut unknown = None;
-            let mut matched = true;
-            for m in &e.matches {
-                match m {
-                    Match::PrefixList { family, name } => match self.list(*family, name, prefix) {
-                        ListOutcome::Permit => {}
-                        ListOutcome::Deny => matched = false,
-                        ListOutcome::Undefined => {
-                            unknown.get_or_insert("matches a prefix-list that is not defined");
-                        }
-                    },
-                    Match::Other(_) => {
-                        unknown.get_or_insert("has a match clause ribbridge does not evaluate");
-                    }
-                }
-            }
-            if !matched {
+            let Some(unknown) = self.matches(e, prefix) else {
                 continue;
-            }
+            };
             if let Some(why) = unknown {
                 return Verdict::Unknown {
                     route_map: name,
@@ -402,20 +386,49 @@ impl Intent {
     }
 
     /// `prefix` of `table` is held back by ribbridge's withdrawal: the
-    /// redistribution's route-map denies it at the entry marked
+    /// first entry of the redistribution's route-map that matches it, the
+    /// drain's entry aside (it denies every VIP, and a drain may come and
+    /// go over a withdrawal), is the deny marked
     /// [`WITHDRAW_MARK`](super::WITHDRAW_MARK).
     pub fn withdrawn_by_ribbridge(&self, table: TableId, prefix: &Prefix) -> bool {
-        let Some(Verdict::Deny {
-            route_map,
-            seq: Some(seq),
-        }) = self.redistributed(table, prefix)
+        let Some(entries) = self
+            .redistribution(table, Family::of(prefix))
+            .and_then(|r| r.route_map.as_ref())
+            .and_then(|m| self.route_maps.get(m))
         else {
             return false;
         };
-        self.route_maps.get(route_map).is_some_and(|es| {
-            es.iter()
-                .any(|e| e.seq == seq && e.description.as_deref() == Some(super::WITHDRAW_MARK))
-        })
+        fn mark(e: &MapEntry) -> Option<&str> {
+            e.description.as_deref()
+        }
+        entries
+            .iter()
+            .filter(|e| e.permit || mark(e) != Some(super::DRAIN_MARK))
+            .find_map(|e| self.matches(e, prefix).map(|unknown| (e, unknown)))
+            .is_some_and(|(e, unknown)| {
+                unknown.is_none() && !e.permit && mark(e) == Some(super::WITHDRAW_MARK)
+            })
+    }
+
+    /// Whether entry `e` matches `prefix`: None, it does not; Some(None),
+    /// it does; Some(Some(why)), unknown, for the reason `why`.
+    fn matches(&self, e: &MapEntry, prefix: &Prefix) -> Option<Option<&'static str>> {
+        let mut unknown = None;
+        for m in &e.matches {
+            match m {
+                Match::PrefixList { family, name } => match self.list(*family, name, prefix) {
+                    ListOutcome::Permit => {}
+                    ListOutcome::Deny => return None,
+                    ListOutcome::Undefined => {
+                        unknown.get_or_insert("matches a prefix-list that is not defined");
+                    }
+                },
+                Match::Other(_) => {
+                    unknown.get_or_insert("has a match clause ribbridge does not evaluate");
+                }
+            }
+        }
+        Some(unknown)
     }
 
     fn list(&self, family: Family, name: &str, prefix: &Prefix) -> ListOutcome {
