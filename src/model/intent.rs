@@ -391,6 +391,15 @@ impl Intent {
     /// go over a withdrawal), is the deny marked
     /// [`WITHDRAW_MARK`](super::WITHDRAW_MARK).
     pub fn withdrawn_by_ribbridge(&self, table: TableId, prefix: &Prefix) -> bool {
+        // No withdrawal at all (the usual case) costs one lookup: every
+        // VIP bgpd does not send is asked.
+        let list = match Family::of(prefix) {
+            Family::Ipv4 => self.ip_prefix_lists.get(super::WITHDRAW_LIST_V4),
+            Family::Ipv6 => self.ipv6_prefix_lists.get(super::WITHDRAW_LIST_V6),
+        };
+        if list.is_none_or(|l| !l.iter().any(|e| e.permit && e.prefix == *prefix)) {
+            return false;
+        }
         let Some(entries) = self
             .redistribution(table, Family::of(prefix))
             .and_then(|r| r.route_map.as_ref())
