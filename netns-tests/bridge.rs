@@ -89,13 +89,27 @@ async fn consistent_then_heartbeat(frr: &'static str, beats: u32, period: Durati
     let before = d.drain().len();
     let timeline = router.timeline(vip_addr(), 32).await;
     let start = Instant::now();
+    // 8.4: beats after which the import did not drop (no heal was due).
+    let mut kept = 0;
     for _ in 0..beats {
         let t = Instant::now();
         lab(&["vip-reassert", "node1", VIP]);
         if frr == "8.4" {
             // The import drops; ribbridge re-imports on zebra's withdrawal.
-            d.wait_log("healing && reimport_table", Duration::from_secs(3))
+            // Once in a while (a CI run in ten) 8.4 kept the import: then
+            // the VIP must still be advertised, and nothing was due.
+            let healed = d
+                .try_wait_log("healing && reimport_table", Duration::from_secs(3))
                 .await;
+            if healed.is_none() {
+                let (doc, _) = d.status().await;
+                assert_eq!(
+                    state_of(&doc),
+                    Class::Advertised,
+                    "8.4: a beat without a heal left the VIP unadvertised: {doc:?}"
+                );
+                kept += 1;
+            }
         }
         // The heartbeat's pace (kube-vip's tick), not a synchronisation.
         tokio::time::sleep(period.saturating_sub(t.elapsed())).await;
@@ -118,11 +132,11 @@ async fn consistent_then_heartbeat(frr: &'static str, beats: u32, period: Durati
     );
     if frr == "8.4" {
         assert!(
-            heals >= beats as usize,
-            "8.4: one heal per beat at least: {heals} for {beats}"
+            heals + kept >= beats as usize && kept * 10 <= beats as usize,
+            "8.4: one heal per beat that dropped the import: {heals} for {beats} beats, {kept} kept it"
         );
         eprintln!(
-            "FRR 8.4 heartbeat: {beats} beats every {period:?}, {drifts} drifts, {heals} heals; node1's path at the router {:.2} % of the time, {dips} dips",
+            "FRR 8.4 heartbeat: {beats} beats every {period:?} ({kept} kept the import), {drifts} drifts, {heals} heals; node1's path at the router {:.2} % of the time, {dips} dips",
             share * 100.0
         );
     } else {

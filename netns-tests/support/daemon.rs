@@ -186,6 +186,29 @@ impl Daemon {
     /// Wait for a line matching `a` (true) or `b` (false); each is a list
     /// of needles joined by ` && `.
     pub async fn wait_either(&mut self, a: &str, b: &str, limit: Duration) -> (bool, String) {
+        self.try_wait_either(a, b, limit).await.unwrap_or_else(|| {
+            panic!(
+                "no log line with {a:?} or {b:?} within {limit:?}; log:\n{}",
+                self.log.join("\n")
+            )
+        })
+    }
+
+    /// [`Daemon::wait_log`], None when no such line came within `limit`
+    /// (for a line FRR's timing may or may not cause; the caller checks
+    /// what its absence means).
+    pub async fn try_wait_log(&mut self, needles: &str, limit: Duration) -> Option<String> {
+        self.try_wait_either(needles, needles, limit)
+            .await
+            .map(|(_, l)| l)
+    }
+
+    async fn try_wait_either(
+        &mut self,
+        a: &str,
+        b: &str,
+        limit: Duration,
+    ) -> Option<(bool, String)> {
         let matches = |l: &str, n: &str| n.split(" && ").all(|p| l.contains(p));
         let deadline = tokio::time::Instant::now() + limit;
         loop {
@@ -193,17 +216,14 @@ impl Daemon {
                 Ok(Some(l)) => {
                     self.log.push(l.clone());
                     if matches(&l, a) {
-                        return (true, l);
+                        return Some((true, l));
                     }
                     if matches(&l, b) {
-                        return (false, l);
+                        return Some((false, l));
                     }
                 }
                 Ok(None) => panic!("ribbridge exited; log:\n{}", self.log.join("\n")),
-                Err(_) => panic!(
-                    "no log line with {a:?} or {b:?} within {limit:?}; log:\n{}",
-                    self.log.join("\n")
-                ),
+                Err(_) => return None,
             }
         }
     }
