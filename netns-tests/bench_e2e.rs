@@ -1036,7 +1036,10 @@ async fn writer_cell(
     lab(&["vip-add", "node2", VIP]);
     lab(&["backend", "node1", "up"]);
     writer("start", VIP);
-    let one = probes(&[VIP], false);
+    // `withdraw = true` from the start: none of the faults below joins a
+    // backend down to a silent writer, so it acts only in the withdrawal
+    // runs, with the writer's cadence long learnt.
+    let one = probes(&[VIP], true);
     let args = ["--require-address", "true", "--config", one.as_str()];
     let mut d = Daemon::start(lab_guard, &args, "info").await;
     d.wait(&["VIP consistent", "to=advertised"], limit).await;
@@ -1097,10 +1100,10 @@ async fn writer_cell(
         writer("start", VIP);
         d.wait(&["to=advertised"], limit).await;
     }
-    // The writer SIGKILLed, then its backend down: without `withdraw`
-    // (this daemon) nobody takes node1's path off the router; with it,
-    // ribbridge does, and puts it back when the backend returns. The
-    // router's route to the VIP is watched.
+    // The writer SIGKILLed, then its backend down: with `withdraw`
+    // ribbridge takes node1's path off the router and puts it back when
+    // the backend returns; then a control daemon without it, which leaves
+    // the path. The router's route to the VIP is watched.
     let mut router = RouteWatch::open("rb-router");
     let paths = async |router: &mut RouteWatch, n: usize, what: &str| {
         router
@@ -1108,26 +1111,6 @@ async fn writer_cell(
             .await
             .unwrap_or_else(|e| panic!("{what}: {e}"));
     };
-    paths(&mut router, 2, "both paths before the control").await;
-    writer("kill", VIP);
-    lab(&["backend", "node1", "down"]);
-    let kept = router
-        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(WITHDRAW_CONTROL_S))
-        .await
-        .is_err();
-    lab(&["backend", "node1", "up"]);
-    writer("start", VIP);
-    d.wait(&["to=advertised"], limit).await;
-    let mut log = drain(&mut d.lines);
-    d.stop().await;
-    let with = probes(&[VIP], true);
-    let mut d = Daemon::start(
-        lab_guard,
-        &["--require-address", "true", "--config", with.as_str()],
-        "info",
-    )
-    .await;
-    d.wait(&["VIP consistent", "to=advertised"], limit).await;
     let (mut gone, mut back) = (Vec::new(), Vec::new());
     for run in 0..withdraw_runs {
         eprintln!("== writer ({frr}): withdraw run {run}");
@@ -1144,6 +1127,26 @@ async fn writer_cell(
         writer("start", VIP);
         d.wait(&["to=advertised"], limit).await;
     }
+    let mut log = drain(&mut d.lines);
+    d.stop().await;
+    let without = probes(&[VIP], false);
+    let mut d = Daemon::start(
+        lab_guard,
+        &["--require-address", "true", "--config", without.as_str()],
+        "info",
+    )
+    .await;
+    d.wait(&["VIP consistent", "to=advertised"], limit).await;
+    paths(&mut router, 2, "both paths before the control").await;
+    writer("kill", VIP);
+    lab(&["backend", "node1", "down"]);
+    let kept = router
+        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(WITHDRAW_CONTROL_S))
+        .await
+        .is_err();
+    lab(&["backend", "node1", "up"]);
+    writer("start", VIP);
+    d.wait(&["to=advertised"], limit).await;
     log.extend(drain(&mut d.lines));
     d.stop().await;
     let withdrawal = json!({
