@@ -1111,10 +1111,34 @@ async fn writer_cell(
             .await
             .unwrap_or_else(|e| panic!("{what}: {e}"));
     };
+    // A writer restarted knows no cadence before its third beat, and an
+    // unknown writer is never taken for silent: each run kills one that
+    // `/status` shows `alive`.
+    let alive = async || {
+        let t = Instant::now();
+        loop {
+            let out = Command::new("ip")
+                .args(["netns", "exec", "rb-node1", "bash", "-c"])
+                .arg(
+                    "exec 3<>/dev/tcp/127.0.0.1/7585; \
+                     printf 'GET /status HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n' >&3; \
+                     cat <&3",
+                )
+                .output()
+                .await
+                .expect("GET /status");
+            if String::from_utf8_lossy(&out.stdout).contains("\"writer\":{\"state\":\"alive\"") {
+                return;
+            }
+            assert!(t.elapsed() < limit, "the writer not alive in /status");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
     let (mut gone, mut back) = (Vec::new(), Vec::new());
     for run in 0..withdraw_runs {
         eprintln!("== writer ({frr}): withdraw run {run}");
         paths(&mut router, 2, "both paths before the withdrawal").await;
+        alive().await;
         writer("kill", VIP);
         let t = Instant::now();
         lab(&["backend", "node1", "down"]);
