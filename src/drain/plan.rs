@@ -408,15 +408,11 @@ pub fn withdraw_commands(
             cmds.push(format!("no route-map {m} deny {}", e.seq));
         }
     }
-    let listed = listed(&intent, prefix);
-    if listed.is_empty() {
-        let lists = match afi {
-            Afi::Ipv4 => &intent.ip_prefix_lists,
-            Afi::Ipv6 => &intent.ipv6_prefix_lists,
-        };
-        let seq = lists
-            .get(list)
-            .and_then(|es| es.iter().map(|e| e.seq).max())
+    if listed(&intent, prefix).is_empty() {
+        let seq = list_entries(&intent, prefix)
+            .iter()
+            .map(|e| e.seq)
+            .max()
             .unwrap_or(0)
             + 5;
         cmds.push(format!("{kw} prefix-list {list} seq {seq} permit {prefix}"));
@@ -424,22 +420,23 @@ pub fn withdraw_commands(
     Ok(cmds)
 }
 
-/// The sequences of ribbridge's withdrawal prefix-list entries for `prefix`.
-fn listed(intent: &Intent, prefix: &Prefix) -> Vec<u32> {
+/// The entries of ribbridge's withdrawal prefix-list of `prefix`'s family.
+fn list_entries<'a>(intent: &'a Intent, prefix: &Prefix) -> &'a [crate::model::intent::ListEntry] {
     let (_, list, afi) = withdraw_list(prefix);
     let lists = match afi {
         Afi::Ipv4 => &intent.ip_prefix_lists,
         Afi::Ipv6 => &intent.ipv6_prefix_lists,
     };
-    lists
-        .get(list)
-        .map(|es| {
-            es.iter()
-                .filter(|e| e.permit && e.prefix == *prefix)
-                .map(|e| e.seq)
-                .collect()
-        })
-        .unwrap_or_default()
+    lists.get(list).map(Vec::as_slice).unwrap_or_default()
+}
+
+/// The sequences of ribbridge's withdrawal prefix-list entries for `prefix`.
+fn listed(intent: &Intent, prefix: &Prefix) -> Vec<u32> {
+    list_entries(intent, prefix)
+        .iter()
+        .filter(|e| e.permit && e.prefix == *prefix)
+        .map(|e| e.seq)
+        .collect()
 }
 
 /// The commands that put `prefix` back: its entries of the withdrawal
