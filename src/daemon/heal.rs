@@ -164,7 +164,7 @@ pub fn spawn_reconfigure(
                          every two seconds; fix what the error names"
                     ),
                 }
-                match (out, first) {
+                match (out, first && ok) {
                     (true, true) => tracing::warn!(
                         %prefix,
                         why,
@@ -174,7 +174,7 @@ pub fn spawn_reconfigure(
                     (false, true) => {
                         tracing::warn!(%prefix, why, "VIP put back into BGP by ribbridge")
                     }
-                    _ => tracing::debug!(%prefix, why, out, "VIP withdrawal asked again"),
+                    _ => tracing::debug!(%prefix, why, out, ok, "VIP withdrawal asked again"),
                 }
                 Event::Withdrew {
                     table,

@@ -1636,3 +1636,28 @@ fn a_withdrawal_found_in_bgpd_is_kept_until_its_backend_answers_or_put_back_if_n
         "{a:?}"
     );
 }
+
+#[test]
+fn a_refused_withdrawal_is_asked_again_and_logged_with_the_first_accepted() {
+    let mut s = withdrawable(Mode::Repair);
+    health(&mut s, 3_500, false);
+    let a = step(&mut s, Event::Tick, 6_001);
+    assert_eq!(withdrawals(&a), [(true, WithdrawWhy::WriterSilent, true)]);
+    step(
+        &mut s,
+        Event::Withdrew {
+            table: T,
+            prefix: vip(),
+            out: true,
+            ok: false,
+        },
+        6_100,
+    );
+    assert!(withdrawals(&step(&mut s, Event::Tick, 7_000)).is_empty());
+    let a = step(&mut s, Event::Tick, 6_100 + WITHDRAW_RETRY_MS);
+    assert_eq!(
+        withdrawals(&a),
+        [(true, WithdrawWhy::WriterSilent, true)],
+        "asked again after the retry, still the episode's first accepted: {a:?}"
+    );
+}

@@ -321,8 +321,8 @@ pub enum Action {
         out: bool,
         /// Why (for the log).
         why: WithdrawWhy,
-        /// The episode's first ask (later ones are retries: one log line
-        /// an episode).
+        /// No ask of this episode was accepted yet (later ones are
+        /// retries: one log line an episode, with the first accepted).
         first: bool,
     },
     /// The recorded drain is lost (`true`: bgpd lacks it and it is not

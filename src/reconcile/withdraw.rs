@@ -77,7 +77,7 @@ pub struct Withdrawal {
     pub since: Millis,
     /// The configuration's progress.
     pub apply: Reapply,
-    /// Asked at least once in this direction.
+    /// Asked at least once in this direction, and not refused since.
     pub asked: bool,
 }
 
@@ -125,6 +125,8 @@ pub(super) fn on_withdrew(
     w.apply = if ok {
         Reapply::Applied { at: now }
     } else {
+        // The episode's log line comes with the first ask bgpd accepts.
+        w.asked = false;
         Reapply::Failed { at: now }
     };
 }
