@@ -356,6 +356,17 @@ fn withdraw_list(prefix: &Prefix) -> (&'static str, &'static str, Afi) {
     }
 }
 
+/// bgpd's configuration read for `prefix`'s withdrawal: the intent and
+/// the route-maps of its family's redistributions of `tables`.
+fn read_withdrawal(
+    config: &str,
+    tables: &[TableId],
+    prefix: &Prefix,
+) -> Result<(Intent, BTreeSet<String>), DrainPlanError> {
+    let (_, _, afi) = withdraw_list(prefix);
+    Ok((parse(config, None), family_maps(config, tables, afi)?))
+}
+
 /// The route-maps of the redistributions of `tables` in `afi`.
 fn family_maps(
     config: &str,
@@ -382,9 +393,8 @@ pub fn withdraw_commands(
     tables: &[TableId],
     prefix: &Prefix,
 ) -> Result<Vec<String>, DrainPlanError> {
-    let (kw, list, afi) = withdraw_list(prefix);
-    let intent = parse(config, None);
-    let maps = family_maps(config, tables, afi)?;
+    let (kw, list, _) = withdraw_list(prefix);
+    let (intent, maps) = read_withdrawal(config, tables, prefix)?;
     let all = entries_of(&intent);
     let mut cmds = Vec::new();
     // The route-map entries first: the list they match exists by the end
@@ -451,9 +461,8 @@ pub fn restore_commands(
     tables: &[TableId],
     prefix: &Prefix,
 ) -> Result<Vec<String>, DrainPlanError> {
-    let (kw, list, afi) = withdraw_list(prefix);
-    let intent = parse(config, None);
-    let maps = family_maps(config, tables, afi)?;
+    let (kw, list, _) = withdraw_list(prefix);
+    let (intent, maps) = read_withdrawal(config, tables, prefix)?;
     let mine = listed(&intent, prefix);
     let others = intent
         .withdraw_listed()
