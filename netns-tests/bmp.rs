@@ -131,9 +131,8 @@ async fn station_follows_the_router(frr: &'static str) {
     // the class for seconds; a VIP that never left `withdrawn` logs no
     // `to=withdrawn` when deleted. With the default 30 s refresh the node
     // is right, only later than this test's steps wait.
-    let config = tempfile::NamedTempFile::new().expect("config file");
-    std::fs::write(config.path(), "bgp_poll_secs = 1\n").expect("write config");
-    let config_path = config.path().to_string_lossy().into_owned();
+    let config = crate::support::bgp_poll_config(1);
+    let config_path = crate::support::config_arg(&config);
     let mut node = Daemon::start(
         &lab_guard,
         "rb-node1",

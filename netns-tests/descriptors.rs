@@ -173,10 +173,9 @@ async fn an_idle_flood_leaves_healthz_and_the_reconnects_working_frr_10_7() {
     );
 
     let lab_guard = Lab::up("10.7", 2, &[VIP]);
-    let config = tempfile::NamedTempFile::new().expect("config");
     // bgpd polled every second: its vty is re-opened every second.
-    std::fs::write(config.path(), "bgp_poll_secs = 1\n").expect("write config");
-    let config_path = config.path().to_str().expect("utf-8").to_string();
+    let config = crate::support::bgp_poll_config(1);
+    let config_path = crate::support::config_arg(&config);
     let nofile = format!("--nofile={NOFILE}:{NOFILE}");
     let mut d = Daemon::spawn_wrapped(
         NODE,

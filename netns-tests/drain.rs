@@ -157,11 +157,13 @@ async fn drain_cycle(frr: &'static str) {
     // bgpd polled every second, so that the polls that would see a drift
     // can be awaited.
     let (_, _, _) = d.stop().await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config = dir.path().join("ribbridge.toml");
-    std::fs::write(&config, "bgp_poll_secs = 1\n").expect("write config");
-    let config = config.to_str().expect("utf-8 path");
-    let mut d = Daemon::start(&lab_guard, "rb-node1", &["--config", config]).await;
+    let config = crate::support::bgp_poll_config(1);
+    let mut d = Daemon::start(
+        &lab_guard,
+        "rb-node1",
+        &["--config", &crate::support::config_arg(&config)],
+    )
+    .await;
     d.wait_log("VIP consistent && to=drained", Duration::from_secs(15))
         .await;
     let (doc, code) = d.status().await;

@@ -24,15 +24,6 @@ const ADDRESS_THEN_ROUTE: &str = "ip address add 192.0.2.10/32 dev lo valid_lft 
 const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 198 proto 248 scope global\n\
     address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0\n' | ip -batch -";
 
-/// A configuration file polling bgpd every second, so that a dead bgpd is
-/// seen at once (the default is 30 s; the other faults do not depend on it).
-fn fast_poll_config() -> PathBuf {
-    let dir = tempfile::tempdir().expect("tempdir").keep();
-    let p = dir.join("ribbridge.toml");
-    std::fs::write(&p, "bgp_poll_secs = 1\n").expect("write config");
-    p
-}
-
 fn state_of(doc: &ribbridge::status::StatusDoc) -> Class {
     crate::support::class_of(doc, VIP)
 }
@@ -51,9 +42,15 @@ fn ms(d: &[Duration]) -> (u128, u128) {
 /// second, the VIP advertised by both nodes.
 async fn advertised_with_fast_polls(frr: &'static str) -> (Lab, Daemon) {
     let lab_guard = Lab::up(frr, 2, &[VIP]);
-    let config = fast_poll_config();
-    let config = config.to_str().expect("utf-8 path");
-    let mut d = Daemon::start(&lab_guard, NODE, &["--config", config]).await;
+    // bgpd polled every second, so that a dead bgpd is seen at once (the
+    // other faults do not depend on it).
+    let config = crate::support::bgp_poll_config(1);
+    let mut d = Daemon::start(
+        &lab_guard,
+        NODE,
+        &["--config", &crate::support::config_arg(&config)],
+    )
+    .await;
     lab(&["vip-add", "node1", VIP]);
     lab(&["vip-add", "node2", VIP]);
     d.wait_log("VIP consistent && to=advertised", Duration::from_secs(15))

@@ -400,7 +400,22 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
     let changed = env_count("RIBBRIDGE_RELOADS_CHANGED", 3);
     let lab_guard = Lab::up_with(frr, 2, &[VIP], &["--profile", "frr-k8s"]);
     let mut router = RouteWatch::open("rb-router");
-    let mut d = Daemon::start(&lab_guard, "rb-node1", &["--mode", "repair"]).await;
+    // bgpd's whole view read every 3 s, not 30: a change the cheap
+    // per-second read does not cover (a neighbour added) is seen within 3 s
+    // instead of up to 30 (the test's largest cost), and the reloads meet
+    // ten times more whole reads that could catch a transient.
+    let config = crate::support::bgp_poll_config(3);
+    let mut d = Daemon::start(
+        &lab_guard,
+        "rb-node1",
+        &[
+            "--mode",
+            "repair",
+            "--config",
+            &crate::support::config_arg(&config),
+        ],
+    )
+    .await;
 
     // a. The VIP advertised, the router at 2 paths.
     crate::support::advertise_on_both(&mut d, &mut router, VIP).await;

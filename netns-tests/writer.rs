@@ -518,6 +518,14 @@ async fn ipv6_writer_and_dadfailed_address_frr_10_7() {
         "rb-n1",
         "nodad",
     ]);
+    // The lab turns duplicate detection off on its links (it keeps bgpd's
+    // IPv6 sessions waiting): on for node1's uplink, as on a real node.
+    let on = std::process::Command::new("ip")
+        .args(["netns", "exec", "rb-node1", "sysctl", "-qw"])
+        .arg("net.ipv6.conf.eth0.accept_dad=1")
+        .status()
+        .expect("ip netns exec sysctl");
+    assert!(on.success(), "accept_dad on node1's eth0: {on}");
     let t = Instant::now();
     lab(&[
         "exec", "rb-node1", "ip", "-6", "addr", "add", V6, "dev", "eth0",

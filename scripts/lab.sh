@@ -412,7 +412,12 @@ cmd_up() {
     for ns in $(namespaces); do
         ip netns add "$ns"
         ip -n "$ns" link set lo up
-        ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+        # No duplicate address detection on the lab's links: a link-local
+        # address held tentative ~1-2 s keeps bgpd's IPv6 sessions down for
+        # as long (every lab up, every bgpd restart). A test that needs DAD
+        # (a dadfailed VIP) turns it back on for its interface.
+        ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
+            net.ipv6.conf.default.accept_dad=0
         mkdir -p "$LAB_DIR/$ns"
         # On 10.x the daemons see the root's /run/ribbridge-lab: point the
         # host-side directory at it so logs are found in one place.

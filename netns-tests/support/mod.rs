@@ -172,6 +172,27 @@ pub fn require_root() {
     );
 }
 
+/// A ribbridge configuration file (deleted when dropped) that reads bgpd's
+/// whole view every `secs` seconds instead of the default 30: for tests
+/// whose steps await what a full poll sees (a dead bgpd, a neighbour added
+/// by a reload), faster than the default would show it. Pass it with
+/// `--config` ([`config_arg`]).
+pub fn bgp_poll_config(secs: u64) -> tempfile::NamedTempFile {
+    let config = tempfile::NamedTempFile::new().expect("a configuration file");
+    std::fs::write(config.path(), format!("bgp_poll_secs = {secs}\n"))
+        .expect("write the configuration file");
+    config
+}
+
+/// The path of a configuration file, as `--config`'s argument.
+pub fn config_arg(config: &tempfile::NamedTempFile) -> String {
+    config
+        .path()
+        .to_str()
+        .expect("a UTF-8 temporary path")
+        .to_string()
+}
+
 /// Run `scripts/lab.sh ARGS...`, failing with its output when it fails.
 /// `up` renders the nodes' frr.conf with this build's `ribbridge render`.
 pub fn lab(args: &[&str]) -> String {
