@@ -55,7 +55,8 @@
 //!    table 198 present before the start (filtered, then permitted), added
 //!    after it, then all deleted; repair and observe; `/status` read every
 //!    second; peak and end RSS, `/status`'s size, drift reports, heals per
-//!    phase of BENCH_PATHS_S (40) seconds.
+//!    phase of BENCH_PATHS_S (40) seconds, in each of BENCH_PATHS_MODES
+//!    ("repair observe").
 //!
 //! Settings come from the environment (the script sets them): BENCH_FRR,
 //! BENCH_RUNS, BENCH_FAIL_STOP, BENCH_BOUND_S, BENCH_OBS, BENCH_IDLE_S,
@@ -866,6 +867,23 @@ async fn scale(lab_guard: &Lab, n: usize, base_kib: u64, mode: &str) -> Value {
            "peak_rss_kib": hwm, "rss_kib": rss})
 }
 
+/// node1's daemon's `GET /status` (on the bench's port), the whole HTTP
+/// answer as text (the bench's client is bash's /dev/tcp: nothing of
+/// ours between the daemon and the count).
+async fn node1_status() -> String {
+    let out = Command::new("ip")
+        .args(["netns", "exec", "rb-node1", "bash", "-c"])
+        .arg(
+            "exec 3<>/dev/tcp/127.0.0.1/7585; \
+             printf 'GET /status HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n' >&3; \
+             cat <&3",
+        )
+        .output()
+        .await
+        .expect("GET /status");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// What one phase of a `paths` run saw: peak and last RSS over the phase
 /// (sampled every second, beside a `/status` read as an operator's `watch
 /// ribbridge status` does), the largest `/status` document, and the drift
@@ -877,21 +895,7 @@ async fn sample_phase(d: &mut Daemon, secs: u64) -> Value {
     let end = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < end {
         tick.tick().await;
-        let out = Command::new("ip")
-            .args(["netns", "exec", "rb-node1", "bash", "-c"])
-            .arg(
-                "exec 3<>/dev/tcp/127.0.0.1/7585; \
-                 printf 'GET /status HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n' >&3; \
-                 cat <&3 | wc -c",
-            )
-            .output()
-            .await
-            .expect("GET /status");
-        let bytes = String::from_utf8_lossy(&out.stdout)
-            .trim()
-            .parse()
-            .unwrap_or(0);
-        doc_max = doc_max.max(bytes);
+        doc_max = doc_max.max(node1_status().await.len());
         let (_, _, rss) = proc_usage(d.pid());
         (peak, last) = (peak.max(rss), rss);
         for l in drain(&mut d.lines) {
@@ -980,6 +984,11 @@ async fn paths_cell(lab_guard: &Lab, n: usize, mode: &str, secs: u64) -> Value {
     json!({"routes": n, "mode": mode, "phase_s": secs, "phases": out})
 }
 
+/// The withdrawal runs' window, from the backend's stop: the control run
+/// (no `withdraw`) watches the router keep node1's path for as long, and
+/// every run counts the probes lost over it.
+const WITHDRAW_CONTROL_S: u64 = 15;
+
 /// Cell 9, the writer, the address and the backend (issue 30), on one
 /// release: node1's VIP written by the lab's kube-vip (1 s ticks, no check of its
 /// own) over the lab's OpenShift-router backend, node2's bare; ribbridge
@@ -993,11 +1002,8 @@ async fn paths_cell(lab_guard: &Lab, n: usize, mode: &str, secs: u64) -> Value {
 /// daemon without probes over `idle_s` each, and `quiet_s` of writers and
 /// backends healthy: every drift report and heal is false. Between them,
 /// the withdrawal (`withdraw = true`): the writer SIGKILLed and then its
-/// backend down, the router's paths watched, `withdraw_runs` times, after
-/// one control run without it.
-/// How long the control run (no `withdraw`) watches the router keep
-/// node1's path after the writer died and the backend went down.
-const WITHDRAW_CONTROL_S: u64 = 15;
+/// backend down, the router's paths and the probe traffic watched,
+/// `withdraw_runs` times, then one control run without it.
 
 async fn writer_cell(
     lab_guard: &Lab,
@@ -1036,154 +1042,182 @@ async fn writer_cell(
     lab(&["vip-add", "node2", VIP]);
     lab(&["backend", "node1", "up"]);
     writer("start", VIP);
-    // `withdraw = true` from the start: none of the faults below joins a
-    // backend down to a silent writer, so it acts only in the withdrawal
-    // runs, with the writer's cadence long learnt.
-    let one = probes(&[VIP], true);
-    let args = ["--require-address", "true", "--config", one.as_str()];
-    let mut d = Daemon::start(lab_guard, &args, "info").await;
-    d.wait(&["VIP consistent", "to=advertised"], limit).await;
-    let mut took: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
-    let mut step = async |d: &mut Daemon, name: &'static str, act: &dyn Fn(), want: &str| {
-        let t = Instant::now();
-        act();
-        let at = d.wait(&[&format!("to={want}")], limit).await;
-        took.entry(name)
-            .or_default()
-            .push(ms(at.saturating_duration_since(t)));
-    };
-    for run in 0..runs {
-        eprintln!("== writer ({frr}): run {run}");
-        step(
-            &mut d,
-            "backend_down_to_blackhole",
-            &|| {
-                lab(&["backend", "node1", "down"]);
-            },
-            "blackhole",
-        )
-        .await;
-        lab(&["backend", "node1", "up"]);
-        d.wait(&["to=advertised"], limit).await;
-        step(
-            &mut d,
-            "ready_failing_to_unready",
-            &|| {
-                lab(&["backend", "node1", "draining"]);
-            },
-            "unready",
-        )
-        .await;
-        lab(&["backend", "node1", "up"]);
-        d.wait(&["to=advertised"], limit).await;
-        step(
-            &mut d,
-            "writer_killed_to_orphaned",
-            &|| writer("kill", VIP),
-            "orphaned",
-        )
-        .await;
-        writer("start", VIP);
-        d.wait(&["to=advertised"], limit).await;
-        step(
-            &mut d,
-            "route_gone_to_capacity_lost",
-            &|| {
-                writer("kill", VIP);
-                lab(&[
-                    "exec", "rb-node1", "ip", "route", "del", VIP, "table", "198",
-                ]);
-            },
-            "capacity_lost",
-        )
-        .await;
-        writer("start", VIP);
-        d.wait(&["to=advertised"], limit).await;
-    }
-    // The writer SIGKILLed, then its backend down: with `withdraw`
-    // ribbridge takes node1's path off the router and puts it back when
-    // the backend returns; then a control daemon without it, which leaves
-    // the path. The router's route to the VIP is watched.
-    let mut router = RouteWatch::open("rb-router");
-    let paths = async |router: &mut RouteWatch, n: usize, what: &str| {
-        router
-            .wait_nexthops(vip_addr(), 32, n, limit)
-            .await
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
-    };
-    // A writer restarted knows no cadence before its third beat, and an
-    // unknown writer is never taken for silent: each run kills one that
-    // `/status` shows `alive`.
-    let alive = async || {
-        let t = Instant::now();
-        loop {
-            let out = Command::new("ip")
-                .args(["netns", "exec", "rb-node1", "bash", "-c"])
-                .arg(
-                    "exec 3<>/dev/tcp/127.0.0.1/7585; \
-                     printf 'GET /status HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n' >&3; \
-                     cat <&3",
-                )
-                .output()
-                .await
-                .expect("GET /status");
-            if String::from_utf8_lossy(&out.stdout).contains("\"writer\":{\"state\":\"alive\"") {
-                return;
-            }
-            assert!(t.elapsed() < limit, "the writer not alive in /status");
-            tokio::time::sleep(Duration::from_millis(200)).await;
+    // The faults and the withdrawal (BENCH_WRITER_RUNS and
+    // BENCH_WRITER_WITHDRAW_RUNS both 0: only the idle cost and the quiet
+    // run, as on a release whose own bugs keep the VIP from `advertised`).
+    let (latencies, withdrawal, log) = if runs + withdraw_runs == 0 {
+        (serde_json::Map::new(), Value::Null, Vec::new())
+    } else {
+        // `withdraw = true` from the start: none of the faults below joins a
+        // backend down to a silent writer, so it acts only in the withdrawal
+        // runs, with the writer's cadence long learnt.
+        let one = probes(&[VIP], true);
+        let args = ["--require-address", "true", "--config", one.as_str()];
+        let mut d = Daemon::start(lab_guard, &args, "info").await;
+        d.wait(&["VIP consistent", "to=advertised"], limit).await;
+        let mut took: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+        let mut step = async |d: &mut Daemon, name: &'static str, act: &dyn Fn(), want: &str| {
+            let t = Instant::now();
+            act();
+            let at = d.wait(&[&format!("to={want}")], limit).await;
+            took.entry(name)
+                .or_default()
+                .push(ms(at.saturating_duration_since(t)));
+        };
+        for run in 0..runs {
+            eprintln!("== writer ({frr}): run {run}");
+            step(
+                &mut d,
+                "backend_down_to_blackhole",
+                &|| {
+                    lab(&["backend", "node1", "down"]);
+                },
+                "blackhole",
+            )
+            .await;
+            lab(&["backend", "node1", "up"]);
+            d.wait(&["to=advertised"], limit).await;
+            step(
+                &mut d,
+                "ready_failing_to_unready",
+                &|| {
+                    lab(&["backend", "node1", "draining"]);
+                },
+                "unready",
+            )
+            .await;
+            lab(&["backend", "node1", "up"]);
+            d.wait(&["to=advertised"], limit).await;
+            step(
+                &mut d,
+                "writer_killed_to_orphaned",
+                &|| writer("kill", VIP),
+                "orphaned",
+            )
+            .await;
+            writer("start", VIP);
+            d.wait(&["to=advertised"], limit).await;
+            step(
+                &mut d,
+                "route_gone_to_capacity_lost",
+                &|| {
+                    writer("kill", VIP);
+                    lab(&[
+                        "exec", "rb-node1", "ip", "route", "del", VIP, "table", "198",
+                    ]);
+                },
+                "capacity_lost",
+            )
+            .await;
+            writer("start", VIP);
+            d.wait(&["to=advertised"], limit).await;
         }
-    };
-    let (mut gone, mut back) = (Vec::new(), Vec::new());
-    for run in 0..withdraw_runs {
-        eprintln!("== writer ({frr}): withdraw run {run}");
-        paths(&mut router, 2, "both paths before the withdrawal").await;
-        alive().await;
+        // The writer SIGKILLed, then its backend down: with `withdraw`
+        // ribbridge takes node1's path off the router and puts it back when
+        // the backend returns; then a control daemon without it, which leaves
+        // the path. The router's route to the VIP is watched.
+        let mut router = RouteWatch::open("rb-router");
+        let paths = async |router: &mut RouteWatch, n: usize, what: &str| {
+            router
+                .wait_nexthops(vip_addr(), 32, n, limit)
+                .await
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+        };
+        // Each run kills a writer `/status` shows `alive` (a restarted one is
+        // from its first beat: its old tick is kept until it is learnt anew).
+        let alive = async || {
+            let t = Instant::now();
+            loop {
+                if node1_status()
+                    .await
+                    .contains("\"writer\":{\"state\":\"alive\"")
+                {
+                    return;
+                }
+                assert!(t.elapsed() < limit, "the writer not alive in /status");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        };
+        // The reboot cell's probe traffic: 16 UDP flows from the router over
+        // both nodes, each node's echo the service behind the VIP; node1's
+        // answers only while its backend is up. Counted over the same window
+        // from the backend's stop, with and without the withdrawal.
+        probe_paths();
+        let node1_serving = echo_responder("rb-node1");
+        let _ = echo_responder("rb-node2");
+        let window = Duration::from_secs(WITHDRAW_CONTROL_S);
+        let backend_down = |serving: &std::sync::atomic::AtomicBool| {
+            serving.store(false, std::sync::atomic::Ordering::Relaxed);
+            lab(&["backend", "node1", "down"]);
+        };
+        let backend_up = |serving: &std::sync::atomic::AtomicBool| {
+            lab(&["backend", "node1", "up"]);
+            serving.store(true, std::sync::atomic::Ordering::Relaxed);
+        };
+        let (mut gone, mut back, mut lost) = (Vec::new(), Vec::new(), Vec::new());
+        for run in 0..withdraw_runs {
+            eprintln!("== writer ({frr}): withdraw run {run}");
+            paths(&mut router, 2, "both paths before the withdrawal").await;
+            alive().await;
+            writer("kill", VIP);
+            let probes = start_probes();
+            let t = Instant::now();
+            backend_down(&node1_serving);
+            paths(&mut router, 1, "node1's path withdrawn by ribbridge").await;
+            gone.push(ms(t.elapsed()));
+            tokio::time::sleep_until((t + window).into()).await; // the window counted
+            let (sent, answered) = probes.finish();
+            lost.push((sent - answered) as f64);
+            let t = Instant::now();
+            backend_up(&node1_serving);
+            paths(&mut router, 2, "node1's path put back").await;
+            back.push(ms(t.elapsed()));
+            writer("start", VIP);
+            d.wait(&["to=advertised"], limit).await;
+        }
+        let mut log = drain(&mut d.lines);
+        d.stop().await;
+        let without = probes(&[VIP], false);
+        let mut d = Daemon::start(
+            lab_guard,
+            &["--require-address", "true", "--config", without.as_str()],
+            "info",
+        )
+        .await;
+        d.wait(&["VIP consistent", "to=advertised"], limit).await;
+        paths(&mut router, 2, "both paths before the control").await;
         writer("kill", VIP);
-        let t = Instant::now();
-        lab(&["backend", "node1", "down"]);
-        paths(&mut router, 1, "node1's path withdrawn by ribbridge").await;
-        gone.push(ms(t.elapsed()));
-        let t = Instant::now();
-        lab(&["backend", "node1", "up"]);
-        paths(&mut router, 2, "node1's path put back").await;
-        back.push(ms(t.elapsed()));
+        let probes = start_probes();
+        backend_down(&node1_serving);
+        let kept = router
+            .wait_nexthops(vip_addr(), 32, 1, window)
+            .await
+            .is_err();
+        let (sent, answered) = probes.finish();
+        let control_lost = sent - answered;
+        backend_up(&node1_serving);
         writer("start", VIP);
         d.wait(&["to=advertised"], limit).await;
-    }
-    let mut log = drain(&mut d.lines);
-    d.stop().await;
-    let without = probes(&[VIP], false);
-    let mut d = Daemon::start(
-        lab_guard,
-        &["--require-address", "true", "--config", without.as_str()],
-        "info",
-    )
-    .await;
-    d.wait(&["VIP consistent", "to=advertised"], limit).await;
-    paths(&mut router, 2, "both paths before the control").await;
-    writer("kill", VIP);
-    lab(&["backend", "node1", "down"]);
-    let kept = router
-        .wait_nexthops(vip_addr(), 32, 1, Duration::from_secs(WITHDRAW_CONTROL_S))
-        .await
-        .is_err();
-    lab(&["backend", "node1", "up"]);
-    writer("start", VIP);
-    d.wait(&["to=advertised"], limit).await;
-    log.extend(drain(&mut d.lines));
-    d.stop().await;
-    let withdrawal = json!({
-        "runs": withdraw_runs,
-        "backend_down_to_router_path_gone_ms": summary(&gone),
-        "backend_up_to_router_path_back_ms": summary(&back),
-        "without_withdraw_control_s": WITHDRAW_CONTROL_S,
-        "without_withdraw_router_kept_node1": kept,
-    });
-    let latencies: serde_json::Map<String, Value> = took
-        .iter()
-        .map(|(k, v)| ((*k).to_string(), summary(v)))
-        .collect();
+        log.extend(drain(&mut d.lines));
+        d.stop().await;
+        let withdrawal = json!({
+            "runs": withdraw_runs,
+            "backend_down_to_router_path_gone_ms": summary(&gone),
+            "backend_up_to_router_path_back_ms": summary(&back),
+            "without_withdraw_control_s": WITHDRAW_CONTROL_S,
+            "without_withdraw_router_kept_node1": kept,
+            "probes": {"flows": FLOWS, "every_ms": ms(PROBE_EVERY),
+                       "window_s": WITHDRAW_CONTROL_S,
+                       "lost_with_withdraw": summary(&lost),
+                       "lost_without_withdraw": control_lost,
+                       "sent_per_window": sent},
+        });
+        let latencies: serde_json::Map<String, Value> = took
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), summary(v)))
+            .collect();
+        (latencies, withdrawal, log)
+    };
 
     // The idle cost of probing: two probed VIPs, then the same without
     // probes, the writers beating on both.
@@ -1231,8 +1265,30 @@ async fn writer_cell(
     drain(&mut d.lines);
     tokio::time::sleep(Duration::from_secs(quiet_s)).await; // the window measured
     let quiet = drain(&mut d.lines);
+    let end = node1_status().await;
+    let end: Value = end
+        .split_once("\r\n\r\n")
+        .and_then(|(_, body)| serde_json::from_str(body).ok())
+        .unwrap_or(Value::Null);
+    let end_states: Vec<Value> = end["vips"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| json!({"prefix": v["prefix"], "state": v["state"]}))
+        .collect();
     d.stop().await;
     let false_reports = quiet.iter().filter(|l| l.contains("VIP drift")).count();
+    // Every state change of the quiet window by the state it went to: on
+    // 8.4 and 10.3 a kube-vip-shaped VIP meets those releases' own bugs,
+    // which this names.
+    let mut changes: std::collections::BTreeMap<String, usize> = Default::default();
+    for l in quiet
+        .iter()
+        .filter(|l| l.contains("VIP drift") || l.contains("VIP consistent"))
+    {
+        let to = l.split_whitespace().find_map(|w| w.strip_prefix("to="));
+        *changes.entry(to.unwrap_or("?").to_string()).or_default() += 1;
+    }
     let false_heals = quiet
         .iter()
         .filter(|l| l.contains(": healing") || l.contains("healing prefix"))
@@ -1253,7 +1309,8 @@ async fn writer_cell(
     let heals = log.iter().filter(|l| l.contains("healing prefix")).count();
     json!({"runs": runs, "latency_ms": latencies, "heals_during_runs": heals, "idle": idle,
            "withdrawal": withdrawal,
-           "quiet_s": quiet_s, "quiet_drift_reports": false_reports, "quiet_heals": false_heals})
+           "quiet_s": quiet_s, "quiet_drift_reports": false_reports, "quiet_heals": false_heals,
+           "quiet_state_changes_to": changes, "quiet_end_states": end_states})
 }
 
 /// 4b. A router vantage watching main with `n` routes and 2 VIPs, in a
@@ -1357,8 +1414,11 @@ const ECHO_PORT: u16 = 7;
 const PROBE_SRC: &str = "203.0.113.1";
 
 /// A UDP echo responder on the VIP in `ns` (the VIP made local by a route
-/// in table local: no address, so zebra sees nothing new).
-fn echo_responder(ns: &'static str) {
+/// in table local: no address, so zebra sees nothing new). It answers
+/// while the switch it returns is on (the service behind the VIP: off, the
+/// node drops the VIP's traffic, as a node whose backend is down does).
+fn echo_responder(ns: &'static str) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use std::sync::atomic::Ordering;
     host_exec(
         ns,
         "ip route replace local 192.0.2.10/32 dev lo table local",
@@ -1366,12 +1426,39 @@ fn echo_responder(ns: &'static str) {
     let sock = support::in_netns(ns, || {
         std::net::UdpSocket::bind(("192.0.2.10", ECHO_PORT)).expect("bind echo")
     });
+    let serving = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let on = serving.clone();
     std::thread::spawn(move || {
         let mut buf = [0u8; 64];
         while let Ok((n, from)) = sock.recv_from(&mut buf) {
-            let _ = sock.send_to(&buf[..n], from);
+            if on.load(Ordering::Relaxed) {
+                let _ = sock.send_to(&buf[..n], from);
+            }
         }
     });
+    serving
+}
+
+/// The probe streams' paths: an L4 ECMP hash at the router (the flows,
+/// one source port each, spread over both nodes), their source address on
+/// the router's `lo`, routed back from each node.
+fn probe_paths() {
+    host_exec(
+        "rb-router",
+        "sysctl -qw net.ipv4.fib_multipath_hash_policy=1",
+    );
+    host_exec(
+        "rb-router",
+        &format!("ip link set lo up && ip address add {PROBE_SRC}/32 dev lo"),
+    );
+    host_exec(
+        "rb-node1",
+        &format!("ip route replace {PROBE_SRC}/32 via 198.18.1.1"),
+    );
+    host_exec(
+        "rb-node2",
+        &format!("ip route replace {PROBE_SRC}/32 via 198.18.2.1"),
+    );
 }
 
 /// Counts of one probe stream: sent, answered.
@@ -1448,23 +1535,7 @@ async fn reboot_cell(frr: &'static str, how: Stop, graceful_restart: bool) -> Va
         Lab::up(frr, 2, &[VIP])
     };
     let mut router = RouteWatch::open("rb-router");
-    // An L4 hash, so the flows (one source port each) spread over both paths.
-    host_exec(
-        "rb-router",
-        "sysctl -qw net.ipv4.fib_multipath_hash_policy=1",
-    );
-    host_exec(
-        "rb-router",
-        &format!("ip link set lo up && ip address add {PROBE_SRC}/32 dev lo"),
-    );
-    host_exec(
-        "rb-node1",
-        &format!("ip route replace {PROBE_SRC}/32 via 198.18.1.1"),
-    );
-    host_exec(
-        "rb-node2",
-        &format!("ip route replace {PROBE_SRC}/32 via 198.18.2.1"),
-    );
+    probe_paths();
     lab(&["vip-add", "node1", VIP]);
     lab(&["vip-add", "node2", VIP]);
     echo_responder("rb-node1");
@@ -1572,6 +1643,7 @@ async fn main() {
     let paths_frr: String = env_or("BENCH_PATHS_FRR", "10.7".to_string());
     let paths_n: usize = env_or("BENCH_PATHS_ROUTES", 100_000);
     let paths_s: u64 = env_or("BENCH_PATHS_S", 40);
+    let paths_modes: String = env_or("BENCH_PATHS_MODES", "repair observe".to_string());
     let writer_runs: usize = env_or("BENCH_WRITER_RUNS", 20);
     let writer_idle_s: u64 = env_or("BENCH_WRITER_IDLE_S", 60);
     let writer_withdraw_runs: usize = env_or("BENCH_WRITER_WITHDRAW_RUNS", 10);
@@ -1690,7 +1762,7 @@ async fn main() {
         };
         let mut paths = Vec::new();
         if on("paths") && paths_frr.split_whitespace().any(|r| r == frr) {
-            for mode in ["repair", "observe"] {
+            for mode in paths_modes.split_whitespace() {
                 let c = paths_cell(&lab_guard, paths_n, mode, paths_s).await;
                 eprintln!("{c}");
                 paths.push(c);

@@ -190,12 +190,12 @@ async fn heartbeat_1hz_for_30s_never_gives_up_frr_8_4() {
 
 #[tokio::test]
 async fn bridge_consistent_and_heartbeat_frr_10_3() {
-    consistent_then_heartbeat("10.3", 20, Duration::from_secs(1)).await;
+    consistent_then_heartbeat("10.3", 10, Duration::from_secs(1)).await;
 }
 
 #[tokio::test]
 async fn bridge_consistent_and_heartbeat_frr_10_7() {
-    consistent_then_heartbeat("10.7", 20, Duration::from_secs(1)).await;
+    consistent_then_heartbeat("10.7", 10, Duration::from_secs(1)).await;
 }
 
 /// A drift case of docs/FRR-BEHAVIOUR.md: observed, then healed (or, where

@@ -388,7 +388,7 @@ impl Drop for Heartbeat {
     }
 }
 
-/// Drain rounds per release: 5 in the test command (a round takes 2 s on
+/// Drain rounds per release: 3 in the test command (a round takes 2 s on
 /// 10.7, 9 s on 8.4, where the undrain waits out bgpd's route-map delay
 /// and the heal of the import the drain's heartbeats dropped);
 /// `RIBBRIDGE_DRAIN_ROUNDS=20` for the count.
@@ -396,7 +396,7 @@ fn drain_rounds() -> usize {
     std::env::var("RIBBRIDGE_DRAIN_ROUNDS")
         .ok()
         .map(|v| v.parse().expect("RIBBRIDGE_DRAIN_ROUNDS is a count"))
-        .unwrap_or(5)
+        .unwrap_or(3)
 }
 
 /// `ribbridge drain` then `ribbridge undrain`, round after round, beside a

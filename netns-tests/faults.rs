@@ -58,14 +58,17 @@ async fn advertised_with_fast_polls(frr: &'static str) -> (Lab, Daemon) {
     (lab_guard, d)
 }
 
-/// zebra SIGKILLed and restarted ten times, then bgpd once, under one
+/// zebra SIGKILLed and restarted (4 times in CI), then bgpd once, under one
 /// ribbridge in repair mode with the VIP advertised.
 async fn zebra_and_bgpd_restarts(frr: &'static str) {
     let (lab_guard, mut d) = advertised_with_fast_polls(frr).await;
     let before = d.drain().len();
 
+    // zebra's restarts: 4 in the test command (~3 s each), more with
+    // RIBBRIDGE_ZEBRA_RESTARTS (the recorded cases hold 10).
+    let restarts = crate::support::env_count("RIBBRIDGE_ZEBRA_RESTARTS", 4);
     let mut back = Vec::new();
-    for i in 0..10 {
+    for i in 0..restarts {
         lab(&["kill", NODE, "zebra"]);
         d.wait_log("zebra: disconnected", Duration::from_secs(5))
             .await;
@@ -101,7 +104,7 @@ async fn zebra_and_bgpd_restarts(frr: &'static str) {
     assert!(count(&log, "ribbridge_zapi_connected") == 0);
     let (median, worst) = ms(&back);
     eprintln!(
-        "FRR {frr}: zebra SIGKILL+restart x10: consistent and ready after median {median} ms, worst {worst} ms from `lab.sh start`; no drift, no action"
+        "FRR {frr}: zebra SIGKILL+restart x{restarts}: consistent and ready after median {median} ms, worst {worst} ms from `lab.sh start`; no drift, no action"
     );
     // How fast is a figure (printed above, docs/RELIABILITY.md), not an
     // assertion: every round above waited for the state itself.

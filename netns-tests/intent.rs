@@ -396,7 +396,7 @@ fn secs(d: Duration) -> String {
 
 async fn reloads_filtered_unconfigured(frr: &'static str) {
     let start = Instant::now();
-    let unchanged = env_count("RIBBRIDGE_RELOADS_UNCHANGED", 5);
+    let unchanged = env_count("RIBBRIDGE_RELOADS_UNCHANGED", 2);
     let changed = env_count("RIBBRIDGE_RELOADS_CHANGED", 3);
     let lab_guard = Lab::up_with(frr, 2, &[VIP], &["--profile", "frr-k8s"]);
     let mut router = RouteWatch::open("rb-router");

@@ -239,7 +239,6 @@ async fn flapping(d: &mut Daemon, frr: &str) {
     lab(&["backend", "node1", "up"]);
     writer_start();
     d.wait_log("VIP consistent && to=advertised", LIMIT).await;
-    let healed_before = heals(d).await;
     let t = Instant::now();
     let mut cycles = 0;
     loop {
@@ -256,9 +255,13 @@ async fn flapping(d: &mut Daemon, frr: &str) {
             );
             break;
         }
+        // (A re-add may meet 10.7's route-then-address loss, frr#22654,
+        // and be healed before the VIP flaps: that heal is no heal of the
+        // flapping, so heals are counted from the flapping on.)
         lab(&["backend", "node1", "up"]);
         d.wait_log("VIP consistent && to=advertised", LIMIT).await;
     }
+    let healed_before = heals(d).await;
     let (doc, code) = d.status().await;
     assert_eq!(class_of(&doc, VIP), Class::Flapping);
     assert_eq!(code, 1, "status exits 1 on a flapping VIP");

@@ -110,12 +110,19 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 # containerd.rs ~10 s (a 10.7 lab; a containerd of its own started and the
 # pause, shipped and failpoints images imported in under 1 s; one pod, two
 # containers through the CRI: probes, a heal, the preStop ExecSync, exit 4).
-# intent.rs adds ~100 s (one frr-k8s lab per release for its reloads,
-# filtered and unconfigured checks, ~27 s each; the 1 000-VIP mass heal on
-# 10.7, 16-29 s); drain.rs's reload tests ~30 s per release, its drain
-# beside kube-vip's heartbeat ~70 s (5 rounds on 8.4, 9 s each, and 10.7,
-# 2 s each, in a lab per release; RIBBRIDGE_DRAIN_ROUNDS=20 takes 250 s),
-# its drain on a host as it is (the intent's directory missing) ~10 s.
+# intent.rs adds ~110 s (one frr-k8s lab per release for its 2 unchanged
+# and 6 changed reloads, filtered and unconfigured checks, bgpd read whole
+# every 3 s, ~31-37 s each; the 1 000-VIP mass heal on 10.7, 10-29 s);
+# drain.rs's reload tests ~15 s per release, its drain beside kube-vip's
+# heartbeat ~50 s (3 rounds on 8.4, 9 s each, and 10.7, 2 s each, in a lab
+# per release; RIBBRIDGE_DRAIN_ROUNDS=20 takes 250 s), its drain on a host
+# as it is (the intent's directory missing) ~10 s.
+# The bridge's heartbeats: 10 beats on 10.3 and 10.7 (~15 s each), 10 and
+# 30 on 8.4; faults.rs's zebra restarts, 4 per release (~23 s each;
+# RIBBRIDGE_ZEBRA_RESTARTS for more).
+# The netns run costs ~1 400 s in all (2026-12-06); its largest: the soak
+# (~190 s), the writer's backend probes (~55 s), the million changes
+# (~25-50 s), the restart storm and supervision (~38 s each).
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
 # every second; 23 dashboard expressions evaluated in the same lab), and
 # ~24 s per release for its graceful-restart power-off (an frr-k8s lab with

@@ -100,29 +100,31 @@ pub struct Stall {
 
 /// Drop and write counts read over time, cut into stalls: a stall begins
 /// at a read that sees drops and ends at the first read that sees no new
-/// drop and a completed write (the reader reads again). A quiet moment with
-/// the reader still stalled ends nothing: it completes no write.
+/// drop once a write has completed since it began (the reader reads
+/// again; the queue may have drained between two reads, and a quiet
+/// daemon writes nothing after it). A quiet moment with the reader still
+/// stalled ends nothing: no write has completed since the stall began.
 #[derive(Debug, Default)]
 pub struct Stalls {
     dropped: u64,
     written: u64,
-    open: Option<(u64, Instant)>,
+    /// The open stall: the drops and the writes before it, and when.
+    open: Option<(u64, u64, Instant)>,
 }
 
 impl Stalls {
     /// Feed the counts read at `now`; the stall it ends, if any.
     pub fn observe(&mut self, dropped: u64, written: u64, now: Instant) -> Option<Stall> {
         let rose = dropped > self.dropped;
-        let wrote = written > self.written;
-        let before = self.dropped;
+        let before = (self.dropped, self.written);
         self.dropped = self.dropped.max(dropped);
         self.written = self.written.max(written);
         match self.open {
             None if rose => {
-                self.open = Some((before, now));
+                self.open = Some((before.0, self.written, now));
                 None
             }
-            Some((from, since)) if !rose && wrote => {
+            Some((from, wrote_before, since)) if !rose && self.written > wrote_before => {
                 self.open = None;
                 Some(Stall {
                     lines: self.dropped - from,
@@ -192,6 +194,31 @@ mod tests {
             Some(7),
             "counts only its own lines"
         );
+    }
+
+    #[test]
+    fn a_stall_whose_queue_drained_between_two_reads_ends_at_the_next_quiet_one() {
+        // The reader back and the queue written out within one period,
+        // the daemon quiet after it: no write at the next read, yet the
+        // reader reads again.
+        let t0 = Instant::now();
+        let at = |s| t0 + Duration::from_secs(s);
+        let mut s = Stalls::default();
+        assert_eq!(s.observe(0, 5, at(0)), None);
+        assert_eq!(s.observe(10, 5, at(1)), None, "a stall begins");
+        assert_eq!(
+            s.observe(20, 9_000, at(2)),
+            None,
+            "the last drops, the drain"
+        );
+        assert_eq!(
+            s.observe(20, 9_000, at(3)),
+            Some(Stall {
+                lines: 20,
+                lasted: Duration::from_secs(2)
+            })
+        );
+        assert_eq!(s.observe(20, 9_000, at(4)), None, "reported once");
     }
 
     #[test]

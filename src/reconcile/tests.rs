@@ -1235,10 +1235,23 @@ fn a_writer_that_stops_beating_orphans_its_advertised_vip() {
     assert_eq!(state_of(&s), Class::Advertised, "{back:?}");
     assert_eq!(s.writers[&key].cadence(&s.config), None, "relearnt");
     assert_eq!(s.writer_tick(&key), 1_000, "the old cadence meanwhile");
-    // A route deleted by its writer: one withdrawal, the cadence forgotten.
-    kernel(&mut s, 15_000, false);
+    // Killed again before a new cadence is learnt: silent three of its old
+    // ticks after its return (16 001), not unknown.
+    let again = run_polled(&mut s, 14_100, 17_000, true);
+    assert_eq!(
+        s.writers[&key].state(&s.config, 17_000),
+        WriterState::Silent
+    );
+    assert_eq!(state_of(&s), Class::Orphaned, "{again:?}");
+    // A route deleted by its writer: one withdrawal, the cadence forgotten;
+    // a writer that withdrew is not silent (no beat since).
+    kernel(&mut s, 18_000, false);
     assert_eq!(s.writers[&key].cadence(&s.config), None);
-    assert_eq!(s.writers[&key].flaps(&s.config, 15_000), 1);
+    assert_eq!(s.writers[&key].flaps(&s.config, 18_000), 1);
+    assert_eq!(
+        s.writers[&key].state(&s.config, 30_000),
+        WriterState::Unknown
+    );
 }
 
 #[test]

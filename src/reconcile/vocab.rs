@@ -636,9 +636,9 @@ pub enum WriterState {
     Alive,
     /// No re-assertion for `writer_silent_ticks` of its ticks.
     Silent,
-    /// No cadence known: fewer than three beats seen and none configured
-    /// (an older kube-vip that never re-asserts, a static route). Never
-    /// guessed.
+    /// No cadence known: fewer than three beats seen, none configured and
+    /// none learnt before a restart or a withdrawal (an older kube-vip that
+    /// never re-asserts, a static route). Never guessed.
     Unknown,
 }
 
@@ -714,9 +714,15 @@ impl Writer {
         })
     }
 
-    /// When the writer turns silent (None: no cadence known).
+    /// When the writer turns silent (None: no cadence known). Until a new
+    /// cadence is learnt, a writer that beats again after a restart or a
+    /// withdrawal keeps its old tick: killed within two ticks of its
+    /// return, it is silent all the same, not unknown (a restart does not
+    /// change kube-vip's interval). A route back without a beat yet has no
+    /// writer known to keep it: unknown.
     pub fn silent_at(&self, config: &Config) -> Option<Millis> {
-        self.cadence(config).map(|c| {
+        let before = (self.beats > 0).then_some(self.tick_before).flatten();
+        self.cadence(config).or(before).map(|c| {
             self.last_ms + c.saturating_mul(Millis::from(config.writer_silent_ticks.max(1))) + 1
         })
     }
