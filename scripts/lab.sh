@@ -75,11 +75,12 @@ usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
         run CMD in NAMESPACE (inside the FRR root on 10.x)
   lab.sh vtysh NAMESPACE COMMAND...
         vtysh -c COMMAND... against NAMESPACE's daemons
-  lab.sh vip-add NODE PREFIX [--with-address]
-        kube-vip's add: the address on lo (if asked), then the route
-        (dev lo table 198 proto 248)
-  lab.sh vip-del NODE PREFIX [--with-address]
-        kube-vip's delete: the route, then the address (if asked)
+  lab.sh vip-add NODE PREFIX [--with-address | --route-only]
+        kube-vip's add: the address on lo, then the route (dev lo table
+        198 proto 248); --route-only writes the route alone (the default
+        when LAB_VIP_ADDRESS=0, as the netns tests set it)
+  lab.sh vip-del NODE PREFIX [--with-address | --route-only]
+        kube-vip's delete: the route, then the address (if it is there)
   lab.sh vip-reassert NODE PREFIX
         kube-vip's heartbeat: a replace of the route, realm 1 <-> 2
   lab.sh kube-vip NODE start PREFIX [--health URL] [--interval S] [--timeout S] [--clean-table]
@@ -520,14 +521,20 @@ vip_args() { # NODE PREFIX -> sets NODE PREFIX FAM
     return 0
 }
 
-cmd_vip() { # add|del|reassert NODE PREFIX [--with-address]
-    local op=$1 addr=0; shift
+cmd_vip() { # add|del|reassert NODE PREFIX [--with-address | --route-only]
+    # The address as kube-vip writes it, unless --route-only or
+    # LAB_VIP_ADDRESS=0 (the netns suites: their FRR-bug tests need the
+    # bare route, docs/LAB-WRITER.md).
+    local op=$1 addr=${LAB_VIP_ADDRESS:-1}; shift
     [[ $# -ge 2 ]] || usage_error "vip-$op" "vip-$op: NODE and PREFIX are required"
-    [[ $# -le 2 || ($# -eq 3 && $3 == --with-address && $op != reassert) ]] \
+    [[ $# -le 2 || ($# -eq 3 && ($3 == --with-address || $3 == --route-only) && $op != reassert) ]] \
         || usage_error "vip-$op" "vip-$op: unexpected argument '$3'"
     load_state
     vip_args "$1" "$2"
-    [[ ${3:-} == --with-address ]] && addr=1
+    case ${3:-} in
+        --with-address) addr=1 ;;
+        --route-only) addr=0 ;;
+    esac
     local route=(route "$PREFIX" dev lo table "$VIP_TABLE" proto "$VIP_PROTO" scope global)
     local addrargs=("$PREFIX" dev lo valid_lft forever preferred_lft 0)
     [[ $FAM == -6 ]] && addrargs+=(nodad)
@@ -540,7 +547,9 @@ cmd_vip() { # add|del|reassert NODE PREFIX [--with-address]
         del)
             # kube-vip: RouteDel first, then DeleteIP.
             ip -n "$NODE" "$FAM" route del "${route[@]:1}"
-            [[ $addr -eq 1 ]] && ip -n "$NODE" "$FAM" addr del "$PREFIX" dev lo
+            if [[ $addr -eq 1 && -n $(ip -n "$NODE" "$FAM" addr show dev lo to "$PREFIX") ]]; then
+                ip -n "$NODE" "$FAM" addr del "$PREFIX" dev lo
+            fi
             ;;
         reassert)
             # kube-vip >= 1.2.2 toggles the realm on every healthy tick so that

@@ -199,6 +199,10 @@ pub fn lab(args: &[&str]) -> String {
     let out = Command::new(repo().join("scripts/lab.sh"))
         .args(args)
         .env("RIBBRIDGE_BIN", env!("CARGO_BIN_EXE_ribbridge"))
+        // `vip-add` writes the bare route unless told `--with-address`:
+        // the FRR-bug suites need it (docs/LAB-WRITER.md), as the fixture's
+        // daemons run with the address not required.
+        .env("LAB_VIP_ADDRESS", "0")
         .output()
         .unwrap_or_else(|e| panic!("cannot run scripts/lab.sh: {e}"));
     assert!(

@@ -127,6 +127,14 @@ pub(super) fn evaluate(
             v.observed_since,
         ));
     }
+    if observed == Class::KernelOnly {
+        due = due.max(zebra_behind_due(
+            &state.config,
+            state.zebra_sent,
+            v.added_at.get(),
+            v.observed_since,
+        ));
+    }
     // Every class reads the polled views (bgpd's peers, zebra's table): it
     // must rest on a poll taken after the observation began (consistent
     // classes, reported at once) or after the grace expired (drift).
@@ -256,6 +264,32 @@ pub(super) fn zebra_backlog_due(
         return 0;
     };
     let quiet = at.saturating_add(config.bgp_grace_ms.max(config.grace_ms));
+    quiet.min(since.saturating_add(ZEBRA_BACKLOG_MAX_MS))
+}
+
+/// When a `kernel_only` observed since `since` may be judged, given
+/// zebra's progress (`sent`: when it last sent a route, and the latest
+/// kernel change it has sent) and when the kernel added this route. One
+/// route reaches zebra in ~10 ms; 100 000 added at once take it seconds,
+/// in the kernel's order. While zebra still sends (its last send less than
+/// bgpd's grace ago) and has not reached a change as recent as this
+/// route's add, the route is its backlog: the judgement waits for zebra
+/// to reach it or fall quiet, at most [`ZEBRA_BACKLOG_MAX_MS`] past
+/// `since`. A route zebra lost (it sent later changes, or nothing since)
+/// is judged at the plain grace. 0 when there is nothing to wait for.
+pub(super) fn zebra_behind_due(
+    config: &Config,
+    sent: Option<(Millis, Millis)>,
+    added_at: Option<Millis>,
+    since: Millis,
+) -> Millis {
+    let (Some((sent_at, reached)), Some(added)) = (sent, added_at) else {
+        return 0;
+    };
+    if reached >= added {
+        return 0;
+    }
+    let quiet = sent_at.saturating_add(config.bgp_grace_ms.max(config.grace_ms));
     quiet.min(since.saturating_add(ZEBRA_BACKLOG_MAX_MS))
 }
 

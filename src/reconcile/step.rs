@@ -359,6 +359,13 @@ fn on_zebra_route(
     if !state.is_watched(key.0) {
         return None;
     }
+    if present {
+        // The kernel change zebra answers: the route's last touch (its
+        // add, or a writer's replace).
+        let change = state.vips.get(&key).map_or(now, |v| v.touched_at);
+        let reached = state.zebra_sent.map_or(change, |(_, r)| r.max(change));
+        state.zebra_sent = Some((now, reached));
+    }
     state.touch(key.0, key.1, now).zebra = present;
     if !present {
         state.zebra_withdrawn_at = Some(now);

@@ -1674,3 +1674,74 @@ fn a_refused_withdrawal_is_asked_again_and_logged_with_the_first_accepted() {
         "asked again after the retry, still the episode's first accepted: {a:?}"
     );
 }
+
+/// Another route of table 198, added (`true`) or sent by zebra.
+fn other(s: &mut State, at: Millis, kernel: bool) -> Vec<Action> {
+    let prefix: Prefix = "10.0.0.1/32".parse().expect("prefix");
+    let event = if kernel {
+        Event::KernelRoute {
+            table: T,
+            prefix,
+            route: facts(),
+        }
+    } else {
+        Event::ZebraRoute {
+            table: T,
+            prefix,
+            present: true,
+        }
+    };
+    step(s, event, at)
+}
+
+#[test]
+fn a_route_zebra_has_not_reached_in_a_burst_is_its_backlog_not_kernel_only() {
+    // A burst: another route added just before the VIP's; zebra, still
+    // working through the burst, sends it at 1 500 and the VIP's at 3 000,
+    // 2 s after the kernel added it.
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    other(&mut s, 990, true);
+    let mut all = kernel(&mut s, 1_000, true);
+    all.extend(other(&mut s, 1_500, false));
+    all.extend(run_polled(&mut s, 1_100, 2_900, false));
+    all.extend(zebra(&mut s, 3_000, true));
+    all.extend(run_polled(&mut s, 3_100, 3_500, true));
+    // (The other route, which no peer is sent, is a drift of its own.)
+    let ours: Vec<&Action> = all
+        .iter()
+        .filter(|a| match a {
+            Action::StateChanged { prefix, .. } | Action::Heal { prefix, .. } => *prefix == vip(),
+            _ => false,
+        })
+        .collect();
+    assert!(
+        !ours.iter().any(|a| matches!(
+            a,
+            Action::StateChanged {
+                to: Class::KernelOnly,
+                ..
+            } | Action::Heal { .. }
+        )),
+        "zebra's backlog taken for a drift: {ours:?}"
+    );
+    assert_eq!(state_of(&s), Class::Advertised);
+
+    // zebra past the VIP (it sent a route the kernel changed after the
+    // VIP's add): the VIP is lost, judged at the plain grace.
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    kernel(&mut s, 1_000, true);
+    other(&mut s, 1_010, true);
+    other(&mut s, 1_020, false);
+    run_polled(&mut s, 1_100, 1_700, false);
+    assert_eq!(state_of(&s), Class::KernelOnly);
+
+    // zebra quiet for longer than bgpd's grace: judged then, at most.
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    other(&mut s, 990, true);
+    kernel(&mut s, 1_000, true);
+    other(&mut s, 1_500, false);
+    run_polled(&mut s, 1_100, 3_400, false);
+    assert_ne!(state_of(&s), Class::KernelOnly, "zebra sent within 2 s");
+    run_polled(&mut s, 3_500, 4_000, false);
+    assert_eq!(state_of(&s), Class::KernelOnly, "zebra quiet since 1 500");
+}

@@ -1226,6 +1226,14 @@ pub struct State {
     /// (`evaluate`'s `zebra_backlog_due`).
     #[serde(default)]
     pub zebra_withdrawn_at: Option<Millis>,
+    /// zebra's progress through the kernel's changes: when it last sent a
+    /// route of a watched table, and the latest kernel change it has sent
+    /// (the route's last touch before zebra's event). zebra follows the
+    /// kernel in order, so a route added after that change and not sent
+    /// yet, while zebra still sends, is its backlog, not `kernel_only`
+    /// (`evaluate`'s `zebra_behind_due`).
+    #[serde(default)]
+    pub zebra_sent: Option<(Millis, Millis)>,
     /// Deadlines: (time, VIP) pairs to re-evaluate at that time.
     #[serde(skip)]
     pub(super) wakeups: Wakeups,
@@ -1257,6 +1265,7 @@ impl State {
             intent_at: 0,
             ceiling: Ceiling::default(),
             zebra_withdrawn_at: None,
+            zebra_sent: None,
             drain: DrainTrack::default(),
             wakeups: Wakeups::default(),
             sent: BTreeMap::new(),
