@@ -277,12 +277,14 @@ pub(super) const ZEBRA_PAUSE_MS: Millis = 10_000;
 /// zebra's progress (`sent`: when it last sent a route, and the latest
 /// kernel change it has sent) and when the kernel added this route. One
 /// route reaches zebra in ~10 ms; 100 000 added at once take it seconds,
-/// in the kernel's order. While zebra still sends (its last send less than
-/// [`ZEBRA_PAUSE_MS`] ago) and has not reached a change as recent as this
-/// route's add, the route is its backlog: the judgement waits for zebra
-/// to reach it or fall quiet, at most [`ZEBRA_BACKLOG_MAX_MS`] past
-/// `since`. A route zebra lost (it sent later changes, or nothing since)
-/// is judged at the plain grace. 0 when there is nothing to wait for.
+/// in the kernel's order. While zebra, since this route's add, still sends
+/// older changes (its last send after the add and less than
+/// [`ZEBRA_PAUSE_MS`] ago, and no change as recent as the add reached),
+/// the route is its backlog: the judgement waits for zebra to reach it or
+/// fall quiet, at most [`ZEBRA_BACKLOG_MAX_MS`] past `since`. A route
+/// zebra lost (it sent later changes since, or nothing at all since the
+/// add: FRRouting/frr#22654's queued route) is judged at the plain grace.
+/// 0 when there is nothing to wait for.
 pub(super) fn zebra_behind_due(
     config: &Config,
     sent: Option<(Millis, Millis)>,
@@ -292,7 +294,7 @@ pub(super) fn zebra_behind_due(
     let (Some((sent_at, reached)), Some(added)) = (sent, added_at) else {
         return 0;
     };
-    if reached >= added {
+    if reached >= added || sent_at <= added {
         return 0;
     }
     let quiet = sent_at.saturating_add(ZEBRA_PAUSE_MS.max(config.grace_ms));

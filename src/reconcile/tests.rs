@@ -1726,6 +1726,15 @@ fn a_route_zebra_has_not_reached_in_a_burst_is_its_backlog_not_kernel_only() {
     );
     assert_eq!(state_of(&s), Class::Advertised);
 
+    // zebra busy before the VIP's add and silent since (frr#22654's route
+    // dropped while queued): lost, judged at the plain grace.
+    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    other(&mut s, 900, true);
+    other(&mut s, 990, false);
+    kernel(&mut s, 1_000, true);
+    run_polled(&mut s, 1_100, 1_700, false);
+    assert_eq!(state_of(&s), Class::KernelOnly);
+
     // zebra past the VIP (it sent a route the kernel changed after the
     // VIP's add): the VIP is lost, judged at the plain grace.
     let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
