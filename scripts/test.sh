@@ -120,7 +120,7 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 # The bridge's heartbeats: 10 beats on 10.3 and 10.7 (~15 s each), 10 and
 # 30 on 8.4; faults.rs's zebra restarts, 4 per release (~23 s each;
 # RIBBRIDGE_ZEBRA_RESTARTS for more).
-# The netns run costs ~1 400 s in all (2026-12-06); its largest: the soak
+# The netns run costs ~1 330 s in all (clean clone, 2026-12-06); its largest: the soak
 # (~190 s), the writer's backend probes (~55 s), the million changes
 # (~25-50 s), the restart storm and supervision (~38 s each).
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
