@@ -263,8 +263,15 @@ pub(super) fn zebra_backlog_due(
     let Some(at) = withdrawn_at else {
         return 0;
     };
-    let quiet = at.saturating_add(config.bgp_grace_ms.max(config.grace_ms));
-    quiet.min(since.saturating_add(ZEBRA_BACKLOG_MAX_MS))
+    backlog_end(at, config.bgp_grace_ms.max(config.grace_ms), since)
+}
+
+/// The end of a backlog of zebra's whose last step was at `last`: `pause`
+/// after it, at most [`ZEBRA_BACKLOG_MAX_MS`] past `since` (when the VIP's
+/// observation began).
+fn backlog_end(last: Millis, pause: Millis, since: Millis) -> Millis {
+    last.saturating_add(pause)
+        .min(since.saturating_add(ZEBRA_BACKLOG_MAX_MS))
 }
 
 /// How long zebra may pause in a backlog of adds before the routes it has
@@ -297,8 +304,7 @@ pub(super) fn zebra_behind_due(
     if reached >= added || sent_at <= added {
         return 0;
     }
-    let quiet = sent_at.saturating_add(ZEBRA_PAUSE_MS.max(config.grace_ms));
-    quiet.min(since.saturating_add(ZEBRA_BACKLOG_MAX_MS))
+    backlog_end(sent_at, ZEBRA_PAUSE_MS.max(config.grace_ms), since)
 }
 
 /// When the startup grace of the established sessions ends, if none of
