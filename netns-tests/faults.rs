@@ -17,13 +17,6 @@ use crate::support::{Lab, RouteWatch, lab};
 
 const VIP: &str = "192.0.2.10/32";
 const NODE: &str = "rb-node1";
-/// kube-vip's order: the address, then the route (lost in zebra on 10.3).
-const ADDRESS_THEN_ROUTE: &str = "ip address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0 && \
-    ip route add 192.0.2.10/32 dev lo table 198 proto 248 scope global";
-/// Route and address in one netlink batch (lost in zebra on 10.7).
-const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 198 proto 248 scope global\n\
-    address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0\n' | ip -batch -";
-
 fn state_of(doc: &ribbridge::status::StatusDoc) -> Class {
     crate::support::class_of(doc, VIP)
 }
@@ -152,41 +145,6 @@ async fn faults_zebra_and_bgpd_restart_frr_10_7() {
     zebra_and_bgpd_restarts("10.7").await;
 }
 
-/// A drift the release produces, and ribbridge's flags to heal it.
-struct Drift {
-    class: Class,
-    flags: &'static [&'static str],
-}
-
-/// Make node1's VIP drift the way this release loses VIPs; returns what
-/// ribbridge must see.
-fn make_drift(frr: &str) -> Drift {
-    match frr {
-        // A kube-vip heartbeat drops the import (docs/FRR-BEHAVIOUR.md).
-        "8.4" => {
-            lab(&["vip-reassert", "node1", VIP]);
-            Drift {
-                class: Class::NotRedistributed,
-                flags: &[],
-            }
-        }
-        "10.3" => {
-            lab(&["exec", NODE, "sh", "-c", ADDRESS_THEN_ROUTE]);
-            Drift {
-                class: Class::KernelOnly,
-                flags: &["--heal-addresses"],
-            }
-        }
-        _ => {
-            lab(&["exec", NODE, "sh", "-c", ROUTE_THEN_ADDRESS]);
-            Drift {
-                class: Class::KernelOnly,
-                flags: &[],
-            }
-        }
-    }
-}
-
 /// ribbridge SIGKILLed while a VIP drifts, started again: it finds the
 /// drift from scratch and heals it once.
 async fn killed_during_drift(frr: &'static str) {
@@ -201,29 +159,26 @@ async fn killed_during_drift(frr: &'static str) {
         && d.wait_log("table=198 from=", Duration::from_secs(15))
             .await
             .contains("to=not_redistributed");
+    // The 10.x setups are races inside zebra: tried again until they drift.
     let drift = if lost {
-        Drift {
-            class: Class::NotRedistributed,
-            flags: &[],
-        }
+        Class::NotRedistributed
     } else {
-        let drift = make_drift(frr);
-        d.wait_log(
-            &format!("VIP drift && to={}", drift.class.name()),
-            Duration::from_secs(10),
-        )
-        .await;
-        drift
+        crate::support::drift_node1(frr, &mut d).await.0
     };
     let log = d.kill9().await;
     assert_eq!(count(&log, "healing"), 0, "observe mode acted");
 
-    let mut flags = drift.flags.to_vec();
+    // 10.3's only heal cycles the address: the operator's opt-in.
+    let mut flags = if frr == "10.3" {
+        vec!["--heal-addresses"]
+    } else {
+        vec![]
+    };
     flags.extend(["--mode", "repair"]);
     let t = Instant::now();
     let mut d = Daemon::start(&lab_guard, NODE, &flags).await;
     d.wait_log(
-        &format!("VIP drift && to={}", drift.class.name()),
+        &format!("VIP drift && to={}", drift.name()),
         Duration::from_secs(10),
     )
     .await;
@@ -247,7 +202,7 @@ async fn killed_during_drift(frr: &'static str) {
     );
     eprintln!(
         "FRR {frr}: restarted after SIGKILL during a {} drift: found again {found:?} after start, healed with {heals} action(s) at {healed:?}",
-        drift.class
+        drift
     );
     drop(lab_guard);
 }

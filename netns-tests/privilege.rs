@@ -19,11 +19,6 @@ use crate::support::{Lab, lab};
 
 const VIP: &str = "192.0.2.10/32";
 const NODE: &str = "rb-node1";
-/// Route and address in one netlink batch: lost in zebra on 10.7, healed
-/// by a realm-toggling replace of the kernel route (a kernel write).
-const ROUTE_THEN_ADDRESS: &str = "printf 'route add 192.0.2.10/32 dev lo table 198 proto 248 scope global\n\
-    address add 192.0.2.10/32 dev lo valid_lft forever preferred_lft 0\n' | ip -batch -";
-
 /// The id of `name` in `/etc/{file}` of the FRR root of `frr` (the
 /// sockets' owner and group).
 pub(crate) fn frr_id(frr: &str, file: &str, name: &str) -> u32 {
@@ -105,7 +100,7 @@ async fn observe_as_frr(frr: &'static str) {
         lab(&["vip-del", "node1", VIP]);
         d.wait_log("VIP consistent && to=withdrawn", Duration::from_secs(5))
             .await;
-        lab(&["exec", NODE, "sh", "-c", ROUTE_THEN_ADDRESS]);
+        lab(&["exec", NODE, "sh", "-c", crate::support::ROUTE_THEN_ADDRESS]);
         Class::KernelOnly
     };
     if !first.contains(&format!("to={}", class.name())) {
@@ -167,7 +162,7 @@ async fn privilege_kernel_heal_needs_cap_net_admin_and_nothing_else() {
     let mut d = Daemon::spawn_wrapped(NODE, &lab_guard.sockdir(NODE), &[], &none);
     d.wait_log("zebra: subscribed", Duration::from_secs(15))
         .await;
-    lab(&["exec", NODE, "sh", "-c", ROUTE_THEN_ADDRESS]);
+    lab(&["exec", NODE, "sh", "-c", crate::support::ROUTE_THEN_ADDRESS]);
     let line = d
         .wait_log("heal action failed", Duration::from_secs(10))
         .await;
