@@ -57,6 +57,11 @@ const FILTERED_BUDGET: usize = 1;
 /// full B-tree nodes, 90 bytes (~250 before the heal record went out of
 /// line and the resync built the map in bulk).
 const CORE_BUDGET: usize = 96;
+/// The same VIPs added one route at a time (after the start): the map
+/// repacked as it grows (at most a fifth of it in half-full nodes) and a
+/// pending deadline each (24 bytes and the list's spare room) until it is
+/// due: 127 bytes (197 before the repacking).
+const ADDED_BUDGET: usize = 136;
 /// The ZAPI view's budget per prefix (a hash set, 18 bytes a prefix at
 /// hashbrown's load).
 const ZAPI_VIEW_BUDGET: usize = 32;
@@ -155,6 +160,31 @@ fn memory(c: &mut Criterion) {
         });
         assert_eq!(s.vips.len(), n);
         report("core state", n, bytes, CORE_BUDGET);
+        // The same VIPs added one route at a time, in key order (one `ip
+        // -batch` after the start): the map is repacked as it grows.
+        let (bytes, s) = live_bytes(|| {
+            let mut s = State::new(reconcile::Config::default(), 0);
+            for i in 0..n {
+                let route = Some(KernelFacts {
+                    protocol: VIP_PROTOCOL,
+                    nexthops: 1,
+                });
+                let table = VIP_TABLE;
+                let prefix = prefix(i);
+                reconcile::step(
+                    &mut s,
+                    Event::KernelRoute {
+                        table,
+                        prefix,
+                        route,
+                    },
+                    1,
+                );
+            }
+            s
+        });
+        assert_eq!(s.vips.len(), n);
+        report("core state, added one at a time", n, bytes, ADDED_BUDGET);
     }
     views_cost();
     vty_stream_cost();

@@ -95,6 +95,15 @@ pub(super) fn extend_packed<K: Ord, V>(
     map.append(&mut batch);
 }
 
+/// Rebuilds `map` in full nodes ([`extend_packed`] from its own entries):
+/// its old nodes are freed as the rebuild takes their entries, so the map
+/// is never held twice.
+pub(super) fn repack<K: Ord, V>(map: &mut BTreeMap<K, V>) {
+    let old = std::mem::take(map);
+    let count = old.len();
+    extend_packed(map, old.into_iter(), count);
+}
+
 /// Batches per [`extend_packed`]: more rebuilds for a smaller batch.
 const PACK_BATCHES: usize = 8;
 
@@ -151,6 +160,16 @@ mod tests {
             (5, 0),
             "new, known"
         );
+    }
+
+    #[test]
+    fn a_repacked_map_keeps_every_vip_and_its_order() {
+        let mut map = vips(0..5_000);
+        map.get_mut(&key(7)).expect("vip").zebra = true;
+        repack(&mut map);
+        assert_eq!(map.len(), 5_000);
+        assert!(map.keys().copied().eq((0..5_000).map(key)));
+        assert!(map[&key(7)].zebra && !map[&key(8)].zebra);
     }
 
     #[test]
