@@ -142,14 +142,18 @@ fn start(lab_guard: &Lab, image: &str, caps: &[&str], args: &[&str]) -> (Daemon,
     (d, Container)
 }
 
-/// The credentials of the daemon inside the container.
-fn creds() -> crate::support::Creds {
+/// The host pid of the daemon inside the container.
+fn container_pid() -> String {
     let out = podman()
         .args(["inspect", "--format", "{{.State.Pid}}", NAME])
         .output()
         .expect("podman inspect");
-    let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    super::support::creds_full(&pid)
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The credentials of the daemon inside the container.
+fn creds() -> crate::support::Creds {
+    super::support::creds_full(&container_pid())
 }
 
 /// FRR's user holding `caps` (hex) in the permitted, effective and
@@ -221,6 +225,16 @@ async fn image_beside_frr_10_7_observe_then_repair_with_and_without_net_admin() 
         t.elapsed()
     );
     expect_creds("0000000000000000");
+    // The image's one malloc arena (deploy/Containerfile) reaches the
+    // daemon.
+    let environ = std::fs::read(format!("/proc/{}/environ", container_pid())).expect("environ");
+    assert!(
+        environ
+            .split(|b| *b == 0)
+            .any(|v| v == b"MALLOC_ARENA_MAX=1"),
+        "the daemon runs without the image's MALLOC_ARENA_MAX=1: {}",
+        String::from_utf8_lossy(&environ)
+    );
     let (code, text) = status_inside();
     assert!(
         code == 0

@@ -107,6 +107,8 @@ impl Daemon {
             .arg(super::drain_state(frr_dir))
             .args(&args)
             .env("RUST_LOG", "info")
+            // As the image and the systemd unit run it (deploy/).
+            .env("MALLOC_ARENA_MAX", "1")
             .envs(env.iter().copied());
         Daemon::spawn_command(ns, cmd, record, port, &args)
     }
