@@ -231,7 +231,7 @@ mod tests {
         };
         // A change reports the route as it is now: here a second leg.
         let change = KernelEvent::RouteChanged {
-            old: route(198, VIP, 1),
+            old: Box::new(route(198, VIP, 1)),
             new: route(198, VIP, 2),
         };
         let del = KernelEvent::RouteRemoved {
