@@ -180,6 +180,8 @@ check_run() {
     done
     grep -Eq '^NoNewPrivs:\s+1$' "/proc/$pid/status" || die "$mode: NoNewPrivs is not set"
     grep -Eq '^Seccomp:\s+2$' "/proc/$pid/status" || die "$mode: no seccomp filter"
+    tr '\0' '\n' <"/proc/$pid/environ" | grep -qx 'MALLOC_ARENA_MAX=1' \
+        || die "$mode: the unit's MALLOC_ARENA_MAX=1 (one malloc arena) is not in the daemon's environment"
     log "booted $(basename "$ROOT") with nspawn: ribbridge.service ($mode) beside frr.service: uid $frr, frrvty, CapPrm=CapEff=CapBnd=CapInh $cap, CapAmb 0, NoNewPrivs 1, seccomp on; status:"
     log "  $(grep -E '^(Uid|Gid|Groups|Cap[A-Za-z]+|NoNewPrivs):' "/proc/$pid/status" | tr -s '\t\n' '  ')"
     while IFS= read -r l; do echo "    $l"; done <<<"$status" >&2
