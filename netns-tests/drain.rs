@@ -468,7 +468,32 @@ async fn drain_beside_a_heartbeat(frr: &'static str) {
             known <= configured,
             "round {round}: the daemon saw the drain at {known}, after bgpd was drained at {configured}"
         );
-        let heals: Vec<&String> = log[seen..undrained]
+        // The watcher logs the drain before the owner takes its event: a
+        // heal the owner decided just before (8.4's heartbeat drops the
+        // import) can log after the watcher's line. It must be done before
+        // bgpd is drained; from the owner's `to=drained` on, none starts.
+        let took = seen
+            + log[seen..undrained]
+                .iter()
+                .position(|l| l.contains("to=drained"))
+                .unwrap_or_else(|| {
+                    panic!(
+                        "round {round}: the owner did not drain the VIP before the undrain:\n{}",
+                        log.join("\n")
+                    )
+                });
+        for done in log[seen..took]
+            .iter()
+            .filter(|l| l.contains("heal action done"))
+        {
+            let at = done.split_whitespace().next().unwrap_or_default();
+            assert!(
+                at <= configured,
+                "round {round}: a heal done at {at}, after bgpd was drained at {configured}:\n{}",
+                log.join("\n")
+            );
+        }
+        let heals: Vec<&String> = log[took..undrained]
             .iter()
             .filter(|l| l.contains("healing"))
             .collect();
