@@ -166,8 +166,7 @@ impl Daemon {
             .args(support::daemon::address_not_required(args))
             .args(args)
             .env("RUST_LOG", log)
-            // As the image and the systemd unit run it (deploy/).
-            .env("MALLOC_ARENA_MAX", "1")
+            .envs(support::daemon::SHIPPED_ENV)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true);

@@ -107,8 +107,7 @@ impl Daemon {
             .arg(super::drain_state(frr_dir))
             .args(&args)
             .env("RUST_LOG", "info")
-            // As the image and the systemd unit run it (deploy/).
-            .env("MALLOC_ARENA_MAX", "1")
+            .envs(SHIPPED_ENV)
             .envs(env.iter().copied());
         Daemon::spawn_command(ns, cmd, record, port, &args)
     }
@@ -461,6 +460,10 @@ pub fn core_config_of(args: &[String]) -> Result<reconcile::Config, String> {
     let s = ribbridge::cli::run_settings(args).map_err(|e| e.to_string())?;
     Ok(ribbridge::daemon::core_config(&s))
 }
+
+/// The environment the image and the systemd unit give the daemon
+/// (deploy/): one malloc arena.
+pub const SHIPPED_ENV: [(&str, &str); 1] = [("MALLOC_ARENA_MAX", "1")];
 
 /// `--require-address false` unless `args` set it themselves (see
 /// [`Daemon::spawn_env`]).

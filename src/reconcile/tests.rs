@@ -1694,12 +1694,24 @@ fn other(s: &mut State, at: Millis, kernel: bool) -> Vec<Action> {
     step(s, event, at)
 }
 
+/// A ready 10.7 node in table-direct mode (zebra sends table 198 itself).
+fn table_direct_10_7() -> State {
+    ready(half_second(), release(10, 7), TableMode::TableDirect)
+}
+
+/// The VIP, added at 1 000 and never sent by zebra, is `kernel_only` once
+/// the plain grace and a poll have passed (by 1 700).
+fn lost_at_the_plain_grace(mut s: State) {
+    run_polled(&mut s, 1_100, 1_700, false);
+    assert_eq!(state_of(&s), Class::KernelOnly);
+}
+
 #[test]
 fn a_route_zebra_has_not_reached_in_a_burst_is_its_backlog_not_kernel_only() {
     // A burst: another route added just before the VIP's; zebra, still
     // working through the burst, sends it at 1 500 and the VIP's at 3 000,
     // 2 s after the kernel added it.
-    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    let mut s = table_direct_10_7();
     other(&mut s, 990, true);
     let mut all = kernel(&mut s, 1_000, true);
     all.extend(other(&mut s, 1_500, false));
@@ -1728,24 +1740,22 @@ fn a_route_zebra_has_not_reached_in_a_burst_is_its_backlog_not_kernel_only() {
 
     // zebra busy before the VIP's add and silent since (frr#22654's route
     // dropped while queued): lost, judged at the plain grace.
-    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    let mut s = table_direct_10_7();
     other(&mut s, 900, true);
     other(&mut s, 990, false);
     kernel(&mut s, 1_000, true);
-    run_polled(&mut s, 1_100, 1_700, false);
-    assert_eq!(state_of(&s), Class::KernelOnly);
+    lost_at_the_plain_grace(s);
 
     // zebra past the VIP (it sent a route the kernel changed after the
     // VIP's add): the VIP is lost, judged at the plain grace.
-    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    let mut s = table_direct_10_7();
     kernel(&mut s, 1_000, true);
     other(&mut s, 1_010, true);
     other(&mut s, 1_020, false);
-    run_polled(&mut s, 1_100, 1_700, false);
-    assert_eq!(state_of(&s), Class::KernelOnly);
+    lost_at_the_plain_grace(s);
 
     // zebra quiet for longer than its longest pause (10 s): judged then.
-    let mut s = ready(half_second(), release(10, 7), TableMode::TableDirect);
+    let mut s = table_direct_10_7();
     other(&mut s, 990, true);
     kernel(&mut s, 1_000, true);
     other(&mut s, 1_500, false);
