@@ -156,12 +156,19 @@ struct Poller {
     fresh: bool,
     /// When the configuration was last read whole, and how long it took.
     last_full: Option<(tokio::time::Instant, Duration)>,
-    /// The probed route-maps and prefix-lists at the last probe (None: no
-    /// baseline since the last full read).
-    probe: Option<Vec<String>>,
+    /// The probe's baseline, read just before the last full read (None:
+    /// that probe failed; the next one is taken as the baseline).
+    probe: Option<ProbeRead>,
     /// The established peers of the last bgpd view (whose outbound policy
     /// the probe reads).
     established: Vec<String>,
+}
+
+/// One probe: what it read and, for each, the text without counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ProbeRead {
+    targets: Vec<Probe>,
+    texts: Vec<String>,
 }
 
 /// One object the probe reads.
@@ -316,11 +323,15 @@ impl Poller {
         if !self.full_read_due().await {
             return Vec::new();
         }
+        // The probe's baseline is read just before the configuration: a
+        // change made between the two is in the text read, and one made
+        // after it differs from the baseline. Read after the text, it would
+        // hide what changed in between (a reload's later commands, such as
+        // the removal of a drain, seen only at the next full read: 5 s).
+        self.probe = self.probe_now().await;
         let started = tokio::time::Instant::now();
         let read = self.bgpd.running_config().await;
         self.last_full = Some((started, started.elapsed()));
-        // The probe's baseline is taken anew after every full read.
-        self.probe = None;
         let config = match read {
             Ok(c) => c,
             Err(e) => {
@@ -400,15 +411,34 @@ impl Poller {
 
     /// The redistributions' route-maps as bgpd reports them (`show
     /// route-map NAME json`, a few hundred bytes each), their counters left
-    /// out: true when they differ from the last probe (a drain's entry
-    /// gone, an entry added ahead of the VIPs' permit). A failed probe is
-    /// counted and no change.
+    /// out: true when they differ from the baseline (a drain's entry gone,
+    /// an entry added ahead of the VIPs' permit), or when what is probed
+    /// changed (a new intent, a peer established). Without a baseline, this
+    /// probe is taken as one. A failed probe is no change.
     async fn probe_changed(&mut self) -> bool {
-        let Some(intent) = &self.intent else {
+        if self.intent.is_none() {
             return true;
+        }
+        let Some(now) = self.probe_now().await else {
+            // Unreadable: the budgeted full read alone keeps the intent
+            // current (a failure taken for a change would read the whole
+            // configuration every second).
+            return false;
         };
-        let targets = probe_targets(intent, &self.tables, &self.established);
-        let mut now = Vec::with_capacity(targets.len());
+        match &self.probe {
+            Some(before) => *before != now,
+            None => {
+                self.probe = Some(now);
+                false
+            }
+        }
+    }
+
+    /// What the probe reads now, by the last intent and peers: None when
+    /// there is no intent yet or a read failed (counted).
+    async fn probe_now(&mut self) -> Option<ProbeRead> {
+        let targets = probe_targets(self.intent.as_ref()?, &self.tables, &self.established);
+        let mut texts = Vec::with_capacity(targets.len());
         for t in &targets {
             let read = match t {
                 Probe::Map(name) => self.bgpd.route_map_json(name).await,
@@ -421,25 +451,15 @@ impl Poller {
                 }
             };
             match read {
-                Ok(text) => now.push(without_counters(&text)),
-                // Unreadable: the budgeted full read alone keeps the intent
-                // current (a failure taken for a change would read the whole
-                // configuration every second).
+                Ok(text) => texts.push(without_counters(&text)),
                 Err(e) => {
                     telemetry::frr_query_error("bgpd");
                     tracing::debug!(error = %e, probe = ?t, "bgpd: probe unavailable");
-                    return false;
+                    return None;
                 }
             }
         }
-        match &self.probe {
-            Some(before) if *before == now => false,
-            Some(_) => true,
-            None => {
-                self.probe = Some(now);
-                false
-            }
-        }
+        Some(ProbeRead { targets, texts })
     }
 
     async fn bgp_view(&mut self) -> Vec<PeerView> {
@@ -513,7 +533,72 @@ pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), sup
 
 #[cfg(test)]
 mod tests {
-    use super::without_counters;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::{Event, Poller, without_counters};
+    use crate::frr::vty::fake::{FakeVty, success};
+
+    /// A bgpd.vty whose drain entry is there while `drained` holds: in its
+    /// configuration and in its route-map's JSON, as bgpd reports both.
+    fn bgpd_with_a_drain(dir: &std::path::Path, drained: Arc<AtomicBool>) -> FakeVty {
+        FakeVty::serve(&dir.join("bgpd.vty"), move |cmd| {
+            let on = drained.load(Ordering::SeqCst);
+            let drain = "route-map KUBE-VIP-ROUTES-V4 deny 1\n description ribbridge-drain\nexit\n";
+            let rule = |seq: u32, kind: &str| {
+                format!(r#"{{"sequenceNumber":{seq},"type":"{kind}","invoked":0}}"#)
+            };
+            success(match cmd {
+                "show running-config" => format!(
+                    "router bgp 64512\n address-family ipv4 unicast\n  redistribute \
+                     table-direct 198 route-map KUBE-VIP-ROUTES-V4\n exit-address-family\nexit\n\
+                     {}route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n",
+                    if on { drain } else { "" }
+                ),
+                "show route-map KUBE-VIP-ROUTES-V4 json" => {
+                    let mut rules = vec![rule(10, "permit")];
+                    if on {
+                        rules.insert(0, rule(1, "deny"));
+                    }
+                    format!(
+                        r#"{{"KUBE-VIP-ROUTES-V4":{{"rules":[{}]}}}}"#,
+                        rules.join(",")
+                    )
+                }
+                _ => String::new(),
+            })
+        })
+        .expect("bind")
+    }
+
+    /// A change made just after a full read of bgpd's configuration (a
+    /// reload's later commands, after its first ones caused that read) is
+    /// seen by the next probe, not at the next full read seconds later: the
+    /// probe's baseline predates the read.
+    #[tokio::test]
+    async fn a_change_right_after_a_full_read_is_seen_by_the_next_probe() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let drained = Arc::new(AtomicBool::new(true));
+        let bgpd = bgpd_with_a_drain(tmp.path(), Arc::clone(&drained));
+        let mut poller = Poller::new(&crate::config::Settings {
+            frr_dir: tmp.path().to_path_buf(),
+            tables: vec![198],
+            ..Default::default()
+        });
+        let first = poller.read_config().await;
+        assert!(first.contains(&Event::Drain { drained: true }), "{first:?}");
+        // A second full read (its period passed) takes the probe's baseline
+        // before the text; the change comes right after it.
+        poller.last_full = None;
+        assert!(poller.read_config().await.is_empty(), "nothing changed");
+        drained.store(false, Ordering::SeqCst);
+        let next = poller.read_config().await;
+        assert!(
+            next.contains(&Event::Drain { drained: false }),
+            "the drain's removal, seen at the next read: {next:?} after {:?}",
+            bgpd.commands()
+        );
+    }
 
     #[test]
     fn a_route_map_probe_ignores_bgpd_counters_only() {
