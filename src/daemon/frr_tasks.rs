@@ -154,6 +154,10 @@ struct Poller {
     texts: Option<(String, Option<String>)>,
     /// The next read serves a poll: whole if the last is a second old.
     fresh: bool,
+    /// The last whole read reported a change: the next is a second later
+    /// whatever its cost, to confirm it (a read held as the middle of
+    /// ribbridge's own heal, `reconcile::reimport`, is replaced by then).
+    confirm: bool,
     /// When the configuration was last read whole, and how long it took.
     last_full: Option<(tokio::time::Instant, Duration)>,
     /// The probe's baseline, read just before the last full read (None:
@@ -274,6 +278,7 @@ impl Poller {
             intent: None,
             texts: None,
             fresh: false,
+            confirm: false,
             last_full: None,
             probe: None,
             established: Vec::new(),
@@ -368,7 +373,8 @@ impl Poller {
         } else {
             None
         };
-        if same && self.texts.as_ref().is_some_and(|(_, z)| *z == zebra) {
+        self.confirm = !(same && self.texts.as_ref().is_some_and(|(_, z)| *z == zebra));
+        if !self.confirm {
             return Vec::new();
         }
         let mut intent = parsed.unwrap_or_else(|| crate::model::intent::parse(&config, None));
@@ -391,13 +397,13 @@ impl Poller {
     /// Whether to read the whole configuration now: when it was never read,
     /// when the budget allows (its last read's time, [`READ_BUDGET`] times
     /// over, has passed: a small configuration is read every second, one of
-    /// 64 neighbours about every 25 s), for a poll when the last read is a
-    /// second old, or when the probe saw a change.
+    /// 64 neighbours about every 25 s), for a poll or to confirm a change
+    /// when the last read is a second old, or when the probe saw a change.
     async fn full_read_due(&mut self) -> bool {
         let Some((at, took)) = self.last_full else {
             return true;
         };
-        let period = if std::mem::take(&mut self.fresh) {
+        let period = if std::mem::take(&mut self.fresh) || self.confirm {
             CONFIG_POLL
         } else {
             took.saturating_mul(READ_BUDGET)
@@ -598,6 +604,40 @@ mod tests {
             "the drain's removal, seen at the next read: {next:?} after {:?}",
             bgpd.commands()
         );
+    }
+
+    /// A change a whole read reported is read whole again a second later,
+    /// whatever the read's budget says: a read held as the middle of
+    /// ribbridge's own heal (`reconcile::reimport`) is replaced within a
+    /// second at any size of configuration.
+    #[tokio::test]
+    async fn a_reported_change_is_confirmed_by_a_whole_read_a_second_later() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let bgpd = bgpd_with_a_drain(tmp.path(), Arc::new(AtomicBool::new(true)));
+        let mut poller = Poller::new(&crate::config::Settings {
+            frr_dir: tmp.path().to_path_buf(),
+            tables: vec![198],
+            ..Default::default()
+        });
+        let whole = || {
+            bgpd.commands()
+                .iter()
+                .filter(|c| *c == "show running-config")
+                .count()
+        };
+        assert!(!poller.read_config().await.is_empty(), "the first read");
+        // As if that read was 1.2 s ago and took 10 ms: its budget alone
+        // puts the next whole read 30 s after it.
+        let ago = tokio::time::Instant::now()
+            .checked_sub(std::time::Duration::from_millis(1_200))
+            .expect("a monotonic clock 1.2 s old");
+        let budget = std::time::Duration::from_millis(10);
+        poller.last_full = Some((ago, budget));
+        poller.read_config().await;
+        assert_eq!(whole(), 2, "the change confirmed by a whole read");
+        poller.last_full = Some((ago, budget));
+        poller.read_config().await;
+        assert_eq!(whole(), 2, "confirmed: the budget again, the probe only");
     }
 
     #[test]

@@ -73,6 +73,7 @@ mod forget;
 mod heal;
 mod merge;
 mod policy;
+mod reimport;
 mod step;
 mod vocab;
 mod withdraw;

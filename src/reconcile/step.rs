@@ -24,9 +24,9 @@ use super::vocab::{
     Action, BackendState, Class, Event, KernelEntry, KernelFacts, Millis, ProbeKind, Stamp, State,
     Vip,
 };
-use super::{drain, withdraw};
+use super::{HealAction, drain, reimport, withdraw};
 use crate::model::intent::Intent;
-use crate::model::{Prefix, PrefixSet, TableId, Vantage};
+use crate::model::{Prefix, PrefixSet, TableId, TableMode, Vantage};
 
 /// Which VIPs an event can change.
 enum Scope {
@@ -88,6 +88,9 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             ok,
             detail,
         } => {
+            if action == HealAction::ReimportTable {
+                reimport::note(state, table, now);
+            }
             if on_heal_done(state, (table, prefix), action, ok, detail, now) {
                 Next::touching(Scope::One(table, prefix))
             } else {
@@ -128,12 +131,18 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             None
         }
     };
-    let drain_at = drain::advance(state, now, &mut actions);
-    let withdraw_at = withdraw::advance(state, now, &mut actions);
-    let drain_at = match (drain_at, withdraw_at) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+    // A held read of the configuration nothing newer replaced: applied now.
+    let mut held_at = None;
+    let next = match reimport::advance(state, now, &mut held_at) {
+        Some((intent, at)) => apply_intent(state, intent, at).map(|all| Next {
+            touched_bgp: next.is_some_and(|n| n.touched_bgp),
+            ..all
+        }),
+        None => next,
     };
+    let timer_at = drain::advance(state, now, &mut actions);
+    let withdraw_at = withdraw::advance(state, now, &mut actions);
+    let timer_at = earliest(earliest(timer_at, withdraw_at), held_at);
     // The drain began or ended holding: every VIP changes class.
     let next = if drain::holds(state) == held {
         next
@@ -143,14 +152,39 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             touched_bgp: next.is_some_and(|n| n.touched_bgp),
         })
     };
-    match next {
+    let actions = match next {
         Some(Next { scope, touched_bgp }) => {
-            finish(state, scope, touched_bgp, now, actions, drain_at)
+            finish(state, scope, touched_bgp, now, actions, timer_at)
         }
         None => {
-            actions.extend(drain_at.map(|at| Action::WakeAt { at }));
+            actions.extend(timer_at.map(|at| Action::WakeAt { at }));
             actions
         }
+    };
+    // Only an imported table is ever re-imported (8.4).
+    if state
+        .zebra
+        .is_some_and(|(_, mode)| mode == TableMode::ImportTable)
+    {
+        for a in &actions {
+            if let Action::Heal {
+                table,
+                action: HealAction::ReimportTable,
+                ..
+            } = a
+            {
+                reimport::note(state, *table, now);
+            }
+        }
+    }
+    actions
+}
+
+/// The earlier of two optional times.
+fn earliest(a: Option<Millis>, b: Option<Millis>) -> Option<Millis> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -428,6 +462,16 @@ fn on_drain(state: &mut State, drained: bool) -> Option<Next> {
 
 /// bgpd's configuration read as an intent.
 fn on_intent(state: &mut State, intent: Intent, now: Millis) -> Option<Next> {
+    // A newer read replaces a held one.
+    state.held_intent = None;
+    if state.intent.as_ref() == Some(&intent) || reimport::held(state, &intent, now) {
+        return None;
+    }
+    apply_intent(state, intent, now)
+}
+
+/// The configuration read at `now` becomes the intent.
+fn apply_intent(state: &mut State, intent: Intent, now: Millis) -> Option<Next> {
     if state.intent.as_ref() == Some(&intent) {
         return None;
     }
@@ -448,7 +492,7 @@ fn finish(
     touched_bgp: bool,
     now: Millis,
     mut actions: Vec<Action>,
-    drain_at: Option<Millis>,
+    timer_at: Option<Millis>,
 ) -> Vec<Action> {
     let mut want_bgp = touched_bgp && state.ready() && state.config.vantage == Vantage::Node;
     let keys: Vec<(TableId, Prefix)> = match scope {
@@ -487,10 +531,7 @@ fn finish(
     }
     // Deadlines already past were just handled; the next one is the wake-up.
     state.wakeups.drop_past(now);
-    let first = match (state.wakeups.first(), drain_at) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let first = earliest(state.wakeups.first(), timer_at);
     if let Some(at) = first {
         actions.push(Action::WakeAt { at });
     }

@@ -551,6 +551,93 @@ fn on_8_4_import_table_zebras_withdrawal_after_a_beat_is_reimported_at_once() {
     assert_eq!(state_of(&s), Class::Advertised);
 }
 
+/// 8.4's configuration as the poller reads it: table 198 redistributed
+/// through zebra's import, which zebra's configuration has or lacks.
+fn imported(import: bool) -> Event {
+    use crate::model::intent::{Family, Intent, Redistribute};
+    let mut intent = Intent::default();
+    intent.redistributions.push(Redistribute {
+        asn: 64512,
+        family: Family::Ipv4,
+        table: T,
+        direct: false,
+        route_map: None,
+    });
+    intent.imports = Some(if import {
+        vec![(Family::Ipv4, T)]
+    } else {
+        vec![]
+    });
+    Event::Intent { intent }
+}
+
+fn has_import(s: &State) -> bool {
+    s.intent
+        .as_ref()
+        .and_then(|i| i.imports.as_ref())
+        .is_some_and(|i| !i.is_empty())
+}
+
+/// 8.4 with the import configured, the VIP advertised, a beat at 1 000 and
+/// zebra's withdrawal at 1 010: the re-import asked.
+fn reimporting() -> State {
+    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    step(&mut s, imported(true), 0);
+    converge(&mut s, 0);
+    beat(&mut s, 1_000);
+    let a = zebra(&mut s, 1_010, false);
+    assert_eq!(heals(&a), vec![HealAction::ReimportTable], "{a:?}");
+    s
+}
+
+#[test]
+fn a_read_in_the_middle_of_a_reimport_is_held_and_the_next_read_replaces_it() {
+    let mut s = reimporting();
+    // zebra's configuration read between `no ip import-table 198` and
+    // `ip import-table 198`: not the intent.
+    let mut all = step(&mut s, imported(false), 1_015);
+    assert!(has_import(&s), "the half-done heal taken as the intent");
+    all.extend(heal_done(&mut s, 1_025, HealAction::ReimportTable, true));
+    all.extend(zebra(&mut s, 1_030, true));
+    all.extend(bgp(&mut s, 1_100, true));
+    // The poller's next whole read has the import again.
+    all.extend(step(&mut s, imported(true), 2_015));
+    for t in (2_100..=10_000).step_by(100) {
+        all.extend(step(&mut s, Event::Tick, t));
+    }
+    assert!(has_import(&s));
+    assert_eq!(state_of(&s), Class::Advertised);
+    assert!(!reported(&all), "nothing reported: {all:?}");
+    assert_eq!(heals(&all), Vec::<HealAction>::new());
+}
+
+#[test]
+fn an_import_removed_during_a_reimport_is_applied_late_not_lost() {
+    let mut s = reimporting();
+    let a = step(&mut s, imported(false), 1_015);
+    let due = 1_015 + super::reimport::HOLD_MS;
+    assert!(
+        a.iter()
+            .any(|a| matches!(a, Action::WakeAt { at } if *at == due)),
+        "a wake-up when the hold ends: {a:?}"
+    );
+    heal_done(&mut s, 1_025, HealAction::ReimportTable, true);
+    zebra(&mut s, 1_030, true);
+    bgp(&mut s, 1_100, true);
+    step(&mut s, Event::Tick, due - 1);
+    assert!(has_import(&s), "held until {due}");
+    // No newer read: the operator did remove it.
+    step(&mut s, Event::Tick, due);
+    assert!(!has_import(&s), "applied at {due}");
+    assert_eq!(s.intent_at, 1_015, "as read at its own time");
+    // Any other read lacking the import is the intent at once.
+    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    step(&mut s, imported(true), 0);
+    converge(&mut s, 0);
+    step(&mut s, imported(false), 5_000);
+    assert!(!has_import(&s), "no re-import near: applied at once");
+}
+
 #[test]
 fn a_look_alike_withdrawal_takes_no_action_at_once_elsewhere() {
     // Another release or table mode: a beat then zebra's withdrawal is not

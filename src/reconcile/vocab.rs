@@ -1265,6 +1265,14 @@ pub struct State {
     /// None: bgpd did not say).
     #[serde(skip)]
     pub(super) sent: BTreeMap<String, Option<i64>>,
+    /// When a `reimport_table` heal of each table was last asked or
+    /// answered (`reimport`).
+    #[serde(skip)]
+    pub(super) reimported: BTreeMap<TableId, Millis>,
+    /// A read of the configuration held as a re-import's own middle, with
+    /// when it was read (`reimport`).
+    #[serde(skip)]
+    pub(super) held_intent: Option<(Intent, Millis)>,
 }
 
 impl State {
@@ -1292,6 +1300,8 @@ impl State {
             wakeups: Wakeups::default(),
             vips_unpacked: 0,
             sent: BTreeMap::new(),
+            reimported: BTreeMap::new(),
+            held_intent: None,
             config,
         };
         let table = s
