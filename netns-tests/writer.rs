@@ -418,6 +418,11 @@ async fn backend_probes(frr: &'static str) {
         (Class::Withdrawn, 0, Some("withdrawn")),
         "{v:?}"
     );
+    let m = d.metrics().await;
+    assert!(
+        m.contains("ribbridge_vips_withdrawn_by_ribbridge 1"),
+        "one VIP held out, exported for the alert:\n{m}"
+    );
     let running = lab(&["vtysh", "rb-node1", "show running-config"]);
     assert!(
         running.contains("description ribbridge-withdraw")
@@ -438,6 +443,12 @@ async fn backend_probes(frr: &'static str) {
         t.elapsed()
     );
     assert_eq!(withdrawals(&d).await, (1, 1), "one episode, counted");
+    assert!(
+        d.metrics()
+            .await
+            .contains("ribbridge_vips_withdrawn_by_ribbridge 0"),
+        "none held out once put back"
+    );
     let running = lab(&["vtysh", "rb-node1", "show running-config"]);
     assert!(
         !running.contains("ribbridge-withdraw"),

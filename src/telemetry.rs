@@ -64,6 +64,9 @@ pub const DRAIN_REAPPLIED_TOTAL: &str = "ribbridge_drain_reapplied_total";
 /// `ribbridge_vip_withdrawals_total{action}`: `withdraw = true` VIPs
 /// ribbridge took out of BGP (`withdraw`) or put back (`restore`).
 pub const VIP_WITHDRAWALS_TOTAL: &str = "ribbridge_vip_withdrawals_total";
+/// `ribbridge_vips_withdrawn_by_ribbridge`: `withdraw = true` VIPs
+/// ribbridge holds out of BGP now (or is taking out).
+pub const VIPS_WITHDRAWN_BY_RIBBRIDGE: &str = "ribbridge_vips_withdrawn_by_ribbridge";
 /// `ribbridge_intent_changes_total`: changes of bgpd's configuration seen
 /// (redistribution, route-maps, prefix-lists, outbound policies).
 pub const INTENT_CHANGES_TOTAL: &str = "ribbridge_intent_changes_total";
@@ -314,6 +317,10 @@ pub fn describe() {
         VIP_WITHDRAWALS_TOTAL,
         "withdraw = true VIPs ribbridge took out of BGP (action=withdraw) or put back (action=restore)"
     );
+    describe_gauge!(
+        VIPS_WITHDRAWN_BY_RIBBRIDGE,
+        "withdraw = true VIPs ribbridge holds out of BGP now, or is taking out: their backend failed and their writer is silent or their address unusable"
+    );
     describe_counter!(
         INTENT_CHANGES_TOTAL,
         "Changes of bgpd's configuration that change what it should advertise"
@@ -383,6 +390,11 @@ pub fn drain_reapplied() {
 pub fn vip_withdrawal(out: bool) {
     let action = if out { "withdraw" } else { "restore" };
     counter!(VIP_WITHDRAWALS_TOTAL, "action" => action).increment(1);
+}
+
+/// How many VIPs ribbridge holds out of BGP (`withdraw = true`).
+pub fn vips_withdrawn_by_ribbridge(n: usize) {
+    gauge!(VIPS_WITHDRAWN_BY_RIBBRIDGE).set(n as f64);
 }
 
 /// bgpd's configuration changed what it should advertise.

@@ -87,6 +87,27 @@ fn example_config_is_every_key_at_its_default() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     Settings::resolve(Some((&path, all)), Layer::default()).expect("all keys set resolve");
+
+    // The commented [[vip]] example, uncommented (but its CA file, which
+    // this host lacks): one probed VIP, every key the parser's.
+    let (_, example) = text.split_once("# [[vip]]\n").expect("a [[vip]] example");
+    let example: String = example
+        .lines()
+        .filter_map(|l| l.strip_prefix("# "))
+        .filter(|l| {
+            l.split_once(" = ").is_some_and(|(k, _)| {
+                k != "ca_file" && k.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            })
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let file = config::parse(
+        &format!("[[vip]]\n{example}"),
+        Path::new("deploy/ribbridge.toml ([[vip]] example)"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let s = Settings::resolve(Some((&path, file)), Layer::default()).expect("the example resolves");
+    assert_eq!(s.probes.len(), 1, "{:?}", s.probes);
 }
 
 #[test]

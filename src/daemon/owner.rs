@@ -121,6 +121,8 @@ pub struct Owner {
     station: Option<Station>,
     /// The ceiling's binding was logged (once per episode).
     ceiling_logged: bool,
+    /// `withdraw = true` VIPs held out of BGP, as last exported.
+    withdrawn_exported: usize,
     /// Beaten on every loop turn: `/healthz` fails when it stops.
     live: crate::http::Liveness,
     /// Failpoint `owner-wedge` fired: the loop stops turning.
@@ -167,12 +169,14 @@ impl Owner {
             station: (s.vantage == crate::model::Vantage::Bmp)
                 .then(|| Station::new(s.vips.iter().copied(), s.bmp_stale_secs, &s.bmp)),
             ceiling_logged: false,
+            withdrawn_exported: 0,
             live,
             wedged: false,
         };
         telemetry::drained(false);
         telemetry::drain_lost(false);
         telemetry::heal_ceiling(0, false);
+        telemetry::vips_withdrawn_by_ribbridge(0);
         Ok(owner)
     }
 
@@ -556,6 +560,12 @@ impl Owner {
         self.ceiling_logged = binding;
         telemetry::heal_ceiling(new_deferred, binding);
         telemetry::vips_without_series(self.state.vips.len(), &self.series);
+        // A handful of entries at most: the withdraw = true VIPs.
+        let withdrawn = self.state.withdrawals.values().filter(|w| w.out).count();
+        if withdrawn != self.withdrawn_exported {
+            self.withdrawn_exported = withdrawn;
+            telemetry::vips_withdrawn_by_ribbridge(withdrawn);
+        }
         let ready = self.state.ready();
         let reason = if !self.state.kernel_synced {
             "kernel mirror not synced yet".to_string()
