@@ -45,7 +45,9 @@
 //!    healthy lab: every drift report or action is false.
 //! 9. writer (issue 30): the time from a fault to the state reported
 //!    (backend down to blackhole, ready failing to unready, the writer
-//!    killed to orphaned, its route gone to capacity_lost),
+//!    killed to orphaned, its route gone to capacity_lost, another
+//!    instance's `--clean-table` deleting it under a dead writer to
+//!    capacity_lost),
 //!    BENCH_WRITER_RUNS (20) times each; the CPU of two VIPs probed every
 //!    second against none, BENCH_WRITER_IDLE_S (60) each; and
 //!    BENCH_WRITER_QUIET_S (600) of writers and backends healthy, where
@@ -87,6 +89,9 @@ use tokio::sync::mpsc;
 
 const VIP: &str = "192.0.2.10/32";
 const VIP2: &str = "192.0.2.11/32";
+/// The writer cell's second kube-vip instance on node1, whose
+/// `--clean-table` deletes the VIP's route.
+const CLEANER: &str = "192.0.2.12/32";
 const ROUTE: &str = "192.0.2.10/32 dev lo table 198 proto 248 scope global";
 /// Empty table 198 (which does not exist until a route is in it).
 const FLUSH_198: &str = "ip route flush table 198 2>/dev/null; true";
@@ -139,6 +144,40 @@ fn drain(lines: &mut Lines) -> Vec<String> {
         v.push(l);
     }
     v
+}
+
+/// `ip monitor route` in a namespace: the kernel's route events as
+/// iproute2 prints them, each stamped when read.
+struct RouteMonitor {
+    _child: Child,
+    lines: Lines,
+}
+
+impl RouteMonitor {
+    fn start(ns: &str) -> RouteMonitor {
+        let mut child = Command::new("ip")
+            .args(["-n", ns, "monitor", "route"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn ip monitor route");
+        let lines = read_lines(child.stdout.take().expect("stdout"));
+        RouteMonitor {
+            _child: child,
+            lines,
+        }
+    }
+
+    /// When the kernel announced the deletion of `prefix` (a /32) from
+    /// table 198.
+    async fn deleted(&mut self, prefix: &str, limit: Duration) -> Instant {
+        let addr = prefix.split('/').next().unwrap_or(prefix);
+        let needle = format!("Deleted {addr} ");
+        wait_line(&mut self.lines, &[&needle, "table 198"], limit)
+            .await
+            .unwrap_or_else(|| panic!("no deletion of {prefix} from table 198 within {limit:?}"))
+    }
 }
 
 struct Daemon {
@@ -1012,8 +1051,9 @@ const WITHDRAW_CONTROL_S: u64 = 15;
 /// `runs` times each: the backend down to `blackhole`, draining to
 /// `unready`, the writer SIGKILLed to `orphaned`, the writer gone and its
 /// route deleted (what another instance's cleanup leaves when its owner is
-/// gone) to `capacity_lost`; each undone and `advertised` again before the
-/// next. Then the CPU of the two VIPs probed every second against the same
+/// gone) to `capacity_lost`, and the same by another instance's
+/// `--clean-table` (timed from the kernel's deletion); each undone and
+/// `advertised` again before the next. Then the CPU of the two VIPs probed every second against the same
 /// daemon without probes over `idle_s` each, and `quiet_s` of writers and
 /// backends healthy: every drift report and heal is false. Between them,
 /// the withdrawal (`withdraw = true`): the writer SIGKILLed and then its
@@ -1124,6 +1164,30 @@ async fn writer_cell(
                 "capacity_lost",
             )
             .await;
+            writer("start", VIP);
+            d.wait(&["to=advertised"], limit).await;
+            // kube-vip's vip_cleanroutingtable: another instance, started
+            // with `--clean-table`, deletes the VIP's route 10 s later while
+            // its own writer is dead (a live one re-adds it within a tick).
+            // Timed from the deletion as the kernel announces it.
+            writer("kill", VIP);
+            let mut monitor = RouteMonitor::start("rb-node1");
+            lab(&[
+                "kube-vip",
+                "node1",
+                "start",
+                CLEANER,
+                "--interval",
+                "1",
+                "--clean-table",
+            ]);
+            let deleted = monitor.deleted(VIP, limit).await;
+            let at = d.wait(&["to=capacity_lost"], limit).await;
+            took.entry("cleanup_by_another_instance_to_capacity_lost")
+                .or_default()
+                .push(ms(at.saturating_duration_since(deleted)));
+            lab(&["kube-vip", "node1", "kill", CLEANER]);
+            lab(&["vip-del", "node1", CLEANER]);
             writer("start", VIP);
             d.wait(&["to=advertised"], limit).await;
         }
