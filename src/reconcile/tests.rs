@@ -1671,6 +1671,35 @@ fn a_withdraw_vip_goes_out_only_once_its_writer_is_silent_and_back_when_its_back
 }
 
 #[test]
+fn a_withdrawn_vip_is_put_back_when_its_writer_re_asserts_though_its_backend_is_still_down() {
+    let mut s = withdrawable(Mode::Repair);
+    health(&mut s, 3_500, false);
+    let a = step(&mut s, Event::Tick, 6_001);
+    assert_eq!(withdrawals(&a), [(true, WithdrawWhy::WriterSilent, true)]);
+    withdrew(&mut s, 6_100, true);
+    config_read(&mut s, 7_000, true);
+    bgp(&mut s, 7_100, false);
+    assert_eq!(state_of(&s), Class::Withdrawn);
+    // kube-vip is back and beats again, its backend still failing
+    // ribbridge's probe: the live writer decides, the VIP goes back.
+    let a = beat(&mut s, 8_000);
+    assert_eq!(
+        withdrawals(&a),
+        [(false, WithdrawWhy::WriterBack, true)],
+        "{a:?}"
+    );
+    // Not taken out again while the writer beats, backend down or not.
+    withdrew(&mut s, 8_100, false);
+    config_read(&mut s, 9_000, false);
+    let mut all = Vec::new();
+    for t in (9_000..=15_000).step_by(1_000) {
+        all.extend(beat(&mut s, t));
+        all.extend(step(&mut s, Event::Tick, t + 500));
+    }
+    assert!(withdrawals(&all).is_empty(), "{all:?}");
+}
+
+#[test]
 fn a_withdraw_vip_is_never_taken_out_in_observe_mode_nor_beside_a_live_writer() {
     let mut s = withdrawable(Mode::Observe);
     let mut all = health(&mut s, 3_500, false);
