@@ -470,11 +470,8 @@ fn on_intent(state: &mut State, intent: Intent, now: Millis) -> Option<Next> {
     apply_intent(state, intent, now)
 }
 
-/// The configuration read at `now` becomes the intent.
+/// The configuration read at `now`, another than the intent, becomes it.
 fn apply_intent(state: &mut State, intent: Intent, now: Millis) -> Option<Next> {
-    if state.intent.as_ref() == Some(&intent) {
-        return None;
-    }
     // A change, not the first read: bgpd applies it on its own
     // timers, which the grace of what it sends must cover.
     if state.intent.is_some() {
