@@ -123,8 +123,8 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 # The bridge's heartbeats: 10 beats on 10.3 and 10.7 (~15 s each), 10 and
 # 30 on 8.4; faults.rs's zebra restarts, 4 per release (~23 s each;
 # RIBBRIDGE_ZEBRA_RESTARTS for more).
-# The netns run costs ~1 330-1 360 s in all (clean clones, 2026-12-06 and -07;
-# the whole command 1 550-1 592 s); its largest: the soak
+# The netns run costs ~1 300-1 360 s in all (clean clones, 2026-12-06 and -07;
+# the whole command 1 507-1 592 s); its largest: the soak
 # (~190 s), the writer's backend probes (~55 s), the million changes
 # (~25-50 s), the restart storm and supervision (~38 s each).
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping

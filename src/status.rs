@@ -911,8 +911,32 @@ mod tests {
             "{table}"
         );
         assert!(json["vips"][0].get("withdrawal").is_none(), "{json}");
-        // ribbridge's own withdrawal, in the document and the HEAL column.
+        // The BACKEND column: `-` unprobed, then one word for both probes.
+        let backend = |t: &str| {
+            let head = t.lines().nth(1).expect("head");
+            let at = head.find("BACKEND").expect("BACKEND");
+            t.lines().nth(2).expect("row")[at..]
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(backend(&table), "-", "{table}");
         let mut doc = doc;
+        for (health, ready, word) in [
+            (Some("up"), Some("down"), "draining"),
+            (Some("down"), Some("up"), "down"),
+            (Some("up"), None, "up"),
+            (None, None, "unknown"),
+        ] {
+            doc.vips[0].backend = Some(BackendStatus {
+                health: health.map(String::from),
+                ready: ready.map(String::from),
+            });
+            assert_eq!(backend(&render_table(&doc)), word, "{health:?} {ready:?}");
+        }
+        doc.vips[0].backend = None;
+        // ribbridge's own withdrawal, in the document and the HEAL column.
         doc.vips[0].withdrawal = Some("withdrawn".into());
         assert_eq!(json_of(&doc)["vips"][0]["withdrawal"], "withdrawn");
         let table = render_table(&doc);
