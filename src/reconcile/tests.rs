@@ -1603,6 +1603,14 @@ fn withdrawable(mode: Mode) -> State {
     s
 }
 
+/// [`withdrawable`]'s backend down at 3 500: the VIP asked out when its
+/// writer goes silent (three ticks after its last beat at 3 000).
+fn asked_out_at_the_writers_silence(s: &mut State) {
+    health(s, 3_500, false);
+    let a = step(s, Event::Tick, 6_001);
+    assert_eq!(withdrawals(&a), [(true, WithdrawWhy::WriterSilent, true)]);
+}
+
 #[test]
 fn a_withdraw_vip_goes_out_only_once_its_writer_is_silent_and_back_when_its_backend_is_up() {
     let mut s = withdrawable(Mode::Repair);
@@ -1673,9 +1681,7 @@ fn a_withdraw_vip_goes_out_only_once_its_writer_is_silent_and_back_when_its_back
 #[test]
 fn a_withdrawn_vip_is_put_back_when_its_writer_re_asserts_though_its_backend_is_still_down() {
     let mut s = withdrawable(Mode::Repair);
-    health(&mut s, 3_500, false);
-    let a = step(&mut s, Event::Tick, 6_001);
-    assert_eq!(withdrawals(&a), [(true, WithdrawWhy::WriterSilent, true)]);
+    asked_out_at_the_writers_silence(&mut s);
     withdrew(&mut s, 6_100, true);
     config_read(&mut s, 7_000, true);
     bgp(&mut s, 7_100, false);
@@ -1769,9 +1775,7 @@ fn a_withdrawal_found_in_bgpd_is_kept_until_its_backend_answers_or_put_back_if_n
 #[test]
 fn a_refused_withdrawal_is_asked_again_and_logged_with_the_first_accepted() {
     let mut s = withdrawable(Mode::Repair);
-    health(&mut s, 3_500, false);
-    let a = step(&mut s, Event::Tick, 6_001);
-    assert_eq!(withdrawals(&a), [(true, WithdrawWhy::WriterSilent, true)]);
+    asked_out_at_the_writers_silence(&mut s);
     step(
         &mut s,
         Event::Withdrew {
