@@ -99,7 +99,7 @@ pub(super) fn fast_reimport(
         return;
     }
     v.trigger_at = Stamp::NONE;
-    start_heal(v, key, action, true, actions);
+    start_heal(state, key, action, true, now, actions);
 }
 
 /// The release measured with FRRouting/frr#22654 (route, then an address
@@ -209,7 +209,7 @@ pub(super) fn fast_relearn(
     if !admit_fast(&mut state.ceiling, &state.config, now) {
         return;
     }
-    start_heal(v, key, action, true, actions);
+    start_heal(state, key, action, true, now, actions);
 }
 
 /// A fast heal passes the ceiling only if it admits it at once.

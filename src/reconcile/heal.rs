@@ -91,19 +91,28 @@ pub(super) fn decide_heal(
         state.wakeups.insert(at, key);
         return false;
     }
-    start_heal(v, key, action, false, actions);
+    start_heal(state, key, action, false, now, actions);
     false
 }
 
 /// Ask for a heal: in flight until its result; a `fast` one (a recognised
-/// trigger, no drift reported) is not an attempt of a drift.
+/// trigger, no drift reported) is not an attempt of a drift. A re-import
+/// is noted for its table (`reimport`: its own half-done configuration
+/// is not the intent).
 pub(super) fn start_heal(
-    v: &mut Vip,
+    state: &mut State,
     key: (TableId, Prefix),
     action: HealAction,
     fast: bool,
+    now: Millis,
     actions: &mut Vec<Action>,
 ) {
+    if action == HealAction::ReimportTable {
+        super::reimport::note(state, key.0, now);
+    }
+    let Some(v) = state.vips.get_mut(&key) else {
+        return;
+    };
     let h = v.heal_mut();
     h.in_flight = true;
     h.fast = fast;

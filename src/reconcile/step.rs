@@ -26,7 +26,7 @@ use super::vocab::{
 };
 use super::{HealAction, drain, reimport, withdraw};
 use crate::model::intent::Intent;
-use crate::model::{Prefix, PrefixSet, TableId, TableMode, Vantage};
+use crate::model::{Prefix, PrefixSet, TableId, Vantage};
 
 /// Which VIPs an event can change.
 enum Scope {
@@ -152,7 +152,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             touched_bgp: next.is_some_and(|n| n.touched_bgp),
         })
     };
-    let actions = match next {
+    match next {
         Some(Next { scope, touched_bgp }) => {
             finish(state, scope, touched_bgp, now, actions, timer_at)
         }
@@ -160,24 +160,7 @@ pub fn step(state: &mut State, event: Event, now: Millis) -> Vec<Action> {
             actions.extend(timer_at.map(|at| Action::WakeAt { at }));
             actions
         }
-    };
-    // Only an imported table is ever re-imported (8.4).
-    if state
-        .zebra
-        .is_some_and(|(_, mode)| mode == TableMode::ImportTable)
-    {
-        for a in &actions {
-            if let Action::Heal {
-                table,
-                action: HealAction::ReimportTable,
-                ..
-            } = a
-            {
-                reimport::note(state, *table, now);
-            }
-        }
     }
-    actions
 }
 
 /// The earlier of two optional times.
