@@ -30,4 +30,5 @@ mod soak;
 mod status_contract;
 mod supervision;
 mod upgrades;
+mod verdicts;
 mod writer;

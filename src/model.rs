@@ -485,6 +485,111 @@ pub struct PeerView {
     /// sent its table yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub up_ms: Option<u64>,
+    /// The unicast families the session carries: the peer is activated in
+    /// the family (bgpd lists it in that family's summary) and, once
+    /// established, the family was negotiated. A peer counts for a VIP only
+    /// in the VIP's family: a session per family (the usual node
+    /// configuration) has a peer that never carries the other family's
+    /// VIPs. A recording made before families were read carries both.
+    #[serde(default = "Families::both", skip_serializing_if = "Families::is_both")]
+    pub families: Families,
+}
+
+impl PeerView {
+    /// The session is up and carries `prefix`'s family: the peer counts for
+    /// that VIP (among its peers, in `filtered`, in `SENT/PEERS`).
+    pub fn carries(&self, prefix: &Prefix) -> bool {
+        self.established && self.families.has(intent::Family::of(prefix))
+    }
+
+    /// The peer is configured for `prefix`'s family, up or not: it is one
+    /// of that VIP's peers in `/status`.
+    pub fn serves(&self, prefix: &Prefix) -> bool {
+        self.families.has(intent::Family::of(prefix))
+    }
+}
+
+/// A set of unicast address families (IPv4, IPv6): serialised as the list
+/// of their names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Families {
+    ipv4: bool,
+    ipv6: bool,
+}
+
+impl Families {
+    /// No family.
+    pub const NONE: Families = Families {
+        ipv4: false,
+        ipv6: false,
+    };
+
+    /// Both families.
+    pub fn both() -> Families {
+        Families {
+            ipv4: true,
+            ipv6: true,
+        }
+    }
+
+    /// Only `f`.
+    pub fn only(f: intent::Family) -> Families {
+        let mut s = Families::NONE;
+        s.insert(f);
+        s
+    }
+
+    /// Whether both are in.
+    pub fn is_both(&self) -> bool {
+        self.ipv4 && self.ipv6
+    }
+
+    /// Whether `f` is in.
+    pub fn has(self, f: intent::Family) -> bool {
+        match f {
+            intent::Family::Ipv4 => self.ipv4,
+            intent::Family::Ipv6 => self.ipv6,
+        }
+    }
+
+    /// Add `f`.
+    pub fn insert(&mut self, f: intent::Family) {
+        match f {
+            intent::Family::Ipv4 => self.ipv4 = true,
+            intent::Family::Ipv6 => self.ipv6 = true,
+        }
+    }
+
+    /// Take `f` out.
+    pub fn remove(&mut self, f: intent::Family) {
+        match f {
+            intent::Family::Ipv4 => self.ipv4 = false,
+            intent::Family::Ipv6 => self.ipv6 = false,
+        }
+    }
+
+    fn list(self) -> Vec<intent::Family> {
+        [intent::Family::Ipv4, intent::Family::Ipv6]
+            .into_iter()
+            .filter(|f| self.has(*f))
+            .collect()
+    }
+}
+
+impl Serialize for Families {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.list())
+    }
+}
+
+impl<'de> Deserialize<'de> for Families {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Families, D::Error> {
+        let mut s = Families::NONE;
+        for f in Vec::<intent::Family>::deserialize(d)? {
+            s.insert(f);
+        }
+        Ok(s)
+    }
 }
 
 #[cfg(test)]

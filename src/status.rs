@@ -181,6 +181,23 @@ pub struct VipStatus {
     /// `restoring`; absent when it holds none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub withdrawal: Option<String>,
+    /// The class the views show now, when it is not `state` yet: reported
+    /// once it lasted its grace (a daemon), or what a one-shot read could
+    /// not wait for (its `state` is then `unknown`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingStatus>,
+}
+
+/// What the views show of a VIP when it is not its reported state yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingStatus {
+    /// The class the views show.
+    pub state: Class,
+    /// Since when (RFC 3339, UTC).
+    pub since: String,
+    /// When it is reported if it lasts (RFC 3339, UTC): its grace, and
+    /// bgpd's own timers (young sessions, the route-map delay timer).
+    pub due: String,
 }
 
 /// A VIP's backend probes' verdicts (`up`, `down`, `unknown`; absent: not
@@ -380,13 +397,16 @@ pub fn document(
             state: state_of(v.state),
             kernel: kernel_seen.then_some(v.in_kernel()),
             zebra: zebra_seen.then_some(v.zebra),
+            // The VIP's peers: those configured for its family (a session
+            // of the other family never carries it).
             peers: state
                 .peers
                 .iter()
+                .filter(|p| p.serves(prefix))
                 .map(|p| PeerStatus {
                     peer: p.peer.clone(),
-                    established: p.established,
-                    sent: p.established && p.advertised.contains(prefix),
+                    established: p.carries(prefix),
+                    sent: p.carries(prefix) && p.advertised.contains(prefix),
                 })
                 .collect(),
             ecmp_nexthops: kernel_seen.then(|| v.kernel().map_or(0, |k| k.nexthops)),
@@ -434,6 +454,11 @@ pub fn document(
                     .as_ref()
                     .is_some_and(|i| i.withdrawn_by_ribbridge(*table, prefix));
                 w.name(held).to_string()
+            }),
+            pending: crate::reconcile::pending(state, (*table, *prefix)).map(|p| PendingStatus {
+                state: p.observed,
+                since: rfc3339(zero_unix_ms + p.since),
+                due: rfc3339(zero_unix_ms + p.due),
             }),
         })
         .collect();
@@ -771,6 +796,7 @@ mod tests {
             established: true,
             advertised,
             up_ms: None,
+            families: crate::model::Families::both(),
         }];
         step(s, Event::BgpView { peers }, at);
     }

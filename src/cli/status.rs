@@ -14,7 +14,8 @@ use crate::status::StatusDoc;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit status: 0 every VIP advertised or withdrawn, 1 a VIP in drift, 2 error \
-(daemon unreachable or not ready, FRR unreadable, bad flags)."
+(daemon unreachable or not ready, FRR unreadable, bad flags; with --oneshot, a VIP whose \
+class needs longer than --wait to be confirmed)."
 )]
 pub struct Args {
     /// A running daemon's HTTP endpoint: `http://HOST:PORT` or `HOST:PORT`.
@@ -29,6 +30,29 @@ pub struct Args {
     /// Kernel routing table (repeatable) [default: 198].
     #[arg(long = "table", value_name = "ID", requires = "oneshot")]
     tables: Vec<TableId>,
+    /// The daemon's TOML configuration file: a one-shot join judges with
+    /// the daemon's settings (its VIPs, graces, address rule); flags
+    /// override it.
+    #[arg(long, value_name = "FILE", requires = "oneshot")]
+    config: Option<PathBuf>,
+    /// A prefix to treat as a VIP even when no table holds it (repeatable),
+    /// as `ribbridge run --vip`.
+    #[arg(long = "vip", value_name = "PREFIX", requires = "oneshot")]
+    vips: Vec<crate::model::Prefix>,
+    /// As `ribbridge run --require-address` [default: true].
+    #[arg(long, value_name = "BOOL", requires = "oneshot")]
+    require_address: Option<bool>,
+    /// With --oneshot: how long to wait, at most, for what the views show
+    /// to last the daemon's grace before it is reported (a VIP whose class
+    /// needs longer is shown `unknown`, with what the views show and when
+    /// it would be reported, and the exit status is 2).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 10,
+        requires = "oneshot"
+    )]
+    wait: u64,
     /// Print the /status JSON document instead of a table.
     #[arg(long)]
     json: bool,
@@ -48,13 +72,25 @@ pub fn run(args: Args) -> ExitCode {
         let flags = Layer {
             frr_dir: args.frr_dir.clone(),
             tables: (!args.tables.is_empty()).then(|| args.tables.clone()),
+            vips: (!args.vips.is_empty()).then(|| args.vips.clone()),
+            require_address: args.require_address,
             ..Layer::default()
         };
-        let settings = match Settings::resolve(None, flags) {
+        let file = match &args.config {
+            Some(p) => match crate::config::load(p) {
+                Ok(l) => Some((p.as_path(), l)),
+                Err(e) => return super::fail_err(CMD, &e),
+            },
+            None => None,
+        };
+        let settings = match Settings::resolve(file, flags) {
             Ok(s) => s,
             Err(e) => return super::fail_err(CMD, &e),
         };
-        match rt.block_on(crate::daemon::oneshot(&settings)) {
+        match rt.block_on(crate::daemon::oneshot(
+            &settings,
+            Duration::from_secs(args.wait),
+        )) {
             Ok(d) => d,
             Err(e) => return super::fail_err(CMD, &e),
         }
@@ -82,6 +118,28 @@ pub fn run(args: Args) -> ExitCode {
         return super::fail(
             CMD,
             &format!("the daemon is not ready ({why}): what it cannot see is shown as unknown"),
+        );
+    }
+    // What a one-shot read could not wait for is not known yet.
+    if let Some(v) = doc
+        .vips
+        .iter()
+        .find(|v| v.pending.is_some() && v.state.class().is_none())
+    {
+        let p = v.pending.as_ref().map_or_else(String::new, |p| {
+            format!(
+                "{} since {}, reported at {} if it lasts",
+                p.state.name(),
+                p.since,
+                p.due
+            )
+        });
+        return super::fail(
+            CMD,
+            &format!(
+                "{} shows {p}: longer than --wait {} s; run again later, or with a longer --wait",
+                v.prefix, args.wait
+            ),
         );
     }
     if doc.drifting() {

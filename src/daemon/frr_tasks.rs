@@ -16,11 +16,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::owner::{Input, Source};
 use crate::config::Settings;
+use crate::frr::vty::json::Negotiated;
 use crate::frr::zapi::client::{self as zapi, ZapiConfig};
 use crate::frr::{Afi, VtyClient, ZapiEvent};
-use crate::model::PeerView;
 use crate::model::PrefixSet;
 use crate::model::intent::Family;
+use crate::model::{Families, PeerView};
 use crate::reconcile::Event;
 use crate::telemetry;
 
@@ -166,6 +167,9 @@ struct Poller {
     /// The established peers of the last bgpd view (whose outbound policy
     /// the probe reads).
     established: Vec<String>,
+    /// What each established session negotiated, read once per session
+    /// (keyed by the peer, with its `connectionsEstablished` count).
+    negotiated: BTreeMap<String, (Option<u64>, Negotiated)>,
 }
 
 /// One probe: what it read and, for each, the text without counters.
@@ -282,6 +286,7 @@ impl Poller {
             last_full: None,
             probe: None,
             established: Vec::new(),
+            negotiated: BTreeMap::new(),
         }
     }
 
@@ -491,14 +496,32 @@ impl Poller {
                         }
                     }
                 }
+                // Listed in this family's summary: activated in it; an
+                // established session carries it only if it negotiated it.
+                let family = match afi {
+                    Afi::Ipv4 => Family::Ipv4,
+                    Afi::Ipv6 => Family::Ipv6,
+                };
+                let carried = !established
+                    || self
+                        .negotiated(&name, p.connections_established)
+                        .await
+                        .is_none_or(|n| match family {
+                            Family::Ipv4 => n.ipv4_unicast,
+                            Family::Ipv6 => n.ipv6_unicast,
+                        });
                 let e = peers.entry(name.clone()).or_insert_with(|| PeerView {
                     peer: name,
                     established: false,
                     advertised: PrefixSet::default(),
                     up_ms: None,
+                    families: Families::NONE,
                 });
                 if established {
                     e.up_ms = e.up_ms.max(p.peer_uptime_msec);
+                }
+                if carried {
+                    e.families.insert(family);
                 }
                 e.established |= established;
                 e.advertised = std::mem::take(&mut e.advertised).union(advertised);
@@ -509,7 +532,32 @@ impl Poller {
             .filter(|p| p.established)
             .map(|p| p.peer.clone())
             .collect();
+        self.negotiated
+            .retain(|peer, _| peers.get(peer).is_some_and(|p| p.established));
         peers.into_values().collect()
+    }
+
+    /// What `peer`'s current session negotiated: read once per session
+    /// (`connections`, bgpd's count of its sessions, tells a new one).
+    /// None when it cannot be told (the read failed, or bgpd printed no
+    /// capabilities): the family is then taken as carried, as activated.
+    async fn negotiated(&mut self, peer: &str, connections: Option<u64>) -> Option<Negotiated> {
+        if let Some((at, n)) = self.negotiated.get(peer)
+            && *at == connections
+        {
+            return n.known.then_some(*n);
+        }
+        match self.bgpd.negotiated(peer).await {
+            Ok(n) => {
+                self.negotiated.insert(peer.to_string(), (connections, n));
+                n.known.then_some(n)
+            }
+            Err(e) => {
+                telemetry::frr_query_error("bgpd");
+                tracing::debug!(error = %e, peer, "bgpd: the session's families unavailable; taken as activated");
+                None
+            }
+        }
     }
 }
 

@@ -351,6 +351,10 @@ async fn shutdown_signal() -> Result<(), DaemonError> {
 }
 
 /// Build the join once, without a daemon (`ribbridge status --oneshot`).
-pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonError> {
-    owner::oneshot(s).await
+/// Waits at most `wait` for what the views show to last its grace.
+pub async fn oneshot(
+    s: &Settings,
+    wait: std::time::Duration,
+) -> Result<crate::status::StatusDoc, DaemonError> {
+    owner::oneshot(s, wait).await
 }

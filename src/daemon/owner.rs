@@ -746,38 +746,81 @@ async fn sleep(until: Option<Instant>) {
     }
 }
 
-/// Build the join once: one kernel dump, one ZAPI session until its dump is
-/// complete, one bgpd view; then classify with no grace.
-pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonError> {
+/// Build the join once, with the daemon's own core and graces: one kernel
+/// dump, one ZAPI session until its dump is complete, bgpd's view; then, as
+/// long as some VIP's views show a class its grace has not let through yet
+/// (a drift is reported only once it lasted and a later bgpd view confirms
+/// it) and at most `wait`, the kernel and bgpd read again at the core's own
+/// deadlines. A VIP still pending then is `unknown` with what the views
+/// show and when it would be reported ([`crate::status::PendingStatus`]):
+/// a one-shot read never picks a state its grace has not confirmed.
+pub async fn oneshot(
+    s: &Settings,
+    wait: std::time::Duration,
+) -> Result<crate::status::StatusDoc, DaemonError> {
     use crate::kernel::{ResyncReason, Watcher, WatcherConfig};
+    let start = Instant::now();
+    let zero_unix_ms = now_unix_ms();
+    let now = || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
     let mut w = Watcher::new(WatcherConfig {
         tables: s.tables.clone(),
         prefixes: super::mirrored_prefixes(s),
         ..WatcherConfig::default()
     })?;
-    let kernel_events = w.resync(ResyncReason::Startup).await?;
     let config = reconcile::Config {
-        grace_ms: 0,
         mode: crate::model::Mode::Observe,
         ..super::core_config(s)
     };
     let mut state = State::new(config, 0);
-    for ev in &kernel_events {
+    let mut wake: Option<Millis> = None;
+    // The core's deadlines are all a one-shot read executes of its actions.
+    let steps = |state: &mut State, wake: &mut Option<Millis>, e, at| {
+        for a in reconcile::step(state, e, at) {
+            if let reconcile::Action::WakeAt { at } = a {
+                *wake = Some(wake.map_or(at, |w: Millis| w.min(at)));
+            }
+        }
+    };
+    for ev in &w.resync(ResyncReason::Startup).await? {
         for e in translate::kernel(ev) {
-            reconcile::step(&mut state, e, 0);
+            steps(&mut state, &mut wake, e, now());
         }
     }
     let (release, events) = super::frr_tasks::zapi_snapshot(s).await?;
     let mut view = ZapiView::new(s.node_table());
     for ev in &events {
         for e in view.apply(ev) {
-            reconcile::step(&mut state, e, 0);
+            steps(&mut state, &mut wake, e, now());
         }
     }
-    for e in super::frr_tasks::poll_once(s).await {
-        reconcile::step(&mut state, e, 1);
+    drop(events);
+    let deadline = start + wait;
+    loop {
+        for e in super::frr_tasks::poll_once(s).await {
+            steps(&mut state, &mut wake, e, now());
+        }
+        let pending = state
+            .vips
+            .keys()
+            .filter_map(|k| reconcile::pending(&state, *k))
+            .map(|p| p.due)
+            .min();
+        let Some(due) = pending else { break };
+        // The next moment the core looks again: its own deadline, else the
+        // earliest due observation; never past the wait.
+        let next = wake.take().map_or(due, |w| w.min(due)).max(now() + 1);
+        let at = start + std::time::Duration::from_millis(next);
+        if at > deadline {
+            break;
+        }
+        tokio::time::sleep_until(at).await;
+        for ev in &w.resync(ResyncReason::Timer).await? {
+            for e in translate::kernel(ev) {
+                steps(&mut state, &mut wake, e, now());
+            }
+        }
+        steps(&mut state, &mut wake, reconcile::Event::Tick, now());
     }
-    drop(kernel_events);
     let hops = |t, p| {
         w.mirror()
             .route(t, p)
@@ -789,13 +832,12 @@ pub async fn oneshot(s: &Settings) -> Result<crate::status::StatusDoc, DaemonErr
         nexthops: &hops,
         detailed: &|_, _| true,
     };
-    Ok(crate::status::document(
-        &state,
-        Some(release),
-        (now_unix_ms(), 1),
-        &detail,
-        None,
-    ))
+    let mut doc =
+        crate::status::document(&state, Some(release), (zero_unix_ms, now()), &detail, None);
+    for v in doc.vips.iter_mut().filter(|v| v.pending.is_some()) {
+        v.state = crate::status::VipState::UNKNOWN;
+    }
+    Ok(doc)
 }
 
 /// A route's legs as a person names them: the gateway, else the device index.

@@ -77,7 +77,8 @@ pub fn classify(
     intent: Option<&Intent>,
 ) -> Class {
     // Iterated, not collected: a whole-view event classifies every VIP.
-    let established = || peers.iter().filter(|p| p.established);
+    // A peer counts only where its session carries the VIP's family.
+    let established = || peers.iter().filter(|p| p.carries(prefix));
     let sent = established().any(|p| p.advertised.contains(prefix));
     let zebra_has = vip.zebra || vip.zebra_table == Some(true);
     // What the configuration says (None: not read). Evaluated only where a
@@ -111,8 +112,8 @@ pub fn classify(
 }
 
 /// The policy denies the prefix: the redistribution's route-map does, or
-/// every established peer's outbound route-map does. An unknown verdict
-/// is no denial.
+/// the outbound policy of every established peer carrying its family
+/// does. An unknown verdict is no denial.
 fn denied(
     intent: Option<&Intent>,
     redistributed: Option<Option<Verdict<'_>>>,
@@ -126,7 +127,7 @@ fn denied(
         Some(Some(Verdict::Deny { .. })) => true,
         Some(Some(Verdict::Permit)) => peers
             .iter()
-            .filter(|p| p.established)
+            .filter(|p| p.carries(prefix))
             .all(|p| matches!(intent.sent_to(&p.peer, prefix), Verdict::Deny { .. })),
         _ => false,
     }
@@ -143,7 +144,7 @@ pub fn filtered_by(
     match intent.redistributed(table, prefix)? {
         v @ Verdict::Deny { .. } => Some(v.to_string()),
         Verdict::Permit => {
-            let mut established = peers.iter().filter(|p| p.established).peekable();
+            let mut established = peers.iter().filter(|p| p.carries(prefix)).peekable();
             established.peek()?;
             let mut first = None;
             for p in established {
@@ -260,6 +261,59 @@ route-map RM deny 20\nexit\n";
         assert_eq!(
             class(&v, vip(), &peers, Some(&nothing)),
             Class::Unconfigured
+        );
+    }
+
+    /// One session per family, as the enhancement's nodes run them: the
+    /// IPv4 neighbour's outbound route-map denies `192.0.2.11/32`.
+    const PER_FAMILY: &str = "router bgp 64512\n neighbor 198.18.1.1 remote-as 64500\n \
+neighbor 2001:db8:18:1::1 remote-as 64500\n address-family ipv4 unicast\n  \
+redistribute table-direct 198\n  neighbor 198.18.1.1 activate\n  \
+neighbor 198.18.1.1 route-map OUT4 out\n exit-address-family\n address-family ipv6 unicast\n  \
+redistribute table-direct 198\n  neighbor 2001:db8:18:1::1 activate\n exit-address-family\nexit\n!\n\
+ip prefix-list NOT seq 5 deny 192.0.2.11/32\nip prefix-list NOT seq 10 permit 0.0.0.0/0 le 32\n!\n\
+route-map OUT4 permit 10\n match ip address prefix-list NOT\nexit\n";
+
+    /// The two sessions of [`PER_FAMILY`]: the IPv4 one sent `sent`.
+    fn per_family(sent: &[Prefix]) -> [PeerView; 2] {
+        use crate::model::{Families, intent::Family};
+        let v4 = PeerView {
+            families: Families::only(Family::Ipv4),
+            ..peer(sent)
+        };
+        let v6 = PeerView {
+            peer: "2001:db8:18:1::1".into(),
+            families: Families::only(Family::Ipv6),
+            ..peer(&[])
+        };
+        [v4, v6]
+    }
+
+    #[test]
+    fn a_peer_counts_only_for_the_families_its_session_carries() {
+        let policy = intent::parse(PER_FAMILY, None);
+        let denied: Prefix = "192.0.2.11/32".parse().expect("prefix");
+        let v = seen(true, true);
+        let peers = per_family(&[vip()]);
+        // Denied toward the one IPv4 session: filtered, though the IPv6
+        // session's policy (none) would permit it, were it an IPv4 peer.
+        assert_eq!(class(&v, denied, &peers, Some(&policy)), Class::Filtered);
+        assert_eq!(
+            filtered_by(&policy, T, &denied, &peers).as_deref(),
+            Some("to 198.18.1.1: denied by route-map OUT4 (no entry matches: implicit deny)")
+        );
+        assert_eq!(class(&v, vip(), &peers, Some(&policy)), Class::Advertised);
+        // The IPv4 session down: no peer for an IPv4 VIP, whatever the IPv6
+        // session does.
+        let mut down = peers.clone();
+        down[0].established = false;
+        assert_eq!(class(&v, vip(), &down, Some(&policy)), Class::NoPeer);
+        // A session that did not negotiate IPv4 is no IPv4 peer either.
+        let mut unnegotiated = peers;
+        unnegotiated[0].families = crate::model::Families::NONE;
+        assert_eq!(
+            class(&v, vip(), &unnegotiated, Some(&policy)),
+            Class::NoPeer
         );
     }
 

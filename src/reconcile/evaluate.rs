@@ -99,42 +99,11 @@ pub(super) fn evaluate(
     if v.heal().in_flight && v.heal().fast {
         return false;
     }
-    let mut due = v.observed_since + grace;
-    // Sessions that have not sent bgpd's table yet (bgpd restarted, or
-    // this process started beside a bgpd that just did) miss every VIP:
-    // not a drift before the startup grace since they came up. Sessions
-    // that did send it (a kube-vip heartbeat on 8.4 drops an import under
-    // sessions that advertised it) get the plain grace.
-    if observed == Class::NotRedistributed {
-        // After a configuration change bgpd re-applies its route-maps when
-        // its delay timer fires, then coalesces: convergence, not drift.
-        if let Some(i) = state.intent.as_ref().filter(|_| state.intent_at > 0) {
-            due = due.max(state.intent_at + i.route_map_delay_ms + state.config.bgp_grace_ms);
-        }
-        if let Some(until) = initial_update_due(
-            &state.peers,
-            state.bgp_view_at,
-            &state.sent,
-            state.config.bgp_startup_grace_ms,
-        ) {
-            due = due.max(until);
-        }
-    }
-    if observed == Class::ZebraStale {
-        due = due.max(zebra_backlog_due(
-            &state.config,
-            state.zebra_withdrawn_at,
-            v.observed_since,
-        ));
-    }
-    if observed == Class::KernelOnly {
-        due = due.max(zebra_behind_due(
-            &state.config,
-            state.zebra_sent,
-            v.added_at.get(),
-            v.observed_since,
-        ));
-    }
+    let (since, added) = (v.observed_since, v.added_at.get());
+    let due = due_of(state, observed, grace, since, added);
+    let Some(v) = state.vips.get_mut(&key) else {
+        return false;
+    };
     // Every class reads the polled views (bgpd's peers, zebra's table): it
     // must rest on a poll taken after the observation began (consistent
     // classes, reported at once) or after the grace expired (drift).
@@ -197,6 +166,90 @@ pub(super) fn evaluate(
         return forget(state, key, now, actions);
     }
     false
+}
+
+/// When an observation of `observed` begun at `since` may be promoted
+/// (the VIP's route added to the kernel at `added`), its grace and bgpd's
+/// and zebra's own timers counted: the moment a daemon that kept seeing it
+/// would report it.
+fn due_of(
+    state: &State,
+    observed: Class,
+    grace: Millis,
+    since: Millis,
+    added: Option<Millis>,
+) -> Millis {
+    let mut due = since + grace;
+    // Sessions that have not sent bgpd's table yet (bgpd restarted, or
+    // this process started beside a bgpd that just did) miss every VIP:
+    // not a drift before the startup grace since they came up. Sessions
+    // that did send it (a kube-vip heartbeat on 8.4 drops an import under
+    // sessions that advertised it) get the plain grace.
+    if observed == Class::NotRedistributed {
+        // After a configuration change bgpd re-applies its route-maps when
+        // its delay timer fires, then coalesces: convergence, not drift.
+        if let Some(i) = state.intent.as_ref().filter(|_| state.intent_at > 0) {
+            due = due.max(state.intent_at + i.route_map_delay_ms + state.config.bgp_grace_ms);
+        }
+        if let Some(until) = initial_update_due(
+            &state.peers,
+            state.bgp_view_at,
+            &state.sent,
+            state.config.bgp_startup_grace_ms,
+        ) {
+            due = due.max(until);
+        }
+    }
+    if observed == Class::ZebraStale {
+        due = due.max(zebra_backlog_due(
+            &state.config,
+            state.zebra_withdrawn_at,
+            since,
+        ));
+    }
+    if observed == Class::KernelOnly {
+        due = due.max(zebra_behind_due(
+            &state.config,
+            state.zebra_sent,
+            added,
+            since,
+        ));
+    }
+    due
+}
+
+/// A VIP whose views show another class than the one reported, and when
+/// that class is due to be reported (if it lasts and a bgpd view taken
+/// then confirms it): what a one-shot reader cannot wait for, and what
+/// `/status` shows beside the reported state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pending {
+    /// The class the views show now.
+    pub observed: Class,
+    /// Since when.
+    pub since: Millis,
+    /// When it is reported, if it lasts.
+    pub due: Millis,
+}
+
+/// The VIP's [`Pending`] observation, if the views show another class than
+/// the reported one. Pure: the same rule `evaluate` promotes by.
+pub fn pending(state: &State, key: (TableId, Prefix)) -> Option<Pending> {
+    let v = state.vips.get(&key)?;
+    if v.observed == v.state || !state.ready() {
+        return None;
+    }
+    let grace = grace_of(&state.config, v.observed, v.zebra);
+    let due = if v.observed.is_consistent() {
+        v.observed_since
+    } else {
+        due_of(state, v.observed, grace, v.observed_since, v.added_at.get())
+    };
+    Some(Pending {
+        observed: v.observed,
+        since: v.observed_since,
+        due,
+    })
 }
 
 /// The backend is up and the VIP has been absent from every view for more

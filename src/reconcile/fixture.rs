@@ -29,6 +29,7 @@ pub(super) fn peer(sent: &[Prefix]) -> PeerView {
         established: true,
         advertised: sent.iter().copied().collect(),
         up_ms: None,
+        families: crate::model::Families::both(),
     }
 }
 

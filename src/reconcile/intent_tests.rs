@@ -33,6 +33,7 @@ fn peer(sent: &[Prefix]) -> PeerView {
         established: true,
         advertised: sent.iter().copied().collect(),
         up_ms: None,
+        families: crate::model::Families::both(),
     }
 }
 

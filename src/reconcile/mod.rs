@@ -80,6 +80,7 @@ mod withdraw;
 
 pub use classify::{Local, classify, filtered_by};
 pub use drain::{DRAIN_SETTLE_MS, DrainFile, DrainTrack, REAPPLY_RETRY_MS, Reapply};
+pub use evaluate::{Pending, pending};
 pub use policy::{HealAction, heal_policy};
 pub use step::step;
 pub use vocab::{

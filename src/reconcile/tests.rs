@@ -41,6 +41,7 @@ fn peer(sent: bool) -> PeerView {
             PrefixSet::default()
         },
         up_ms: None,
+        families: crate::model::Families::both(),
     }
 }
 

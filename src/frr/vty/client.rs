@@ -24,8 +24,8 @@ use tokio_util::codec::Framed;
 
 use super::codec::{VtyCodec, VtyError, VtyReply, check_command};
 use super::json::{
-    AdvertisedRoutes, BgpSummary, RouteTableView, TableMode, parse_route_table, parse_summary,
-    table_mode_from_config,
+    AdvertisedRoutes, BgpSummary, Negotiated, RouteTableView, TableMode, parse_negotiated,
+    parse_route_table, parse_summary, table_mode_from_config,
 };
 use super::scan::{KeyScan, KeysOf};
 use crate::frr::release::Release;
@@ -255,6 +255,18 @@ impl VtyClient {
         let cmd = format!("show bgp {} unicast summary json", afi_word(afi));
         let t = self.show_ok(&cmd).await?;
         parse_summary(&t).map_err(|error| VtyError::Json {
+            command: cmd,
+            error,
+        })
+    }
+
+    /// Which unicast families `peer`'s session negotiated (read once per
+    /// session by the poller: it changes only when the session does).
+    pub async fn negotiated(&self, peer: &str) -> Result<Negotiated, VtyError> {
+        check_peer(peer)?;
+        let cmd = format!("show bgp neighbors {peer} json");
+        let t = self.show_ok(&cmd).await?;
+        parse_negotiated(&t).map_err(|error| VtyError::Json {
             command: cmd,
             error,
         })

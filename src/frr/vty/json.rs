@@ -209,6 +209,50 @@ pub fn parse_route_prefixes(text: &str) -> Result<PrefixSet, JsonError> {
     super::scan::scan_text(text, super::scan::KeysOf::TopLevel)
 }
 
+/// Which unicast families one neighbour's session negotiated, from `show
+/// bgp neighbors PEER json` (its `neighborCapabilities.multiprotocolExtensions`:
+/// a family is negotiated when bgpd both advertised and received it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Negotiated {
+    /// bgpd printed the session's multiprotocol capabilities at all (an
+    /// established session does; without them nothing is known).
+    pub known: bool,
+    /// IPv4 unicast was advertised and received.
+    pub ipv4_unicast: bool,
+    /// IPv6 unicast was advertised and received.
+    pub ipv6_unicast: bool,
+}
+
+/// Parses `show bgp neighbors PEER json` down to what the session
+/// negotiated ([`Negotiated`]); a reply without the capabilities (the
+/// session is not established) is `known: false`, not an error.
+pub fn parse_negotiated(text: &str) -> Result<Negotiated, JsonError> {
+    let v: serde_json::Value = serde_json::from_str(text)?;
+    let Some(peer) = v
+        .as_object()
+        .and_then(|o| o.values().find(|p| p.is_object()))
+    else {
+        return Ok(Negotiated::default());
+    };
+    let Some(mp) = peer
+        .pointer("/neighborCapabilities/multiprotocolExtensions")
+        .and_then(serde_json::Value::as_object)
+    else {
+        return Ok(Negotiated::default());
+    };
+    let both = |key: &str| {
+        mp.get(key)
+            .and_then(|f| f.get("advertisedAndReceived"))
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false)
+    };
+    Ok(Negotiated {
+        known: true,
+        ipv4_unicast: both("ipv4Unicast"),
+        ipv6_unicast: both("ipv6Unicast"),
+    })
+}
+
 /// Parses a per-AFI BGP summary. bgpd prints `{}` when the AFI has no peers.
 pub fn parse_summary(text: &str) -> Result<BgpSummary, JsonError> {
     Ok(serde_json::from_str(text)?)
@@ -298,5 +342,29 @@ mod tests {
         assert_eq!(a.prefixes.len(), 2);
         assert!(a.prefixes.contains(&"10.0.0.0/8".parse().unwrap()));
         assert!(parse_advertised(r#"{"advertisedRoutes":{"x":{}}}"#).is_err());
+    }
+
+    #[test]
+    fn negotiated_families_of_a_neighbour() {
+        // The shape bgpd prints (`show bgp neighbors PEER json`), cut to
+        // the capabilities: IPv4 both ways, IPv6 only advertised by us.
+        let t = r#"{"198.18.1.1":{"remoteAs":64500,"bgpState":"Established",
+            "neighborCapabilities":{"4byteAs":"advertisedAndReceived",
+            "multiprotocolExtensions":{"ipv4Unicast":{"advertisedAndReceived":true},
+            "ipv6Unicast":{"advertised":true}}}}}"#;
+        let n = parse_negotiated(t).unwrap();
+        assert_eq!(
+            n,
+            Negotiated {
+                known: true,
+                ipv4_unicast: true,
+                ipv6_unicast: false
+            }
+        );
+        // Not established: no capabilities printed, nothing known.
+        let idle = r#"{"198.18.1.1":{"remoteAs":64500,"bgpState":"Active"}}"#;
+        assert!(!parse_negotiated(idle).unwrap().known);
+        assert!(!parse_negotiated("{}").unwrap().known);
+        assert!(parse_negotiated("not json").is_err());
     }
 }
