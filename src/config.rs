@@ -131,7 +131,8 @@ pub struct Layer {
     pub bmp_stale_secs: Option<u64>,
     /// The addresses routers may connect from (bmp vantage only; required).
     pub bmp_allow: Option<Vec<Prefix>>,
-    /// How long a router's peer may owe its End-of-RIB, seconds.
+    /// How long after a router's session starts its peers may owe their
+    /// End-of-RIB, seconds.
     pub bmp_sync_secs: Option<u64>,
     /// The most routers the station keeps.
     pub bmp_max_routers: Option<usize>,
@@ -156,7 +157,8 @@ pub struct Layer {
 pub struct BmpLimits {
     /// Where routers may connect from; anything else is refused at accept.
     pub allow: Vec<Prefix>,
-    /// How long a peer may owe its End-of-RIB, seconds.
+    /// How long after a router's session starts its peers may owe their
+    /// End-of-RIB, seconds.
     pub sync_secs: u64,
     /// Routers kept (synced, syncing and stale).
     pub max_routers: usize,

@@ -159,6 +159,9 @@ enum Role {
 struct Session {
     address: SocketAddr,
     role: Role,
+    /// When its first message (of any kind) came: the router it speaks
+    /// for is synced `--bmp-sync-secs` after it at the latest.
+    first: Option<Millis>,
 }
 
 /// What the station knows of a router beyond the view.
@@ -301,20 +304,24 @@ impl Station {
             Session {
                 address,
                 role: Role::Silent,
+                first: None,
             },
         );
     }
 
     /// The router `session` speaks for, if any: a silent session's
     /// Initiation, Peer Up or Route Monitoring claims its address's router.
-    fn speaker(&mut self, session: SessionId, message: &Message) -> Option<String> {
-        let s = self.sessions.get(&session)?;
+    /// `now` is when `message` came (the session's first message's time is
+    /// kept).
+    fn speaker(&mut self, session: SessionId, message: &Message, now: Millis) -> Option<String> {
+        let s = self.sessions.get_mut(&session)?;
+        let first = *s.first.get_or_insert(now);
         match &s.role {
             Role::Speaks(router) => Some(router.clone()),
             Role::Ignored => None,
             Role::Silent if creates_router(message) => {
                 let address = s.address;
-                self.claim(session, address)
+                self.claim(session, address, first)
             }
             Role::Silent => None,
         }
@@ -322,8 +329,9 @@ impl Station {
 
     /// A silent session's first router-making message: it speaks for its
     /// address's router unless the router's newest session was accepted
-    /// after it, or the router is new and the station is full.
-    fn claim(&mut self, session: SessionId, address: SocketAddr) -> Option<String> {
+    /// after it, or the router is new and the station is full. `first` is
+    /// when the session's first message came.
+    fn claim(&mut self, session: SessionId, address: SocketAddr, first: Millis) -> Option<String> {
         let name = address.ip().to_string();
         let role = match self.routers.get(&name) {
             None if self.routers.len() >= self.max_routers => {
@@ -348,13 +356,13 @@ impl Station {
             return None;
         }
         tracing::info!(%address, session, "bmp: a router connected");
-        self.adopt(&name, session, address);
+        self.adopt(&name, session, address, first);
         Some(name)
     }
 
     fn message(&mut self, session: SessionId, message: &Message, now: Millis) {
         self.out.push(Output::Message(kind(message)));
-        let Some(router) = self.speaker(session, message) else {
+        let Some(router) = self.speaker(session, message, now) else {
             return;
         };
         match message {
@@ -446,8 +454,9 @@ impl Station {
     /// `session` (accepted after every session that spoke for `name`) now
     /// speaks for `name` (its source address): a router that reconnected
     /// (restart, or a new session before the old one's end arrived) starts
-    /// from scratch.
-    fn adopt(&mut self, name: &str, session: SessionId, address: SocketAddr) {
+    /// from scratch, its sync fallback counted from `first` (the session's
+    /// first message), whatever its earlier sessions did.
+    fn adopt(&mut self, name: &str, session: SessionId, address: SocketAddr, first: Millis) {
         let mut anomalies_logged = BTreeSet::new();
         if let Some(old) = self.routers.get_mut(name) {
             if let Some(s) = old.session.and_then(|o| self.sessions.get_mut(&o)) {
@@ -462,7 +471,7 @@ impl Station {
             // Logged once per router, not once per session.
             anomalies_logged = std::mem::take(&mut old.anomalies_logged);
         }
-        self.view.session_up(name);
+        self.view.session_up_at(name, first);
         self.routers.insert(
             name.to_string(),
             Router {
@@ -516,8 +525,9 @@ impl Station {
         self.export_all(&name);
     }
 
-    /// The next time a router is due to be forgotten, a peer's dump
-    /// taken as complete or a peer's stale paths (graceful restart) ended.
+    /// The next time a router is due to be forgotten, synced by the
+    /// fallback (`--bmp-sync-secs` after its session's first message) or a
+    /// peer's stale paths (graceful restart) ended.
     pub fn next_deadline(&self) -> Option<Millis> {
         let forget = self.forgets.first().map(|(t, _)| *t);
         match (forget, self.view.next_deadline()) {
@@ -526,9 +536,10 @@ impl Station {
         }
     }
 
-    /// Take the peers that owe an End-of-RIB past `--bmp-sync-secs` as
-    /// dumped; end the stale paths whose time passed; forget the routers
-    /// stale for long enough.
+    /// Make the routers still syncing `--bmp-sync-secs` after their
+    /// session's first message synced (the peers that owe an End-of-RIB
+    /// taken as dumped); end the stale paths whose time passed; forget the
+    /// routers stale for long enough.
     pub fn expire(&mut self, now: Millis) {
         for e in self.view.expire(now) {
             let name = e.router;
@@ -541,7 +552,10 @@ impl Station {
             for prefix in &e.changed {
                 self.export(&name, prefix);
             }
-            if !e.late.is_empty() {
+            if e.synced {
+                if e.late.is_empty() {
+                    tracing::info!(router = %name, "bmp: no peer owed an End-of-RIB within --bmp-sync-secs of the session's first message; counting what the router sent");
+                }
                 tracing::info!(router = %name, state = %state_name(self.view.state(&name)), "bmp: router state");
             }
         }
@@ -1080,6 +1094,174 @@ mod tests {
         assert!(st.status(&|ms| ms).is_empty());
         assert!(st.not_ready().is_some_and(|w| w.contains("no router")));
         assert_eq!(st.next_deadline(), None);
+    }
+
+    /// A BGP peer of the reconnecting router (IOS XR-like: one End-of-RIB
+    /// per peer).
+    fn xr_peer(n: u8) -> crate::bmp::PeerKey {
+        crate::bmp::PeerKey {
+            address: std::net::IpAddr::from([198, 18, n, 2]),
+            distinguisher: 0,
+        }
+    }
+
+    fn xr_peer_up(n: u8) -> Message {
+        Message::PeerUp {
+            peer: xr_peer(n),
+            asn: 64512,
+            bgp_id: std::net::Ipv4Addr::new(198, 18, n, 2),
+            loc_rib: false,
+            families: vec![crate::bmp::Family::Ipv4],
+            graceful_restart: None,
+        }
+    }
+
+    /// Peer `n`'s post-policy route to the VIP, or (`end`) its IPv4
+    /// End-of-RIB.
+    fn xr_route(n: u8, end: bool) -> Message {
+        use crate::bmp::{EndOfRib, Family, Path, Rib};
+        Message::Route {
+            peer: xr_peer(n),
+            asn: 64512,
+            bgp_id: std::net::Ipv4Addr::new(198, 18, n, 2),
+            rib: Rib::PostPolicy,
+            announced: if end {
+                vec![]
+            } else {
+                vec![Path {
+                    prefix: vip(),
+                    path_id: None,
+                }]
+            },
+            withdrawn: vec![],
+            end_of_rib: end.then_some(EndOfRib::Unicast(Family::Ipv4)),
+            skipped: vec![],
+            anomalies: vec![],
+        }
+    }
+
+    /// When session 3 of [`two_sessions_then_a_third`] sends its first
+    /// message.
+    const THIRD_AT: Millis = 100_000;
+
+    /// One router's two sessions in turn, from the same address (as IOS XR
+    /// 7.4.1 reconnecting): each with Peer Ups and routes, peer 2 never
+    /// sending its End-of-RIB in session 1 (which ends before the fallback),
+    /// both paying in session 2; then session 3's `messages`, at
+    /// [`THIRD_AT`] plus each one's offset.
+    fn two_sessions_then_a_third(messages: Vec<(Millis, Message)>) -> Station {
+        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let from = "127.0.0.1:40000";
+        up_from(&mut st, 1, from);
+        for (at, m) in [
+            (0, initiation("xr")),
+            (10, xr_peer_up(1)),
+            (20, xr_peer_up(2)),
+            (30, xr_route(1, false)),
+            (40, xr_route(2, false)),
+            (50, xr_route(1, true)),
+        ] {
+            say(&mut st, 1, m, at);
+        }
+        assert_eq!(routers(&st), [(ROUTER.to_string(), "syncing".to_string())]);
+        end(&mut st, 1, "closed", 10_000);
+        up_from(&mut st, 2, from);
+        for (at, m) in [
+            (20_000, initiation("xr")),
+            (20_010, xr_peer_up(1)),
+            (20_020, xr_peer_up(2)),
+            (20_030, xr_route(1, false)),
+            (20_040, xr_route(2, false)),
+            (20_050, xr_route(1, true)),
+            (20_060, xr_route(2, true)),
+        ] {
+            say(&mut st, 2, m, at);
+        }
+        assert_eq!(st.view.paths(ROUTER, &vip()), Some(2), "session 2 synced");
+        end(&mut st, 2, "closed", 40_000);
+        assert_eq!(routers(&st), [(ROUTER.to_string(), "stale".to_string())]);
+        up_from(&mut st, 3, from);
+        for (offset, m) in messages {
+            say(&mut st, 3, m, THIRD_AT + offset);
+        }
+        st
+    }
+
+    /// The router's state and paths after the deadlines due at `now`.
+    fn at(st: &mut Station, now: Millis) -> (String, Option<u32>) {
+        st.expire(now);
+        let state = routers(st)
+            .into_iter()
+            .find(|(r, _)| r == ROUTER)
+            .map(|(_, s)| s)
+            .unwrap_or_default();
+        (state, st.view.paths(ROUTER, &vip()))
+    }
+
+    /// A router's third session: synced `--bmp-sync-secs` after that
+    /// session's first message, though a peer came up late in its dump and
+    /// no peer sent End-of-RIB; its paths counted.
+    #[test]
+    fn a_third_session_is_synced_the_sync_secs_after_its_first_message() {
+        let mut st = two_sessions_then_a_third(vec![
+            (0, initiation("xr")),
+            (2_000, xr_peer_up(1)),
+            (2_010, xr_route(1, false)),
+            // IOS XR brings its peers up one by one.
+            (20_000, xr_peer_up(2)),
+            (20_010, xr_route(2, false)),
+        ]);
+        assert_eq!(st.next_deadline(), Some(THIRD_AT + SYNC_PATIENCE_MS));
+        assert_eq!(
+            at(&mut st, THIRD_AT + SYNC_PATIENCE_MS - 1),
+            ("syncing".to_string(), None)
+        );
+        assert!(st.not_ready().is_some_and(|w| w.contains("1 syncing")));
+        assert_eq!(
+            at(&mut st, THIRD_AT + SYNC_PATIENCE_MS),
+            ("synced".to_string(), Some(2))
+        );
+        assert_eq!(st.not_ready(), None);
+        assert_eq!(st.view.counters().fallbacks, 2, "both peers late");
+        assert_eq!(st.next_deadline(), None);
+    }
+
+    /// A router's third session that brings no Peer Up (its BGP sessions
+    /// down), only its Initiation: synced with 0 paths at `--bmp-sync-secs`,
+    /// never syncing for ever.
+    #[test]
+    fn a_third_session_without_peer_up_is_synced_with_no_path() {
+        let mut st = two_sessions_then_a_third(vec![(0, initiation("xr"))]);
+        assert_eq!(st.next_deadline(), Some(THIRD_AT + SYNC_PATIENCE_MS));
+        assert_eq!(
+            at(&mut st, THIRD_AT + SYNC_PATIENCE_MS - 1),
+            ("syncing".to_string(), None)
+        );
+        assert_eq!(
+            at(&mut st, THIRD_AT + SYNC_PATIENCE_MS),
+            ("synced".to_string(), Some(0))
+        );
+        assert_eq!(st.not_ready(), None);
+        assert_eq!(st.view.counters().fallbacks, 0, "no peer owed");
+        assert_eq!(st.next_deadline(), None);
+    }
+
+    /// A router's third session whose every peer sends its End-of-RIB:
+    /// synced at once, no fallback pending.
+    #[test]
+    fn a_third_session_whose_peers_all_end_their_dump_is_synced_at_once() {
+        let mut st = two_sessions_then_a_third(vec![
+            (0, initiation("xr")),
+            (10, xr_peer_up(1)),
+            (20, xr_peer_up(2)),
+            (30, xr_route(1, false)),
+            (40, xr_route(2, false)),
+            (50, xr_route(1, true)),
+            (60, xr_route(2, true)),
+        ]);
+        assert_eq!(at(&mut st, THIRD_AT + 60), ("synced".to_string(), Some(2)));
+        assert_eq!(st.next_deadline(), None);
+        assert_eq!(st.view.counters().fallbacks, 0);
     }
 
     #[test]

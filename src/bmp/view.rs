@@ -17,7 +17,7 @@
 //!   Adj-RIB-Out (RFC 8671) never reaches the view (the decoder recognises
 //!   and drops it). `/metrics` and `/status` both read [`View::paths`].
 //! - **Known means known** (docs/BMP.md, "When counts are known"): after
-//!   [`View::session_up`] the router is `Syncing` and every count unknown.
+//!   [`View::session_up_at`] the router is `Syncing` and every count unknown.
 //!   1. *Opening*: Initiation, then a Peer Up for every BGP session
 //!      established at that moment. When the first other message comes and
 //!      no BGP session's Peer Up came before it (the router's own Loc-RIB
@@ -33,10 +33,15 @@
 //!      how routers that dump peer by peer and interleave (IOS XR, VRP,
 //!      Junos: one End-of-RIB per peer) are read: the first End-of-RIB is
 //!      not the router's.
-//!   3. *Fallback*: a peer that owes an End-of-RIB `patience` after it
-//!      started owing it is taken as dumped ([`View::expire`], counted in
-//!      [`Counters::fallbacks`]): RFC 7854 does not require End-of-RIB, and
-//!      a peer that never negotiated a family never sends one for it.
+//!   3. *Fallback*: `patience` after the session's first message (the
+//!      time given to [`View::session_up_at`]) a router still `Syncing` is
+//!      `Synced`, every peer that still owes an End-of-RIB taken as dumped
+//!      ([`View::expire`], counted in [`Counters::fallbacks`]): RFC 7854
+//!      does not require End-of-RIB, a peer that never negotiated a family
+//!      never sends one for it, and a session may bring no peer that owes
+//!      at all (no Peer Up, then silence). One deadline per session, set
+//!      when it starts: neither a peer coming up late in the dump nor an
+//!      earlier session of the router moves it.
 //! - [`View::session_down`] makes the router `Stale`: counts unknown, paths
 //!   kept for `/status` detail until [`View::forget`] or the next
 //!   `session_up`, which starts from nothing.
@@ -70,7 +75,8 @@ use crate::model::Prefix;
 /// Milliseconds on the station's clock (the owner's, passed in).
 pub type Millis = u64;
 
-/// How long a peer may owe its End-of-RIB before it is taken as dumped.
+/// How long after its session's first message a router is `Synced` though
+/// peers still owe their End-of-RIB (`--bmp-sync-secs`' default).
 pub const DEFAULT_PATIENCE_MS: Millis = 60_000;
 
 /// How long stale paths wait for the End-of-RIB of the re-established
@@ -114,7 +120,8 @@ pub struct Limits {
     pub peers_per_router: usize,
     /// Paths one router may hold for one VIP, over its RIBs.
     pub paths_per_vip: usize,
-    /// How long a peer may owe an End-of-RIB.
+    /// How long after its session's first message a router may be
+    /// `Syncing` (its peers owing End-of-RIBs).
     pub patience_ms: Millis,
 }
 
@@ -168,6 +175,9 @@ pub struct Expired {
     pub changed: Vec<Prefix>,
     /// The peers taken as dumped without their End-of-RIB.
     pub late: Vec<PeerKey>,
+    /// The router went `Synced` by the fallback (with or without `late`
+    /// peers: a session with no peer that owes is synced too).
+    pub synced: bool,
     /// The peers whose stale paths ended: their restart time (or the
     /// stale-path time, [`STALE_PATH_MS`]) passed.
     pub stale_ended: Vec<PeerKey>,
@@ -180,8 +190,6 @@ struct PeerInfo {
     up: bool,
     /// The families it owes an End-of-RIB for (only while up).
     owes: BTreeSet<Family>,
-    /// When it is taken as dumped, while it owes any.
-    deadline: Option<Millis>,
     /// Whether it has been told what it owes: at its BGP Peer Up, else
     /// (the Loc-RIB, a peer known only by its routes) at its first route
     /// during the dump.
@@ -327,8 +335,10 @@ struct Router {
     peers: BTreeMap<PeerKey, PeerInfo>,
     /// Per family: the peers that are up and owe its End-of-RIB.
     owing: BTreeMap<Family, usize>,
-    /// (deadline, peer) of every peer that owes.
-    deadlines: BTreeSet<(Millis, PeerKey)>,
+    /// When the router is `Synced` whatever its peers still owe: its
+    /// session's first message plus the patience (a deadline only while
+    /// it is `Syncing`).
+    sync_by: Millis,
     /// (end, peer) of every peer with stale paths.
     stale_deadlines: BTreeSet<(Millis, PeerKey)>,
     /// Per VIP, per RIB.
@@ -336,22 +346,24 @@ struct Router {
 }
 
 impl Router {
-    fn new() -> Router {
+    /// A router whose session started at `since` (its first message).
+    fn new(since: Millis, patience: Millis) -> Router {
         Router {
             down: false,
             phase: Phase::Opening(0),
             ribs: BTreeSet::new(),
             peers: BTreeMap::new(),
             owing: BTreeMap::new(),
-            deadlines: BTreeSet::new(),
+            sync_by: since.saturating_add(patience),
             stale_deadlines: BTreeSet::new(),
             paths: BTreeMap::new(),
         }
     }
 
-    /// The earliest deadline: an End-of-RIB owed or stale paths ending.
+    /// The earliest deadline: the sync fallback while `Syncing`, or stale
+    /// paths ending.
     fn next_deadline(&self) -> Option<Millis> {
-        let a = self.deadlines.first().map(|(t, _)| *t);
+        let a = (self.state() == RouterState::Syncing).then_some(self.sync_by);
         let b = self.stale_deadlines.first().map(|(t, _)| *t);
         match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -407,8 +419,9 @@ impl Router {
         self.known(prefix).then(|| self.count(prefix).1)
     }
 
-    /// `peer` owes an End-of-RIB for each of `families` from `now`.
-    fn owe(&mut self, peer: PeerKey, families: &BTreeSet<Family>, now: Millis, patience: Millis) {
+    /// `peer` owes an End-of-RIB for each of `families` (until it sends
+    /// them, goes down, or the router's `sync_by`).
+    fn owe(&mut self, peer: PeerKey, families: &BTreeSet<Family>) {
         let Some(p) = self.peers.get_mut(&peer) else {
             return;
         };
@@ -419,11 +432,6 @@ impl Router {
             if p.owes.insert(*f) {
                 *self.owing.entry(*f).or_default() += 1;
             }
-        }
-        if !p.owes.is_empty() && p.deadline.is_none() {
-            let at = now.saturating_add(patience);
-            p.deadline = Some(at);
-            self.deadlines.insert((at, peer));
         }
     }
 
@@ -444,11 +452,15 @@ impl Router {
                 *n = n.saturating_sub(1);
             }
         }
-        if p.owes.is_empty()
-            && let Some(at) = p.deadline.take()
-        {
-            self.deadlines.remove(&(at, *peer));
-        }
+    }
+
+    /// The peers that owe an End-of-RIB.
+    fn owing_peers(&self) -> Vec<PeerKey> {
+        self.peers
+            .iter()
+            .filter(|(_, p)| !p.owes.is_empty())
+            .map(|(k, _)| *k)
+            .collect()
     }
 
     /// The dump is over when nobody owes anything.
@@ -460,13 +472,7 @@ impl Router {
 
     /// Every peer's debt forgiven: the router is live.
     fn go_live(&mut self) {
-        let owing: Vec<PeerKey> = self
-            .peers
-            .iter()
-            .filter(|(_, p)| !p.owes.is_empty())
-            .map(|(k, _)| *k)
-            .collect();
-        for k in owing {
+        for k in self.owing_peers() {
             self.paid(&k, None);
         }
         self.phase = Phase::Live;
@@ -539,7 +545,8 @@ pub struct View {
     families: BTreeSet<Family>,
     limits: Limits,
     routers: BTreeMap<String, Router>,
-    /// (earliest deadline, router) of every router with a peer that owes.
+    /// (earliest deadline, router) of every router syncing or with stale
+    /// paths.
     deadlines: BTreeSet<(Millis, String)>,
     /// Routers per state, kept as they change.
     states: BTreeMap<RouterStateKey, usize>,
@@ -634,11 +641,23 @@ impl View {
         )
     }
 
-    /// A session from `router` started: its old view, if any, is dropped;
-    /// unknown until synced.
+    /// [`View::session_up_at`] at time 0: for replays that never call
+    /// [`View::expire`].
     pub fn session_up(&mut self, router: &str) {
+        self.session_up_at(router, 0);
+    }
+
+    /// A session from `router` started, its first message read at `now`:
+    /// its old view, if any, is dropped (with whatever an earlier session
+    /// owed or was due); unknown until synced, at the latest `patience`
+    /// after `now`.
+    pub fn session_up_at(&mut self, router: &str, now: Millis) {
         self.forget(router);
-        self.routers.insert(router.to_string(), Router::new());
+        let r = Router::new(now, self.limits.patience_ms);
+        if let Some(t) = r.next_deadline() {
+            self.deadlines.insert((t, router.to_string()));
+        }
+        self.routers.insert(router.to_string(), r);
         self.count_state(RouterState::Syncing, 1);
     }
 
@@ -650,10 +669,10 @@ impl View {
 
     /// Apply one decoded message of `router`'s session, read at `now`;
     /// returns the VIPs whose count, stale count or known-ness changed. A message for a
-    /// router with no session yet starts one.
+    /// router with no session yet starts one at `now`.
     pub fn apply_at(&mut self, router: &str, msg: &Message, now: Millis) -> Vec<Prefix> {
         if !self.routers.contains_key(router) {
-            self.session_up(router);
+            self.session_up_at(router, now);
         }
         let mut counters = self.counters;
         let out = self
@@ -664,15 +683,16 @@ impl View {
         out
     }
 
-    /// The earliest time a peer is due to be taken as dumped or stale
-    /// paths are due to end.
+    /// The earliest time a syncing router is due to be synced by the
+    /// fallback or stale paths are due to end.
     pub fn next_deadline(&self) -> Option<Millis> {
         self.deadlines.first().map(|(t, _)| *t)
     }
 
-    /// Takes every peer that still owes an End-of-RIB at `now` as dumped
-    /// and ends the stale paths whose time passed; returns what changed,
-    /// per router.
+    /// Makes every router still syncing past its session's patience
+    /// synced (the peers that still owe an End-of-RIB taken as dumped) and
+    /// ends the stale paths whose time passed; returns what changed, per
+    /// router.
     pub fn expire(&mut self, now: Millis) -> Vec<Expired> {
         let due: Vec<String> = self
             .deadlines
@@ -684,29 +704,30 @@ impl View {
         for name in due {
             let res = self.with_router(&name, |r, ctx| {
                 let before = snapshot(r, ctx.vips);
-                let late = due_peers(&r.deadlines, now);
-                for p in &late {
-                    r.paid(p, None);
-                }
+                // The session's patience is over: whatever its opening or
+                // dump still owes (or an opening no other message followed,
+                // with or without Peer Ups) is taken as complete.
+                let synced = r.state() == RouterState::Syncing && r.sync_by <= now;
+                let late = if synced {
+                    let late = r.owing_peers();
+                    r.go_live();
+                    late
+                } else {
+                    Vec::new()
+                };
                 let stale_ended = due_peers(&r.stale_deadlines, now);
                 for p in &stale_ended {
                     r.expire_stale(p);
                 }
-                // The peers of the opening owed and are paid: the opening is
-                // over even if no other message came (a router with nothing
-                // to send until its first statistics report).
-                if !late.is_empty() && matches!(r.phase, Phase::Opening(_)) {
-                    r.phase = Phase::Dumping;
-                }
-                r.settle();
-                (changed(r, before), late, stale_ended)
+                (changed(r, before), late, synced, stale_ended)
             });
-            if let Some((changed, late, stale_ended)) = res {
+            if let Some((changed, late, synced, stale_ended)) = res {
                 self.counters.fallbacks += late.len() as u64;
                 out.push(Expired {
                     router: name,
                     changed,
                     late,
+                    synced,
                     stale_ended,
                 });
             }
@@ -719,8 +740,7 @@ impl View {
     pub fn session_down(&mut self, router: &str) {
         self.with_router(router, |r, _| {
             r.down = true;
-            let owing: Vec<PeerKey> = r.deadlines.iter().map(|(_, p)| *p).collect();
-            for p in owing {
+            for p in r.owing_peers() {
                 r.paid(&p, None);
             }
             // Stale paths are kept for detail like the rest; nothing ends
@@ -854,7 +874,6 @@ fn peer_entry<'a>(
         bgp_id,
         up: true,
         owes: BTreeSet::new(),
-        deadline: None,
         claimed: false,
         dumped: BTreeSet::new(),
         gr: None,
@@ -873,7 +892,6 @@ fn apply(
     // Every VIP's count before, when the message may change known-ness
     // (few VIPs); the paths' own VIPs otherwise.
     let before = snapshot(r, ctx.vips);
-    let patience = ctx.limits.patience_ms;
     if let Phase::Opening(ups) = r.phase {
         match msg {
             Message::Initiation { .. } | Message::PeerUp { loc_rib: true, .. } => {}
@@ -926,7 +944,7 @@ fn apply(
                         .copied()
                         .filter(|f| ctx.families.contains(f))
                         .collect();
-                    r.owe(*peer, &owed, now, patience);
+                    r.owe(*peer, &owed);
                 }
             }
         }
@@ -984,7 +1002,7 @@ fn apply(
             if claim && dumping {
                 // A peer the router reports only by its routes (and the
                 // Loc-RIB once it sends any) dumps too.
-                r.owe(*peer, ctx.families, now, patience);
+                r.owe(*peer, ctx.families);
             }
             for fam in announced
                 .iter()
@@ -1435,6 +1453,7 @@ mod tests {
                 router: "r1".to_string(),
                 changed: vec![vip(), vip6()],
                 late: vec![peer(1)],
+                synced: true,
                 stale_ended: vec![],
             }]
         );
@@ -1529,6 +1548,49 @@ mod tests {
         assert_eq!(done[0].late, vec![peer(1), peer(2)]);
         assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
         assert_eq!(v.paths("r1", &vip()), Some(0));
+    }
+
+    #[test]
+    fn a_session_with_no_peer_that_owes_is_synced_at_the_patience_from_its_start() {
+        // Its first message at 5 s, then only what owes nothing: the
+        // Loc-RIB's Peer Up, a Peer Up of a family no VIP has; then silence.
+        let mut v = View::new([vip()]);
+        let start = 5_000;
+        v.apply_at(
+            "r1",
+            &Message::Initiation {
+                sys_name: None,
+                sys_descr: None,
+            },
+            start,
+        );
+        let loc = Message::PeerUp {
+            peer: loc_rib(),
+            asn: 64513,
+            bgp_id: Ipv4Addr::new(198, 18, 0, 1),
+            loc_rib: true,
+            families: vec![Family::Ipv4],
+            graceful_restart: None,
+        };
+        v.apply_at("r1", &loc, start + 10);
+        let v6_only = Message::PeerUp {
+            peer: peer(1),
+            asn: 64512,
+            bgp_id: Ipv4Addr::new(198, 18, 1, 2),
+            loc_rib: false,
+            families: vec![Family::Ipv6],
+            graceful_restart: None,
+        };
+        v.apply_at("r1", &v6_only, start + 20);
+        assert_eq!(v.next_deadline(), Some(start + DEFAULT_PATIENCE_MS));
+        assert!(v.expire(start + DEFAULT_PATIENCE_MS - 1).is_empty());
+        assert_eq!(state(&v, "r1"), Some(RouterState::Syncing));
+        let done = v.expire(start + DEFAULT_PATIENCE_MS);
+        assert_eq!(done.len(), 1);
+        assert!(done[0].synced && done[0].late.is_empty(), "{done:?}");
+        assert_eq!(state(&v, "r1"), Some(RouterState::Synced));
+        assert_eq!(v.paths("r1", &vip()), Some(0));
+        assert_eq!(v.next_deadline(), None);
     }
 
     // ---- Graceful restart (RFC 4724, RFC 8538) ----

@@ -103,8 +103,9 @@ pub struct Args {
     /// --vantage bmp): anything else is refused at accept.
     #[arg(long = "bmp-allow", value_name = "CIDR")]
     bmp_allow: Vec<Prefix>,
-    /// Seconds a router's BGP peer may owe its End-of-RIB before its dump
-    /// is taken as complete (--vantage bmp only) [default: 60].
+    /// Seconds after a router's BMP session starts before its initial dump
+    /// is taken as complete, End-of-RIBs or not (--vantage bmp only)
+    /// [default: 60].
     #[arg(long, value_name = "SECS")]
     bmp_sync_secs: Option<u64>,
     /// The most routers the station keeps (--vantage bmp only) [default: 256].
