@@ -68,6 +68,7 @@ fn state(n: usize) -> State {
                 established: true,
                 advertised: prefixes,
                 up_ms: None,
+                families: ribbridge::model::Families::both(),
             }],
         },
     ];

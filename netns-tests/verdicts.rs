@@ -104,12 +104,12 @@ async fn until_states(d: &Daemon, want: &[(&str, Class)]) -> StatusDoc {
 
 /// `ribbridge status --oneshot --json` in `ns` with the daemon's settings
 /// (`flags`); (document, exit code).
-async fn oneshot(lab: &Lab, ns: &str, flags: &[&str]) -> (StatusDoc, i32) {
+async fn oneshot(the_lab: &Lab, ns: &str, flags: &[&str]) -> (StatusDoc, i32) {
     let out = tokio::process::Command::new("ip")
         .args(["netns", "exec", ns])
         .arg(env!("CARGO_BIN_EXE_ribbridge"))
         .args(["status", "--oneshot", "--json", "--frr-dir"])
-        .arg(lab.sockdir(ns))
+        .arg(the_lab.sockdir(ns))
         .args(flags)
         .output()
         .await
@@ -163,7 +163,7 @@ fn same_join(daemon: &(StatusDoc, i32), once: &(StatusDoc, i32)) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn per_family_peers_and_one_join_frr_10_7() {
-    let lab = Lab::up("10.7", 1, &[RACED, DENIED, PERMITTED, NO_ADDRESS]);
+    let the_lab = Lab::up("10.7", 1, &[RACED, DENIED, PERMITTED, NO_ADDRESS]);
     vtysh("rb-node1", &OUT_DENY);
     let changed = Instant::now();
     for v in [DENIED, PERMITTED] {
@@ -174,7 +174,7 @@ async fn per_family_peers_and_one_join_frr_10_7() {
     let vips = ["--vip", DENIED, "--vip", PERMITTED];
     let mut args = vec!["--mode", "repair"];
     args.extend(vips);
-    let mut d = Daemon::start(&lab, "rb-node1", &args).await;
+    let mut d = Daemon::start(&the_lab, "rb-node1", &args).await;
     let doc = until_states(
         &d,
         &[(DENIED, Class::Filtered), (PERMITTED, Class::Advertised)],
@@ -249,7 +249,7 @@ async fn per_family_peers_and_one_join_frr_10_7() {
     lab(&["vip-add", "rb-node1", NO_ADDRESS, "--route-only"]);
     let mut args = vec!["--mode", "observe"];
     args.extend(flags);
-    let mut d = Daemon::start(&lab, "rb-node1", &args).await;
+    let mut d = Daemon::start(&the_lab, "rb-node1", &args).await;
     let settled = [
         (RACED, Class::Withdrawn),
         (DENIED, Class::Filtered),
@@ -257,7 +257,10 @@ async fn per_family_peers_and_one_join_frr_10_7() {
         (NO_ADDRESS, Class::Blackhole),
     ];
     until_states(&d, &settled).await;
-    same_join(&d.status().await, &oneshot(&lab, "rb-node1", &flags).await);
+    same_join(
+        &d.status().await,
+        &oneshot(&the_lab, "rb-node1", &flags).await,
+    );
 
     // zebra's lost route (FRRouting/frr#22654: route and address in one
     // netlink batch): kernel_only, which observe mode leaves.
@@ -271,24 +274,33 @@ async fn per_family_peers_and_one_join_frr_10_7() {
     let mut settled = settled;
     settled[0] = (RACED, Class::KernelOnly);
     until_states(&d, &settled).await;
-    same_join(&d.status().await, &oneshot(&lab, "rb-node1", &flags).await);
+    same_join(
+        &d.status().await,
+        &oneshot(&the_lab, "rb-node1", &flags).await,
+    );
     d.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_join_through_a_dropped_import_frr_8_4() {
-    let lab = Lab::up("8.4", 1, &[RACED]);
+    let the_lab = Lab::up("8.4", 1, &[RACED]);
     let flags = ["--vip", RACED];
     let mut args = vec!["--mode", "observe"];
     args.extend(flags);
-    let mut d = Daemon::start(&lab, "rb-node1", &args).await;
+    let mut d = Daemon::start(&the_lab, "rb-node1", &args).await;
     lab(&["vip-add", "rb-node1", RACED, "--route-only"]);
     until_states(&d, &[(RACED, Class::Advertised)]).await;
-    same_join(&d.status().await, &oneshot(&lab, "rb-node1", &flags).await);
+    same_join(
+        &d.status().await,
+        &oneshot(&the_lab, "rb-node1", &flags).await,
+    );
     // A realm replace drops 8.4's import: zebra's table keeps the route,
     // bgpd withdraws it.
     crate::support::drift_node1("8.4", &mut d).await;
     until_states(&d, &[(RACED, Class::NotRedistributed)]).await;
-    same_join(&d.status().await, &oneshot(&lab, "rb-node1", &flags).await);
+    same_join(
+        &d.status().await,
+        &oneshot(&the_lab, "rb-node1", &flags).await,
+    );
     d.stop().await;
 }

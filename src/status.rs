@@ -156,8 +156,10 @@ pub struct VipStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nexthops: Vec<String>,
     /// What bgpd's configuration says of it, when that explains the state:
-    /// the route-map entry that denies it (`filtered`), or that its table
-    /// is not redistributed in its family (`unconfigured`).
+    /// the route-map entry that denies it (`filtered`), that its table is
+    /// not redistributed in its family (`unconfigured`), or, for a VIP bgpd
+    /// does not send (`not_redistributed`), the route-map entry and the
+    /// construct ribbridge could not evaluate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     /// When the state began (RFC 3339, UTC).
@@ -496,6 +498,9 @@ fn policy(state: &State, table: TableId, prefix: &Prefix, class: Class) -> Optio
     let intent = state.intent.as_ref()?;
     match class {
         Class::Filtered => crate::reconcile::filtered_by(intent, table, prefix, &state.peers),
+        Class::NotRedistributed => {
+            crate::reconcile::policy_unknown(intent, table, prefix, &state.peers)
+        }
         Class::Unconfigured => Some(format!(
             "bgpd's configuration does not redistribute table {table} in {}",
             crate::model::intent::Family::of(prefix).name()

@@ -133,6 +133,36 @@ fn denied(
     }
 }
 
+/// Why bgpd's sending of a VIP cannot be judged from the policy: the
+/// redistribution's verdict is unknown, or it permits and no peer carrying
+/// the VIP's family has a permitting outbound policy while one has an
+/// unknown one. Its text names the route-map, the entry and the construct
+/// (for `/status`); None when the policy decides.
+pub fn policy_unknown(
+    intent: &Intent,
+    table: TableId,
+    prefix: &Prefix,
+    peers: &[PeerView],
+) -> Option<String> {
+    match intent.redistributed(table, prefix)? {
+        v @ Verdict::Unknown { .. } => Some(v.to_string()),
+        Verdict::Deny { .. } => None,
+        Verdict::Permit => {
+            let mut unknown = None;
+            for p in peers.iter().filter(|p| p.carries(prefix)) {
+                match intent.sent_to(&p.peer, prefix) {
+                    Verdict::Permit => return None,
+                    v @ Verdict::Unknown { .. } => {
+                        unknown.get_or_insert_with(|| format!("to {}: {v}", p.peer));
+                    }
+                    Verdict::Deny { .. } => {}
+                }
+            }
+            unknown
+        }
+    }
+}
+
 /// Why a VIP of `table` is `filtered`: the first denial its policy gives
 /// (for `/status`), or None when the policy does not deny it.
 pub fn filtered_by(

@@ -57,6 +57,27 @@ pub(super) fn decide_heal(
         h.last_result = Some(HealResult::ObserveOnly);
         return false;
     }
+    // A VIP bgpd does not send under a policy ribbridge cannot evaluate
+    // may be denied by it: one heal episode (an FRR bug is healed by it),
+    // then it is reported as such, never healed again while it lasts.
+    if h.attempts >= 1 {
+        let unknown = class == super::Class::NotRedistributed
+            && state
+                .intent
+                .as_ref()
+                .and_then(|i| super::policy_unknown(i, key.0, &key.1, &state.peers))
+                .is_some();
+        if unknown {
+            if let Some(v) = state.vips.get_mut(&key) {
+                v.heal_mut().last_result = Some(HealResult::PolicyUnknown);
+            }
+            return false;
+        }
+    }
+    let Some(v) = state.vips.get_mut(&key) else {
+        return false;
+    };
+    let h = v.heal_mut();
     // Given up: reported once for alerting, and healing goes on at the
     // capped backoff: the VIP is never left dark while a proven heal exists.
     if h.attempts >= max && !h.gave_up {
@@ -195,6 +216,11 @@ pub(super) fn triggered(state: &mut State, key: (TableId, Prefix), now: Millis) 
         return false;
     }
     let h = v.heal_mut();
+    // A policy ribbridge cannot evaluate is what keeps it out, not the
+    // trigger: a writer's beat does not re-arm its heal.
+    if h.last_result == Some(HealResult::PolicyUnknown) {
+        return false;
+    }
     h.attempts = 0;
     h.gave_up = false;
     h.done_at = now;

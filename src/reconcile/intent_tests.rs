@@ -121,6 +121,39 @@ fn run(s: &mut State, from: Millis, to: Millis, sent: &[Prefix]) -> Vec<Action> 
     out
 }
 
+/// As [`run`] with bgpd sending nothing, every heal asked answered as
+/// done at once (without effect on bgpd).
+fn run_healed(s: &mut State, from: Millis, to: Millis) -> Vec<Action> {
+    let mut out = Vec::new();
+    let mut t = from;
+    while t <= to {
+        let mut asked = run(s, t, t, &[]);
+        let done: Vec<Event> = asked
+            .iter()
+            .filter_map(|a| match a {
+                Action::Heal {
+                    table,
+                    prefix,
+                    action,
+                } => Some(Event::HealDone {
+                    table: *table,
+                    prefix: *prefix,
+                    action: *action,
+                    ok: true,
+                    detail: String::new(),
+                }),
+                _ => None,
+            })
+            .collect();
+        for e in done {
+            asked.extend(step(s, e, t + 1));
+        }
+        out.extend(asked);
+        t += 100;
+    }
+    out
+}
+
 fn heals(actions: &[Action]) -> usize {
     actions
         .iter()
@@ -185,6 +218,52 @@ fn a_drift_on_a_permitted_prefix_still_heals() {
     assert_eq!(state(&s, vip), Class::NotRedistributed);
     assert_eq!(drifts(&all), 1);
     assert!(heals(&all) >= 1, "{all:?}");
+}
+
+#[test]
+fn a_policy_that_cannot_be_evaluated_gets_one_heal_then_is_reported() {
+    // An entry ahead of the VIP's permit matches on what ribbridge does not
+    // evaluate (RPKI validity): the policy is unknown for every VIP.
+    let unknown = CONFIG.replace(
+        "route-map KUBE-VIP-ROUTES-V4 permit 10\n",
+        "route-map KUBE-VIP-ROUTES-V4 deny 5\n match rpki invalid\nexit\n!\n\
+route-map KUBE-VIP-ROUTES-V4 permit 10\n",
+    );
+    let mut s = ready(Config::default(), &unknown);
+    let vip = p("192.0.2.10/32");
+    let mut all = add(&mut s, 1_000, vip);
+    // bgpd never sends it, for two minutes (the capped backoff is 30 s).
+    all.extend(run_healed(&mut s, 1_000, 120_000));
+    assert_eq!(state(&s, vip), Class::NotRedistributed);
+    assert_eq!(heals(&all), 1, "one heal episode: {all:?}");
+    assert!(
+        !all.iter().any(|a| matches!(a, Action::GaveUp { .. })),
+        "{all:?}"
+    );
+    let v = &s.vips[&(T, vip)];
+    assert_eq!(v.heal().last_result, Some(HealResult::PolicyUnknown));
+    let why = policy_unknown(s.intent.as_ref().unwrap(), T, &vip, &s.peers);
+    assert!(
+        why.as_deref()
+            .is_some_and(|w| w.contains("KUBE-VIP-ROUTES-V4") && w.contains("seq 5")),
+        "{why:?}"
+    );
+    // A writer's beat does not re-arm it.
+    all = step(
+        &mut s,
+        Event::KernelReasserted {
+            table: T,
+            prefix: vip,
+        },
+        121_000,
+    );
+    all.extend(run_healed(&mut s, 121_000, 180_000));
+    assert_eq!(heals(&all), 0, "{all:?}");
+    // A permitted VIP bgpd does not send is a drift healed as before.
+    let mut s = ready(Config::default(), CONFIG);
+    add(&mut s, 1_000, vip);
+    let all = run_healed(&mut s, 1_000, 120_000);
+    assert!(heals(&all) > 1, "{all:?}");
 }
 
 #[test]

@@ -78,7 +78,7 @@ mod step;
 mod vocab;
 mod withdraw;
 
-pub use classify::{Local, classify, filtered_by};
+pub use classify::{Local, classify, filtered_by, policy_unknown};
 pub use drain::{DRAIN_SETTLE_MS, DrainFile, DrainTrack, REAPPLY_RETRY_MS, Reapply};
 pub use evaluate::{Pending, pending};
 pub use policy::{HealAction, heal_policy};

@@ -825,16 +825,22 @@ pub enum HealResult {
     NoSafeAction,
     /// Observe mode: the action was decided, not taken.
     ObserveOnly,
+    /// bgpd does not send the VIP, its policy could not be evaluated (a
+    /// construct ribbridge does not evaluate: `/status` names it), and one
+    /// heal did not change bgpd's answer: the policy may well deny it, so
+    /// it is reported, not healed again.
+    PolicyUnknown,
 }
 
 impl HealResult {
     /// Every result without a reason, for parsing.
-    const WORDS: [HealResult; 5] = [
+    const WORDS: [HealResult; 6] = [
         HealResult::Ok,
         HealResult::Healed,
         HealResult::GaveUp,
         HealResult::NoSafeAction,
         HealResult::ObserveOnly,
+        HealResult::PolicyUnknown,
     ];
 
     /// The snake_case name (`error` for an error, whose
@@ -847,6 +853,7 @@ impl HealResult {
             HealResult::GaveUp => "gave_up",
             HealResult::NoSafeAction => "no_safe_action",
             HealResult::ObserveOnly => "observe_only",
+            HealResult::PolicyUnknown => "policy_unknown",
         }
     }
 }
