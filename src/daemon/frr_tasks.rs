@@ -195,7 +195,7 @@ fn probe_targets(
     tables: &[u32],
     established: &[String],
 ) -> Vec<Probe> {
-    use crate::model::intent::{Match, OutFilter};
+    use crate::model::intent::Match;
     let mut maps = std::collections::BTreeSet::new();
     for r in intent
         .redistributions
@@ -216,7 +216,7 @@ fn probe_targets(
             .values()
             .chain(group.into_iter().flat_map(|g| g.out.values()))
         {
-            if let OutFilter::RouteMap(m) = f {
+            if let Some(m) = &f.route_map {
                 maps.insert(m.clone());
             }
         }

@@ -2,25 +2,48 @@
 //!
 //! Contract: plain data read from bgpd's (and, for `ip import-table`,
 //! zebra's) running configuration text by [`parse`] (like
-//! [`Release::from_show_version`](super::Release::from_show_version), a
-//! reading of FRR's text, no I/O), and a pure evaluator of it. The evaluator covers the subset FRR's renderers use (frr-k8s,
-//! `ribbridge render`): route-map entries in sequence order, permit or
-//! deny, `match ip|ipv6 address prefix-list P`, prefix-list entries with
-//! `ge`/`le`; `set` and `description` clauses do not change whether a
-//! route passes. Anything else the evaluation reaches (`continue`,
-//! `on-match`, `call`, another `match` kind, a route-map or prefix-list
-//! that is named but not defined, an outbound filter that is not a
-//! route-map) makes the answer [`Verdict::Unknown`], never a guess.
+//! [`Release::from_show_version`], a reading of FRR's text, no I/O), and a
+//! pure evaluator of it that answers as FRR does, each rule taken from
+//! FRR's source (the functions cited where each is implemented), or says
+//! [`Verdict::Unknown`] and names the [`Construct`] it does not evaluate:
+//! never a guess.
+//!
+//! Evaluated: route-map entries in sequence order, permit or deny, with
+//! their flow (`on-match next`, `on-match goto N` / `continue N`, `call
+//! NAME`) and the sets a later match reads (`set tag`, `set community`,
+//! `set comm-list ... delete`, `set large-community`, `set large-comm-list
+//! ... delete`); `match ip|ipv6 address prefix-list`, `match ip|ipv6
+//! address` (access-lists), `match tag`, `match source-protocol`, `match
+//! community` and `match large-community` (standard lists); a route-map or
+//! list named but not defined as FRR treats it. A neighbour's outbound
+//! policy: its own filters or its peer-group's, distribute-list,
+//! prefix-list, filter-list (on the empty AS path of a redistributed
+//! route) and route-map in bgpd's order, the well-known communities and
+//! RFC 8212. The rest ([`Construct`]) is unknown when the evaluation
+//! reaches it.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+mod attrs;
+mod eval;
+mod lists;
+mod outbound;
 mod read;
+mod verdict;
 
-pub use read::{imports, needs_zebra, parse};
+pub use attrs::Set;
+pub use lists::{
+    AccessEntry, AccessRule, AsPathEntry, CommunityEntry, CommunityKind, Large, ListEntry,
+    ListMode, Lists,
+};
+pub use read::{imports, needs_zebra, parse, realms_from_show_version};
+pub use verdict::{Construct, Denier, FilterKind, Verdict};
 
-use super::{Prefix, TableId, mask, max_len};
+use super::{Prefix, Release, TableId};
+use attrs::Attrs;
+use eval::{Eval, Hit};
 
 /// An address family of unicast routes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -80,8 +103,47 @@ pub enum Match {
         /// Its name.
         name: String,
     },
-    /// Any other match, as written: not evaluated.
+    /// `match ip|ipv6 address NAME` (an access-list).
+    AccessList {
+        /// The family of the access-list.
+        family: Family,
+        /// Its name.
+        name: String,
+    },
+    /// `match tag N` (`untagged`: 0).
+    Tag(u32),
+    /// `match source-protocol WORD`.
+    SourceProtocol(String),
+    /// `match community NAME [exact-match|any]`.
+    Community {
+        /// The community-list.
+        name: String,
+        /// How it compares.
+        #[serde(default)]
+        mode: ListMode,
+    },
+    /// `match large-community NAME [exact-match|any]`.
+    LargeCommunity {
+        /// The large-community-list.
+        name: String,
+        /// How it compares.
+        #[serde(default)]
+        mode: ListMode,
+    },
+    /// Any other match (or a line not recognised), as written: not
+    /// evaluated.
     Other(String),
+}
+
+/// A permit entry's exit policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnMatch {
+    /// `on-match next`: go on with the next entry.
+    Next,
+    /// `on-match goto N` (`continue N`): go on with the first entry whose
+    /// sequence is at least N.
+    Goto(u32),
 }
 
 /// One `route-map NAME permit|deny SEQ` entry.
@@ -94,74 +156,109 @@ pub struct MapEntry {
     /// Its match clauses (all must match; none matches every route).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matches: Vec<Match>,
-    /// A clause that changes the flow after a match (`continue`,
-    /// `on-match`, `call`), as written: a permit that reaches it is unknown.
+    /// Its sets that change an attribute a match reads, in the order the
+    /// configuration prints them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<Set>,
+    /// `call NAME`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flow: Option<String>,
+    pub call: Option<String>,
+    /// `on-match next|goto N` (`continue N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_match: Option<OnMatch>,
     /// Its `description` (the drain's entry is marked by one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
-/// One prefix-list entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ListEntry {
-    /// Its sequence number.
-    pub seq: u32,
-    /// `permit` (true) or `deny`.
-    pub permit: bool,
-    /// The prefix (`any` is the family's default route with `le` its
-    /// maximum length).
-    pub prefix: Prefix,
-    /// `ge N`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ge: Option<u8>,
-    /// `le N`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub le: Option<u8>,
-}
-
-impl ListEntry {
-    /// Whether `p` falls in this entry (its family, its range of lengths).
-    pub fn covers(&self, p: &Prefix) -> bool {
-        let e = &self.prefix;
-        if e.is_ipv4() != p.is_ipv4() || p.prefix_len() < e.prefix_len() {
-            return false;
-        }
-        if mask(p.addr(), e.prefix_len()) != e.addr() {
-            return false;
-        }
-        let (lo, hi) = match (self.ge, self.le) {
-            (None, None) => (e.prefix_len(), e.prefix_len()),
-            (ge, le) => (
-                ge.unwrap_or(e.prefix_len()),
-                le.unwrap_or(max_len(e.addr())),
-            ),
-        };
-        (lo..=hi).contains(&p.prefix_len())
-    }
-}
-
-/// A neighbour's outbound filter in one family.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutFilter {
+/// A neighbour's (or peer-group's) outbound filters in one family, as it
+/// sets them itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutPolicy {
     /// `neighbor X route-map M out`.
-    RouteMap(String),
-    /// Any other outbound filter (a prefix-list, a filter-list, a
-    /// distribute-list, or a route-map beside one), as written.
-    Other(String),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_map: Option<String>,
+    /// `neighbor X prefix-list L out`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_list: Option<String>,
+    /// `neighbor X distribute-list L out`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribute_list: Option<String>,
+    /// `neighbor X filter-list L out`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter_list: Option<String>,
+    /// Outbound options not evaluated (`advertise-map`, `unsuppress-map`,
+    /// `capability orf prefix-list`, `maximum-prefix-out`, `soo`), as
+    /// written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
 }
 
-/// One neighbour's (or peer-group's) outbound policy.
+/// `neighbor X remote-as ...`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoteAs {
+    /// An AS number.
+    Number(u32),
+    /// `internal`.
+    Internal,
+    /// `external`.
+    External,
+    /// `auto`, or another word.
+    Auto,
+}
+
+/// One neighbour's (or peer-group's) configuration, as far as its outbound
+/// policy goes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerPolicy {
     /// `neighbor X peer-group G`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// `neighbor X remote-as ...`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_as: Option<RemoteAs>,
+    /// `neighbor X local-as ...` is set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub local_as: bool,
+    /// `neighbor X oad` is set.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub oad: bool,
     /// The outbound filters per family.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub out: BTreeMap<Family, OutFilter>,
+    pub out: BTreeMap<Family, OutPolicy>,
+}
+
+/// One `aggregate-address` of the default instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Aggregate {
+    /// The family it sits in.
+    pub family: Family,
+    /// The aggregate.
+    pub prefix: Prefix,
+    /// `summary-only` or `suppress-map`: it suppresses routes it covers.
+    pub suppresses: bool,
+}
+
+/// The default BGP instance's settings the outbound checks read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BgpInstance {
+    /// `router bgp ASN`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asn: Option<u32>,
+    /// `bgp ebgp-requires-policy` in effect (the `frr defaults` profile's
+    /// default unless the configuration says; None: not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ebgp_requires_policy: Option<bool>,
+    /// `bgp confederation ...` is configured.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confederation: bool,
+    /// `bgp graceful-shutdown` (the instance's or the global one).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub graceful_shutdown: bool,
+    /// `aggregate-address` lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aggregates: Vec<Aggregate>,
 }
 
 /// bgpd's default route-map delay timer (`bgp route-map delay-timer`):
@@ -186,19 +283,38 @@ pub struct Intent {
     /// Route-maps by name, entries in sequence order.
     #[serde(default)]
     pub route_maps: BTreeMap<String, Vec<MapEntry>>,
-    /// `ip prefix-list`s by name, entries in sequence order.
+    /// `ip prefix-list`s by name, entries in sequence order (a list with
+    /// only a description: no entries).
     #[serde(default)]
     pub ip_prefix_lists: BTreeMap<String, Vec<ListEntry>>,
     /// `ipv6 prefix-list`s by name, entries in sequence order.
     #[serde(default)]
     pub ipv6_prefix_lists: BTreeMap<String, Vec<ListEntry>>,
+    /// The lists other than prefix-lists (access-lists, community-lists,
+    /// AS-path access-lists).
+    #[serde(default, skip_serializing_if = "Lists::is_empty")]
+    pub lists: Box<Lists>,
     /// Neighbours and peer-groups of the default instance.
     #[serde(default)]
     pub peers: BTreeMap<String, PeerPolicy>,
+    /// The default instance's settings.
+    #[serde(default)]
+    pub bgp: Box<BgpInstance>,
     /// `bgp route-map delay-timer`, in milliseconds (0: bgpd never
     /// re-applies a changed route-map on its own).
     #[serde(default = "default_delay")]
     pub route_map_delay_ms: u64,
+    /// The FRR release whose rules apply (the configuration's `frr
+    /// version` line; a caller may set it from `show version`). None: not
+    /// known, and what differs between releases is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<Release>,
+    /// Whether zebra was built with realm support (`--enable-realms`), so
+    /// that a kernel route's realm is its tag: set by the caller from
+    /// `show version` ([`realms_from_show_version`]); the running
+    /// configuration does not say. None: not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub realms: Option<bool>,
 }
 
 impl Default for Intent {
@@ -209,70 +325,14 @@ impl Default for Intent {
             route_maps: BTreeMap::new(),
             ip_prefix_lists: BTreeMap::new(),
             ipv6_prefix_lists: BTreeMap::new(),
+            lists: Box::default(),
             peers: BTreeMap::new(),
+            bgp: Box::default(),
             route_map_delay_ms: DEFAULT_ROUTE_MAP_DELAY_MS,
+            release: None,
+            realms: None,
         }
     }
-}
-
-/// The outcome of a policy for one prefix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict<'a> {
-    /// The policy lets the route through.
-    Permit,
-    /// The policy denies it: the route-map, and the entry that denied it
-    /// (None: no entry matched, the route-map's implicit deny).
-    Deny {
-        /// The route-map.
-        route_map: &'a str,
-        /// The denying entry's sequence.
-        seq: Option<u32>,
-    },
-    /// The policy cannot be evaluated here.
-    Unknown {
-        /// The route-map.
-        route_map: &'a str,
-        /// The entry the evaluation stopped at, if any.
-        seq: Option<u32>,
-        /// What stopped it.
-        why: &'static str,
-    },
-}
-
-impl std::fmt::Display for Verdict<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Verdict::Permit => f.write_str("permitted"),
-            Verdict::Deny {
-                route_map,
-                seq: Some(s),
-            } => write!(f, "denied by route-map {route_map} seq {s}"),
-            Verdict::Deny {
-                route_map,
-                seq: None,
-            } => write!(
-                f,
-                "denied by route-map {route_map} (no entry matches: implicit deny)"
-            ),
-            Verdict::Unknown {
-                route_map,
-                seq: Some(s),
-                why,
-            } => write!(f, "unknown: route-map {route_map} seq {s} {why}"),
-            Verdict::Unknown {
-                route_map,
-                seq: None,
-                why,
-            } => write!(f, "unknown: route-map {route_map} {why}"),
-        }
-    }
-}
-
-/// Whether a prefix-list permits, denies or cannot say.
-enum ListOutcome {
-    Permit,
-    Deny,
-    Undefined,
 }
 
 impl Intent {
@@ -296,79 +356,85 @@ impl Intent {
     /// the table is not redistributed in the prefix's family at all.
     pub fn redistributed(&self, table: TableId, prefix: &Prefix) -> Option<Verdict<'_>> {
         let r = self.redistribution(table, Family::of(prefix))?;
-        Some(match &r.route_map {
-            Some(m) => self.route_map(m, prefix),
-            None => Verdict::Permit,
-        })
+        Some(self.redistribute(r, prefix).0)
     }
 
-    /// The outbound policy of `peer` (its own, else its peer-group's) on
-    /// `prefix`. A peer the configuration does not name is unknown.
+    /// The outbound policy of `peer` (its own filters, else its
+    /// peer-group's) on `prefix`, as redistributed from whichever table
+    /// of the configuration brings it to BGP (two that permit it: an
+    /// attribute they give differently is unknown; none: every attribute
+    /// but the prefix is unknown). A peer the configuration does not name
+    /// is unknown.
     pub fn sent_to<'a>(&'a self, peer: &'a str, prefix: &Prefix) -> Verdict<'a> {
         let family = Family::of(prefix);
-        let Some(p) = self.peers.get(peer) else {
-            return Verdict::Unknown {
-                route_map: "",
-                seq: None,
-                why: "(the peer is not in the configuration)",
+        let mut source: Option<Attrs> = None;
+        for r in &self.redistributions {
+            if r.family != family || self.redistribution(r.table, family) != Some(r) {
+                continue;
+            }
+            let attrs = match self.redistribute(r, prefix) {
+                (Verdict::Permit, attrs) => attrs,
+                (Verdict::Deny { .. }, _) => continue,
+                (Verdict::Unknown { .. }, _) => Attrs::unknown(Construct::RouteSource),
             };
-        };
-        let filter = p.out.get(&family).or_else(|| {
-            p.group
-                .as_ref()
-                .and_then(|g| self.peers.get(g))
-                .and_then(|g| g.out.get(&family))
-        });
-        match filter {
-            None => Verdict::Permit,
-            Some(OutFilter::RouteMap(m)) => self.route_map(m, prefix),
-            Some(OutFilter::Other(_)) => Verdict::Unknown {
-                route_map: "",
-                seq: None,
-                why: "(an outbound filter other than a route-map)",
-            },
+            source = Some(match source {
+                Some(s) => s.merge(&attrs, Construct::RouteSource),
+                None => attrs,
+            });
         }
+        let attrs = source.unwrap_or_else(|| Attrs::unknown(Construct::RouteSource));
+        outbound::sent(self, peer, prefix, &attrs)
     }
 
-    /// A route-map's verdict on `prefix`.
-    pub fn route_map<'a>(&'a self, name: &'a str, prefix: &Prefix) -> Verdict<'a> {
-        let Some(entries) = self.route_maps.get(name) else {
-            return Verdict::Unknown {
-                route_map: name,
-                seq: None,
-                why: "is named but not defined",
-            };
+    /// The outbound policy of `peer` on `prefix` as redistributed from
+    /// `table` (unknown attributes if the table's redistribution does not
+    /// permit it or is not evaluated).
+    pub fn sent_from<'a>(&'a self, peer: &'a str, table: TableId, prefix: &Prefix) -> Verdict<'a> {
+        let attrs = match self
+            .redistribution(table, Family::of(prefix))
+            .map(|r| self.redistribute(r, prefix))
+        {
+            Some((Verdict::Permit, attrs)) => attrs,
+            _ => Attrs::unknown(Construct::RouteSource),
         };
-        for e in entries {
-            let Some(unknown) = self.matches(e, prefix) else {
-                continue;
-            };
-            if let Some(why) = unknown {
-                return Verdict::Unknown {
-                    route_map: name,
-                    seq: Some(e.seq),
-                    why,
-                };
-            }
-            if !e.permit {
-                return Verdict::Deny {
-                    route_map: name,
-                    seq: Some(e.seq),
-                };
-            }
-            if e.flow.is_some() {
-                return Verdict::Unknown {
-                    route_map: name,
-                    seq: Some(e.seq),
-                    why: "goes on after its permit (continue, on-match or call)",
-                };
-            }
-            return Verdict::Permit;
+        outbound::sent(self, peer, prefix, &attrs)
+    }
+
+    /// A route-map's verdict on `prefix`, as an outbound map (one not
+    /// defined denies); the route's attributes other than its prefix are
+    /// unknown.
+    pub fn route_map<'a>(&'a self, name: &'a str, prefix: &Prefix) -> Verdict<'a> {
+        let mut attrs = Attrs::unknown(Construct::RouteSource);
+        Eval {
+            intent: self,
+            prefix,
         }
-        Verdict::Deny {
-            route_map: name,
-            seq: None,
+        .route_map(name, &mut attrs)
+    }
+
+    /// The redistribution's verdict and the route's attributes after it
+    /// (as bgpd stores the path: its type, and the graceful-shutdown
+    /// community under `bgp graceful-shutdown`).
+    fn redistribute<'a>(&'a self, r: &'a Redistribute, prefix: &Prefix) -> (Verdict<'a>, Attrs) {
+        let mut attrs = Attrs::redistributed(
+            r.direct,
+            r.family,
+            self.realms,
+            self.release.map(|v| v >= Release::new(10, 2)),
+        );
+        let v = match &r.route_map {
+            Some(m) => Eval {
+                intent: self,
+                prefix,
+            }
+            .route_map(m, &mut attrs),
+            None => Verdict::Permit,
+        };
+        let mut attrs = attrs.stored(r.direct);
+        if self.bgp.graceful_shutdown {
+            attrs.add_gshut();
         }
+        (v, attrs)
     }
 
     /// The prefixes ribbridge's withdrawal prefix-lists hold (a VIP of a
@@ -400,265 +466,52 @@ impl Intent {
         if list.is_none_or(|l| !l.iter().any(|e| e.permit && e.prefix == *prefix)) {
             return false;
         }
-        let Some(entries) = self
-            .redistribution(table, Family::of(prefix))
-            .and_then(|r| r.route_map.as_ref())
-            .and_then(|m| self.route_maps.get(m))
-        else {
+        let Some(r) = self.redistribution(table, Family::of(prefix)) else {
+            return false;
+        };
+        let Some(entries) = r.route_map.as_ref().and_then(|m| self.route_maps.get(m)) else {
             return false;
         };
         fn mark(e: &MapEntry) -> Option<&str> {
             e.description.as_deref()
         }
+        let attrs = Attrs::redistributed(r.direct, r.family, self.realms, None);
+        let eval = Eval {
+            intent: self,
+            prefix,
+        };
         entries
             .iter()
             .filter(|e| e.permit || mark(e) != Some(super::DRAIN_MARK))
-            .find_map(|e| self.matches(e, prefix).map(|unknown| (e, unknown)))
-            .is_some_and(|(e, unknown)| {
-                unknown.is_none() && !e.permit && mark(e) == Some(super::WITHDRAW_MARK)
+            .map(|e| (e, eval.entry(e, &attrs)))
+            .find(|(_, hit)| *hit != Hit::No)
+            .is_some_and(|(e, hit)| {
+                hit == Hit::Yes && !e.permit && mark(e) == Some(super::WITHDRAW_MARK)
             })
     }
 
-    /// Whether entry `e` matches `prefix`: None, it does not; Some(None),
-    /// it does; Some(Some(why)), unknown, for the reason `why`.
-    fn matches(&self, e: &MapEntry, prefix: &Prefix) -> Option<Option<&'static str>> {
-        let mut unknown = None;
-        for m in &e.matches {
-            match m {
-                Match::PrefixList { family, name } => match self.list(*family, name, prefix) {
-                    ListOutcome::Permit => {}
-                    ListOutcome::Deny => return None,
-                    ListOutcome::Undefined => {
-                        unknown.get_or_insert("matches a prefix-list that is not defined");
-                    }
-                },
-                Match::Other(_) => {
-                    unknown.get_or_insert("has a match clause ribbridge does not evaluate");
-                }
-            }
-        }
-        Some(unknown)
-    }
-
-    fn list(&self, family: Family, name: &str, prefix: &Prefix) -> ListOutcome {
-        let lists = match family {
+    /// The prefix-lists of a family.
+    fn prefix_lists(&self, family: Family) -> &BTreeMap<String, Vec<ListEntry>> {
+        match family {
             Family::Ipv4 => &self.ip_prefix_lists,
             Family::Ipv6 => &self.ipv6_prefix_lists,
-        };
-        // A list of the other family never matches, defined or not.
-        if Family::of(prefix) != family {
-            return ListOutcome::Deny;
         }
-        let Some(entries) = lists.get(name).filter(|e| !e.is_empty()) else {
-            return ListOutcome::Undefined;
-        };
-        match entries.iter().find(|e| e.covers(prefix)) {
-            Some(e) if e.permit => ListOutcome::Permit,
-            _ => ListOutcome::Deny,
+    }
+
+    /// The access-lists of a family.
+    fn access_lists(&self, family: Family) -> &BTreeMap<String, Vec<AccessEntry>> {
+        match family {
+            Family::Ipv4 => &self.lists.ip_access,
+            Family::Ipv6 => &self.lists.ipv6_access,
         }
+    }
+
+    /// What community 0 (`internet`) means in a community-list: matches
+    /// every route before 9.1 (Some(true)), is 0:0 from 9.1 (Some(false)).
+    fn internet_rule(&self) -> Option<bool> {
+        self.release.map(|r| r < Release::new(9, 1))
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn p(s: &str) -> Prefix {
-        s.parse().unwrap()
-    }
-
-    fn entry(seq: u32, permit: bool, prefix: &str, ge: Option<u8>, le: Option<u8>) -> ListEntry {
-        ListEntry {
-            seq,
-            permit,
-            prefix: p(prefix),
-            ge,
-            le,
-        }
-    }
-
-    fn vip_map(intent: &mut Intent, name: &str, list: &str) {
-        intent.route_maps.insert(
-            name.to_string(),
-            vec![
-                MapEntry {
-                    seq: 10,
-                    permit: true,
-                    matches: vec![Match::PrefixList {
-                        family: Family::Ipv4,
-                        name: list.to_string(),
-                    }],
-                    flow: None,
-                    description: None,
-                },
-                MapEntry {
-                    seq: 20,
-                    permit: false,
-                    matches: vec![],
-                    flow: None,
-                    description: None,
-                },
-            ],
-        );
-    }
-
-    #[test]
-    fn ranges_follow_ge_and_le() {
-        let exact = entry(5, true, "192.0.2.0/24", None, None);
-        assert!(exact.covers(&p("192.0.2.0/24")));
-        assert!(!exact.covers(&p("192.0.2.10/32")));
-        let le = entry(5, true, "192.0.2.0/24", None, Some(32));
-        assert!(le.covers(&p("192.0.2.10/32")) && le.covers(&p("192.0.2.0/24")));
-        assert!(!le.covers(&p("192.0.3.10/32")));
-        let ge = entry(5, true, "10.0.0.0/8", Some(30), None);
-        assert!(ge.covers(&p("10.1.2.4/30")) && ge.covers(&p("10.1.2.4/32")));
-        assert!(!ge.covers(&p("10.1.0.0/16")));
-        let any = entry(5, true, "0.0.0.0/0", None, Some(32));
-        assert!(any.covers(&p("198.51.100.1/32")));
-        assert!(!any.covers(&p("2001:db8::1/128")));
-    }
-
-    #[test]
-    fn the_first_matching_entry_decides() {
-        let mut i = Intent::default();
-        vip_map(&mut i, "VIPS", "PL");
-        i.ip_prefix_lists.insert(
-            "PL".to_string(),
-            vec![
-                entry(5, false, "192.0.2.11/32", None, None),
-                entry(10, true, "192.0.2.0/24", None, Some(32)),
-            ],
-        );
-        assert_eq!(i.route_map("VIPS", &p("192.0.2.10/32")), Verdict::Permit);
-        // Denied by the prefix-list: the map's own deny 20 says no.
-        assert_eq!(
-            i.route_map("VIPS", &p("192.0.2.11/32")),
-            Verdict::Deny {
-                route_map: "VIPS",
-                seq: Some(20)
-            }
-        );
-        // An IPv6 prefix never matches an `ip` prefix-list.
-        assert_eq!(
-            i.route_map("VIPS", &p("2001:db8::1/128")),
-            Verdict::Deny {
-                route_map: "VIPS",
-                seq: Some(20)
-            }
-        );
-        // Without the deny entry, the implicit deny.
-        i.route_maps.get_mut("VIPS").unwrap().pop();
-        assert_eq!(
-            i.route_map("VIPS", &p("198.51.100.1/32")),
-            Verdict::Deny {
-                route_map: "VIPS",
-                seq: None
-            }
-        );
-    }
-
-    #[test]
-    fn what_is_not_evaluated_is_unknown_only_when_reached() {
-        let mut i = Intent::default();
-        vip_map(&mut i, "VIPS", "PL");
-        i.ip_prefix_lists.insert(
-            "PL".to_string(),
-            vec![entry(10, true, "192.0.2.10/32", None, None)],
-        );
-        // A `match tag` ahead of the permit: reached by every route.
-        let tag = MapEntry {
-            seq: 5,
-            permit: false,
-            matches: vec![Match::Other("match tag 7".to_string())],
-            flow: None,
-            description: None,
-        };
-        i.route_maps.get_mut("VIPS").unwrap().insert(0, tag.clone());
-        assert!(matches!(
-            i.route_map("VIPS", &p("192.0.2.10/32")),
-            Verdict::Unknown { seq: Some(5), .. }
-        ));
-        // Behind the permit: the permit decides first.
-        let m = i.route_maps.get_mut("VIPS").unwrap();
-        m.remove(0);
-        m.push(MapEntry { seq: 30, ..tag });
-        assert_eq!(i.route_map("VIPS", &p("192.0.2.10/32")), Verdict::Permit);
-        // A permit with `continue` is unknown; an undefined list or map too.
-        i.route_maps.get_mut("VIPS").unwrap()[0].flow = Some("continue".to_string());
-        assert!(matches!(
-            i.route_map("VIPS", &p("192.0.2.10/32")),
-            Verdict::Unknown { seq: Some(10), .. }
-        ));
-        assert!(matches!(
-            i.route_map("NOPE", &p("192.0.2.10/32")),
-            Verdict::Unknown { seq: None, .. }
-        ));
-        i.ip_prefix_lists.clear();
-        assert!(matches!(
-            i.route_map("VIPS", &p("192.0.2.10/32")),
-            Verdict::Unknown { seq: Some(10), .. }
-        ));
-    }
-
-    #[test]
-    fn redistribution_per_family_and_through_the_import() {
-        let mut i = Intent::default();
-        i.redistributions.push(Redistribute {
-            asn: 64512,
-            family: Family::Ipv4,
-            table: 198,
-            direct: false,
-            route_map: None,
-        });
-        assert_eq!(
-            i.redistributed(198, &p("192.0.2.10/32")),
-            Some(Verdict::Permit)
-        );
-        assert_eq!(i.redistributed(198, &p("2001:db8::10/128")), None);
-        assert_eq!(i.redistributed(199, &p("192.0.2.10/32")), None);
-        // zebra's configuration read and without the import: nothing flows.
-        i.imports = Some(vec![]);
-        assert_eq!(i.redistributed(198, &p("192.0.2.10/32")), None);
-        i.imports = Some(vec![(Family::Ipv4, 198)]);
-        assert!(i.redistributed(198, &p("192.0.2.10/32")).is_some());
-    }
-
-    #[test]
-    fn outbound_policy_of_a_peer_or_its_group() {
-        let mut i = Intent::default();
-        vip_map(&mut i, "OUT", "PL");
-        i.ip_prefix_lists.insert(
-            "PL".to_string(),
-            vec![entry(1, true, "192.0.2.10/32", None, None)],
-        );
-        let mut g = PeerPolicy::default();
-        g.out
-            .insert(Family::Ipv4, OutFilter::RouteMap("OUT".to_string()));
-        i.peers.insert("G".to_string(), g);
-        i.peers.insert(
-            "198.18.1.1".to_string(),
-            PeerPolicy {
-                group: Some("G".to_string()),
-                ..PeerPolicy::default()
-            },
-        );
-        i.peers
-            .insert("198.18.2.1".to_string(), PeerPolicy::default());
-        assert_eq!(
-            i.sent_to("198.18.1.1", &p("192.0.2.10/32")),
-            Verdict::Permit
-        );
-        assert!(matches!(
-            i.sent_to("198.18.1.1", &p("192.0.2.11/32")),
-            Verdict::Deny { .. }
-        ));
-        assert_eq!(
-            i.sent_to("198.18.2.1", &p("192.0.2.11/32")),
-            Verdict::Permit
-        );
-        assert!(matches!(
-            i.sent_to("198.18.9.9", &p("192.0.2.11/32")),
-            Verdict::Unknown { .. }
-        ));
-    }
-}
+mod tests;

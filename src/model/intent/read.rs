@@ -1,17 +1,25 @@
 //! bgpd's (and zebra's) running configuration (`show running-config`
 //! on their vty sockets) read as an [`Intent`]: which
 //! kernel tables are redistributed in which family, through which
-//! route-map, the route-maps and prefix-lists those name, each neighbour's
-//! outbound filter, and bgpd's route-map delay timer.
+//! route-map, the route-maps and the lists those name (prefix-lists,
+//! access-lists, community-lists, AS-path access-lists), each neighbour's
+//! outbound filters, the instance settings the outbound checks read, the
+//! release (`frr version`), and bgpd's route-map delay timer.
 //!
 //! Contract: pure text in, [`Intent`] out; lenient (a line it does not know
 //! is skipped, never an error: the evaluator then calls what it needed
-//! unknown). Only the default BGP instance is read: a `router bgp N vrf V`
-//! block is skipped, as are address families other than IPv4 and IPv6
-//! unicast.
+//! unknown; inside a route-map entry, such a line makes the entry unknown).
+//! Only the default BGP instance is read: a `router bgp N vrf V` block is
+//! skipped, as are address families other than IPv4 and IPv6 unicast.
 
-use super::{Family, Intent, ListEntry, MapEntry, Match, OutFilter, PeerPolicy, Redistribute};
-use crate::model::{Prefix, TableId};
+use std::net::{IpAddr, Ipv4Addr};
+
+use super::attrs::{parse_communities, parse_large};
+use super::{
+    AccessEntry, AccessRule, Aggregate, AsPathEntry, CommunityEntry, CommunityKind, Family, Intent,
+    ListEntry, ListMode, MapEntry, Match, OnMatch, Redistribute, RemoteAs, Set,
+};
+use crate::model::{Prefix, Release, TableId};
 
 /// Where a line sits.
 #[derive(Clone, Copy, PartialEq)]
@@ -26,11 +34,21 @@ enum Block {
     MapEntry,
 }
 
+/// What the reading collects beside the intent.
+#[derive(Default)]
+struct Reading {
+    /// `frr defaults PROFILE`.
+    profile: Option<String>,
+    /// `[no] bgp ebgp-requires-policy` of the instance.
+    requires_policy: Option<bool>,
+}
+
 /// bgpd's running configuration (`show running-config` on bgpd.vty) and,
 /// where a redistribution goes through zebra's import (`redistribute table
 /// N`), zebra's (`None`: not read, the imports are then assumed).
 pub fn parse(bgpd: &str, zebra: Option<&str>) -> Intent {
     let mut intent = Intent::default();
+    let mut reading = Reading::default();
     let mut block = Block::Top;
     let mut entry: Option<(String, MapEntry)> = None;
     for line in bgpd.lines() {
@@ -44,7 +62,7 @@ pub fn parse(bgpd: &str, zebra: Option<&str>) -> Intent {
                 intent.route_maps.entry(name).or_default().push(e);
             }
             block = Block::Top;
-            top_line(&mut intent, &w, &mut block, &mut entry);
+            top_line(&mut intent, &mut reading, &w, &mut block, &mut entry);
             continue;
         }
         match block {
@@ -55,7 +73,7 @@ pub fn parse(bgpd: &str, zebra: Option<&str>) -> Intent {
                 }
             }
             Block::Bgp(asn, family) => {
-                if let Some(f) = bgp_line(&mut intent, &w, asn, family) {
+                if let Some(f) = bgp_line(&mut intent, &mut reading, &w, asn, family) {
                     block = Block::Bgp(asn, f);
                 }
             }
@@ -69,10 +87,33 @@ pub fn parse(bgpd: &str, zebra: Option<&str>) -> Intent {
         entries.dedup_by_key(|e| e.seq);
     }
     for lists in [&mut intent.ip_prefix_lists, &mut intent.ipv6_prefix_lists] {
-        for entries in lists.values_mut() {
-            entries.sort_by_key(|e| e.seq);
-        }
+        lists.values_mut().for_each(|l| l.sort_by_key(|e| e.seq));
     }
+    for lists in [&mut intent.lists.ip_access, &mut intent.lists.ipv6_access] {
+        lists.values_mut().for_each(|l| l.sort_by_key(|e| e.seq));
+    }
+    for lists in [
+        &mut intent.lists.community,
+        &mut intent.lists.large_community,
+    ] {
+        lists.values_mut().for_each(|l| l.sort_by_key(|e| e.seq));
+    }
+    intent
+        .lists
+        .as_path
+        .values_mut()
+        .for_each(|l| l.sort_by_key(|e| e.seq));
+    // bgpd/bgp_vty.c, `FRR_CFG_DEFAULT_BOOL(BGP_EBGP_REQUIRES_POLICY, ...)`:
+    // off in the datacenter profile and for a configuration of a release
+    // before 7.4, on otherwise; the running configuration prints the line
+    // only when it differs.
+    let default = match reading.profile.as_deref() {
+        Some("datacenter") => Some(false),
+        _ if intent.release.is_some_and(|r| r < Release::new(7, 4)) => Some(false),
+        Some(_) => Some(true),
+        None => None,
+    };
+    intent.bgp.ebgp_requires_policy = reading.requires_policy.or(default);
     intent.imports = zebra.map(imports);
     intent
 }
@@ -83,16 +124,37 @@ pub fn needs_zebra(intent: &Intent) -> bool {
     intent.redistributions.iter().any(|r| !r.direct)
 }
 
+/// Whether zebra was built with realm support, from its `show version`
+/// ("configured with:" and the configure options): zebra/rt_netlink.c
+/// reads a kernel route's realm into its tag only under SUPPORT_REALMS,
+/// which configure defines for `--enable-realms`. None: the text does not
+/// list the options.
+pub fn realms_from_show_version(text: &str) -> Option<bool> {
+    let (_, options) = text.split_once("configured with:")?;
+    Some(options.split_whitespace().any(|o| {
+        matches!(
+            o.trim_matches('\''),
+            "--enable-realms" | "--enable-realms=yes"
+        )
+    }))
+}
+
 fn top_line(
     intent: &mut Intent,
+    reading: &mut Reading,
     w: &[&str],
     block: &mut Block,
     entry: &mut Option<(String, MapEntry)>,
 ) {
     match w {
+        ["frr", "version", v, ..] => intent.release = Release::parse(v),
+        ["frr", "defaults", p] => reading.profile = Some((*p).to_string()),
         ["router", "bgp", asn] => {
             *block = match asn.parse() {
-                Ok(asn) => Block::Bgp(asn, None),
+                Ok(asn) => {
+                    intent.bgp.asn.get_or_insert(asn);
+                    Block::Bgp(asn, None)
+                }
                 Err(_) => Block::Skipped,
             }
         }
@@ -105,7 +167,9 @@ fn top_line(
                         seq,
                         permit: *action == "permit",
                         matches: Vec::new(),
-                        flow: None,
+                        sets: Vec::new(),
+                        call: None,
+                        on_match: None,
                         description: None,
                     },
                 ));
@@ -118,11 +182,54 @@ fn top_line(
             } else {
                 (Family::Ipv6, &mut intent.ipv6_prefix_lists)
             };
-            let Some(e) = list_entry(family, rest) else {
-                return;
-            };
-            lists.entry((*name).to_string()).or_default().push(e);
+            let list = lists.entry((*name).to_string());
+            if let ["description", ..] = rest {
+                // A list with only a description exists, without entries.
+                list.or_default();
+            } else if let Some(e) = list_entry(family, rest) {
+                list.or_default().push(e);
+            }
         }
+        ["access-list", name, rest @ ..] => {
+            access_line(&mut intent.lists.ip_access, Family::Ipv4, name, rest)
+        }
+        ["ipv6", "access-list", name, rest @ ..] => {
+            access_line(&mut intent.lists.ipv6_access, Family::Ipv6, name, rest)
+        }
+        [
+            "bgp",
+            kind @ ("community-list" | "large-community-list"),
+            rest @ ..,
+        ] => {
+            let large = *kind == "large-community-list";
+            if let Some((name, e)) = community_line(rest, large) {
+                let lists = if large {
+                    &mut intent.lists.large_community
+                } else {
+                    &mut intent.lists.community
+                };
+                lists.entry(name).or_default().push(e);
+            }
+        }
+        ["bgp", "as-path", "access-list", name, rest @ ..] => {
+            let (seq, rest) = match rest {
+                ["seq", n, rest @ ..] => (n.parse().ok(), rest),
+                _ => (Some(0), rest),
+            };
+            if let (Some(seq), [action @ ("permit" | "deny"), re @ ..]) = (seq, rest) {
+                intent
+                    .lists
+                    .as_path
+                    .entry((*name).to_string())
+                    .or_default()
+                    .push(AsPathEntry {
+                        seq,
+                        permit: *action == "permit",
+                        regex: re.join(" "),
+                    });
+            }
+        }
+        ["bgp", "graceful-shutdown"] => intent.bgp.graceful_shutdown = true,
         ["bgp", "route-map", "delay-timer", n] => {
             if let Ok(secs) = n.parse::<u64>() {
                 intent.route_map_delay_ms = secs.saturating_mul(1_000);
@@ -138,8 +245,8 @@ fn list_entry(family: Family, w: &[&str]) -> Option<ListEntry> {
         return None;
     };
     let (prefix, mut le) = if *what == "any" {
-        let (addr, max): (std::net::IpAddr, u8) = match family {
-            Family::Ipv4 => (std::net::Ipv4Addr::UNSPECIFIED.into(), 32),
+        let (addr, max): (IpAddr, u8) = match family {
+            Family::Ipv4 => (Ipv4Addr::UNSPECIFIED.into(), 32),
             Family::Ipv6 => (std::net::Ipv6Addr::UNSPECIFIED.into(), 128),
         };
         (Prefix::new(addr, 0).ok()?, Some(max))
@@ -165,10 +272,97 @@ fn list_entry(family: Family, w: &[&str]) -> Option<ListEntry> {
     })
 }
 
+/// `access-list NAME seq N permit|deny ...` (lib/filter_cli.c,
+/// `access_list_show`: the zebra form `PREFIX [exact-match]` or `any`; the
+/// Cisco forms `A.B.C.D` for a host, `A.B.C.D W.W.W.W`, `ip ...` extended)
+/// and `access-list NAME remark ...` (the list exists, entries or not).
+fn access_line(
+    lists: &mut std::collections::BTreeMap<String, Vec<AccessEntry>>,
+    family: Family,
+    name: &str,
+    w: &[&str],
+) {
+    let list = lists.entry(name.to_string()).or_default();
+    let ["seq", seq, action @ ("permit" | "deny"), rest @ ..] = w else {
+        return;
+    };
+    let Ok(seq) = seq.parse() else {
+        return;
+    };
+    let zebra = |s: &str, exact| {
+        s.parse::<Prefix>()
+            .ok()
+            .filter(|p| Family::of(p) == family && s.contains('/'))
+            .map(|prefix| AccessRule::Prefix { prefix, exact })
+    };
+    // The Cisco forms are IPv4 only on 8.4; the IPv6 ones of later
+    // releases stay unparsed.
+    let v4 = |s: &str| {
+        (family == Family::Ipv4)
+            .then(|| s.parse::<Ipv4Addr>().ok())
+            .flatten()
+    };
+    let rule = match rest {
+        ["any"] => Some(AccessRule::Any),
+        [p, "exact-match"] => zebra(p, true),
+        [p] => zebra(p, false).or_else(|| v4(p).map(AccessRule::Host)),
+        ["host", a] => v4(a).map(AccessRule::Host),
+        [a, m] => v4(a)
+            .zip(v4(m))
+            .map(|(addr, wildcard)| AccessRule::Network { addr, wildcard }),
+        _ => None,
+    }
+    .unwrap_or_else(|| AccessRule::Unparsed(rest.join(" ")));
+    list.push(AccessEntry {
+        seq,
+        permit: *action == "permit",
+        rule,
+    });
+}
+
+/// `bgp [large-]community-list standard|expanded NAME seq N permit|deny
+/// ...` or `bgp [large-]community-list NUMBER seq N ...` (1-99 standard,
+/// 100-500 expanded): bgpd/bgp_vty.c, `community_list_config_write`.
+fn community_line(w: &[&str], large: bool) -> Option<(String, CommunityEntry)> {
+    let (expanded, name, rest) = match w {
+        [style @ ("standard" | "expanded"), name, rest @ ..] => (*style == "expanded", *name, rest),
+        [num, rest @ ..] => match num.parse::<u32>().ok()? {
+            1..=99 => (false, *num, rest),
+            100..=500 => (true, *num, rest),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let ["seq", seq, action @ ("permit" | "deny"), vals @ ..] = rest else {
+        return None;
+    };
+    let text = vals.join(" ");
+    let kind = if expanded {
+        CommunityKind::Expanded(text)
+    } else if large {
+        parse_large(&text).map_or(CommunityKind::Unparsed(text), |v| {
+            CommunityKind::Large(v.into_iter().collect())
+        })
+    } else {
+        parse_communities(&text).map_or(CommunityKind::Unparsed(text), |v| {
+            CommunityKind::Standard(v.into_iter().collect())
+        })
+    };
+    Some((
+        name.to_string(),
+        CommunityEntry {
+            seq: seq.parse().ok()?,
+            permit: *action == "permit",
+            kind,
+        },
+    ))
+}
+
 /// A line inside `router bgp ASN`; returns the family block it opens or
 /// closes, if it does.
 fn bgp_line(
     intent: &mut Intent,
+    reading: &mut Reading,
     w: &[&str],
     asn: u32,
     family: Option<Family>,
@@ -177,6 +371,10 @@ fn bgp_line(
         ["address-family", "ipv4", "unicast"] => return Some(Some(Family::Ipv4)),
         ["address-family", "ipv6", "unicast"] => return Some(Some(Family::Ipv6)),
         ["address-family", ..] | ["exit-address-family"] => return Some(None),
+        ["bgp", "ebgp-requires-policy"] => reading.requires_policy = Some(true),
+        ["no", "bgp", "ebgp-requires-policy"] => reading.requires_policy = Some(false),
+        ["bgp", "confederation", ..] => intent.bgp.confederation = true,
+        ["bgp", "graceful-shutdown"] => intent.bgp.graceful_shutdown = true,
         [
             "redistribute",
             kind @ ("table" | "table-direct"),
@@ -186,10 +384,12 @@ fn bgp_line(
             let (Some(family), Ok(table)) = (family, n.parse::<TableId>()) else {
                 return None;
             };
-            let route_map = match rest {
-                ["route-map", m, ..] => Some((*m).to_string()),
-                _ => None,
-            };
+            // `redistribute table-direct N [metric M] [route-map R]`: the
+            // metric, when set, comes first.
+            let route_map = rest
+                .windows(2)
+                .find(|p| p[0] == "route-map")
+                .map(|p| p[1].to_string());
             intent.redistributions.push(Redistribute {
                 asn,
                 family,
@@ -198,72 +398,154 @@ fn bgp_line(
                 route_map,
             });
         }
-        ["neighbor", peer, "peer-group", group] => {
-            peer_of(intent, peer).group = Some((*group).to_string());
-        }
-        ["neighbor", peer, "peer-group"] | ["neighbor", peer, "remote-as", ..] => {
-            peer_of(intent, peer);
-        }
-        ["neighbor", peer, "route-map", m, "out"] => {
-            if let Some(f) = family {
-                let out = &mut peer_of(intent, peer).out;
-                match out.get(&f) {
-                    Some(OutFilter::Other(_)) => {}
-                    _ => {
-                        out.insert(f, OutFilter::RouteMap((*m).to_string()));
-                    }
-                }
+        ["aggregate-address", p, rest @ ..] => {
+            if let (Some(family), Ok(prefix)) = (family, p.parse::<Prefix>()) {
+                intent.bgp.aggregates.push(Aggregate {
+                    family,
+                    prefix,
+                    suppresses: rest
+                        .iter()
+                        .any(|o| matches!(*o, "summary-only" | "suppress-map")),
+                });
             }
         }
-        [
-            "neighbor",
-            peer,
-            kind @ ("prefix-list" | "filter-list" | "distribute-list"),
-            _,
-            "out",
-        ] => {
-            if let Some(f) = family {
-                peer_of(intent, peer)
-                    .out
-                    .insert(f, OutFilter::Other(format!("{kind} out")));
-            }
-        }
+        ["neighbor", peer, rest @ ..] => neighbor_line(intent, peer, rest, family),
         _ => {}
     }
     None
 }
 
-fn peer_of<'a>(intent: &'a mut Intent, peer: &str) -> &'a mut PeerPolicy {
-    intent.peers.entry(peer.to_string()).or_default()
+/// `neighbor X ...` inside `router bgp ASN` (in `family`, if any).
+fn neighbor_line(intent: &mut Intent, peer: &str, w: &[&str], family: Option<Family>) {
+    let p = intent.peers.entry(peer.to_string()).or_default();
+    let w = match w {
+        ["interface", rest @ ..] => rest,
+        _ => w,
+    };
+    match w {
+        ["peer-group", group] => p.group = Some((*group).to_string()),
+        ["remote-as", how, ..] => {
+            p.remote_as = Some(match *how {
+                "internal" => RemoteAs::Internal,
+                "external" => RemoteAs::External,
+                n => n.parse().map_or(RemoteAs::Auto, RemoteAs::Number),
+            });
+        }
+        ["local-as", ..] => p.local_as = true,
+        ["oad"] => p.oad = true,
+        _ => {
+            let Some(f) = family else {
+                return;
+            };
+            let out = p.out.entry(f).or_default();
+            match w {
+                ["route-map", m, "out"] => out.route_map = Some((*m).to_string()),
+                ["prefix-list", l, "out"] => out.prefix_list = Some((*l).to_string()),
+                ["distribute-list", l, "out"] => out.distribute_list = Some((*l).to_string()),
+                ["filter-list", l, "out"] => out.filter_list = Some((*l).to_string()),
+                [
+                    "unsuppress-map" | "advertise-map" | "maximum-prefix-out" | "soo",
+                    ..,
+                ]
+                | ["capability", "orf", ..] => out.options.push(w.join(" ")),
+                _ => {}
+            }
+            if *out == Default::default() {
+                p.out.remove(&f);
+            }
+        }
+    }
 }
 
 /// A line inside a route-map entry.
 fn map_line(e: &mut MapEntry, w: &[&str]) {
-    match w {
+    let family = |afi: &str| {
+        if afi == "ip" {
+            Family::Ipv4
+        } else {
+            Family::Ipv6
+        }
+    };
+    let mode = |m: &[&str]| match m {
+        [] => Some(ListMode::Subset),
+        ["exact-match"] => Some(ListMode::Exact),
+        ["any"] => Some(ListMode::Any),
+        _ => None,
+    };
+    let tag = |t: &str| match t {
+        "untagged" => Some(0),
+        t => t.parse().ok(),
+    };
+    let m = match w {
         [
             "match",
             afi @ ("ip" | "ipv6"),
             "address",
             "prefix-list",
             name,
-        ] => {
-            e.matches.push(Match::PrefixList {
-                family: if *afi == "ip" {
-                    Family::Ipv4
-                } else {
-                    Family::Ipv6
-                },
+        ] => Some(Match::PrefixList {
+            family: family(afi),
+            name: (*name).to_string(),
+        }),
+        ["match", afi @ ("ip" | "ipv6"), "address", name] => Some(Match::AccessList {
+            family: family(afi),
+            name: (*name).to_string(),
+        }),
+        ["match", "tag", t] => tag(t).map(Match::Tag),
+        ["match", "source-protocol", p] => Some(Match::SourceProtocol((*p).to_string())),
+        ["match", "community", name, how @ ..] => mode(how).map(|mode| Match::Community {
+            name: (*name).to_string(),
+            mode,
+        }),
+        ["match", "large-community", name, how @ ..] => {
+            mode(how).map(|mode| Match::LargeCommunity {
                 name: (*name).to_string(),
-            });
+                mode,
+            })
         }
-        ["match", ..] => e.matches.push(Match::Other(w.join(" "))),
-        ["on-match" | "continue" | "call", ..] => e.flow = Some(w.join(" ")),
-        ["description", rest @ ..] => e.description = Some(rest.join(" ")),
-        ["set", ..] | ["exit"] => {}
-        // A clause this reader does not know: treated as a match it
-        // cannot evaluate, so the entry is unknown when reached.
-        _ => e.matches.push(Match::Other(w.join(" "))),
-    }
+        ["on-match", "next"] => {
+            e.on_match = Some(OnMatch::Next);
+            return;
+        }
+        ["on-match", "goto", n] | ["continue", n] if n.parse::<u32>().is_ok() => {
+            e.on_match = n.parse().ok().map(OnMatch::Goto);
+            return;
+        }
+        ["call", name] => {
+            e.call = Some((*name).to_string());
+            return;
+        }
+        ["set", rest @ ..] => {
+            if let Some(s) = set_line(rest, tag) {
+                e.sets.push(s);
+            }
+            return;
+        }
+        ["description", rest @ ..] => {
+            e.description = Some(rest.join(" "));
+            return;
+        }
+        ["exit"] => return,
+        _ => None,
+    };
+    // A clause this reader does not know: kept as written, a match it
+    // cannot evaluate, so the entry is unknown when reached.
+    e.matches
+        .push(m.unwrap_or_else(|| Match::Other(w.join(" "))));
+}
+
+/// A `set` clause that changes an attribute a match reads (None: any
+/// other).
+fn set_line(w: &[&str], tag: impl Fn(&str) -> Option<u32>) -> Option<Set> {
+    Some(match w {
+        ["tag", t] => Set::Tag(tag(t)?),
+        ["community", rest @ ..] => Set::Community(rest.join(" ")),
+        ["comm-list", name, "delete"] => Set::CommListDelete((*name).to_string()),
+        ["large-community", rest @ ..] => Set::LargeCommunity(rest.join(" ")),
+        ["large-comm-list", name, "delete"] => Set::LargeCommListDelete((*name).to_string()),
+        ["as-path", rest @ ..] => Set::AsPath(rest.join(" ")),
+        _ => return None,
+    })
 }
 
 /// zebra's `ip|ipv6 import-table N` lines (default VRF) in its running
@@ -298,7 +580,9 @@ mod tests {
     //! (`tests/data/frr/`): the lab's own rendering and frr-k8s's shape.
 
     use super::*;
-    use crate::model::intent::Verdict;
+    use crate::model::intent::{
+        AccessRule, CommunityKind, Denier, FilterKind, ListMode, OnMatch, Verdict,
+    };
 
     fn p(s: &str) -> Prefix {
         s.parse().expect("prefix")
@@ -315,6 +599,7 @@ mod tests {
     const DENY_20: Verdict<'static> = Verdict::Deny {
         route_map: "BGP-VIP-ROUTES-V4",
         seq: Some(20),
+        by: Denier::Filter(FilterKind::RouteMap),
     };
 
     #[test]
@@ -345,7 +630,8 @@ mod tests {
                 i.sent_to("198.18.1.1", &other),
                 Verdict::Deny {
                     route_map: "198.18.1.1-out",
-                    seq: None
+                    seq: None,
+                    by: Denier::Filter(FilterKind::RouteMap),
                 },
                 "{dir}"
             );
@@ -356,7 +642,8 @@ mod tests {
                 d.redistributed(198, &vip),
                 Some(Verdict::Deny {
                     route_map: "BGP-VIP-ROUTES-V4",
-                    seq: Some(1)
+                    seq: Some(1),
+                    by: Denier::Filter(FilterKind::RouteMap),
                 }),
                 "{dir}: the drain's entry denies first"
             );
@@ -377,7 +664,8 @@ mod tests {
             i.redistributed(198, &p("192.0.2.11/32")),
             Some(Verdict::Deny {
                 route_map: "KUBE-VIP-ROUTES-V4",
-                seq: Some(20)
+                seq: Some(20),
+                by: Denier::Filter(FilterKind::RouteMap),
             })
         );
         // 8.4's lab redistributes IPv4 only.
@@ -401,18 +689,234 @@ router bgp 1\n address-family l2vpn evpn\n  redistribute table-direct 198\n exit
     fn unknown_lines_never_fail_and_clauses_are_kept() {
         // (A line continuation eats the next line's indentation: the
         // entry's clauses stay on the first line.)
-        let text = "route-map M permit 5\n match tag 7\n on-match next\n set metric 5\n frobnicate\n\
+        let text = "route-map M permit 5\n match tag 7\n match metric 5\n on-match next\n set metric 5\n frobnicate\n\
 exit\nip prefix-list L seq x permit 1.2.3.4/32\n\
 ip prefix-list L seq 5 permit 10.0.0.0/8 ge 24 le 32\nipv6 prefix-list L6 seq 5 permit any\n\
 bgp route-map delay-timer 0\n";
         let i = parse(text, None);
         let m = &i.route_maps["M"][0];
-        assert_eq!(m.matches.len(), 2, "{m:?}");
-        assert_eq!(m.flow.as_deref(), Some("on-match next"));
+        assert_eq!(
+            m.matches,
+            [
+                Match::Tag(7),
+                Match::Other("match metric 5".into()),
+                Match::Other("frobnicate".into())
+            ],
+            "{m:?}"
+        );
+        assert_eq!(m.on_match, Some(OnMatch::Next));
+        assert!(
+            m.sets.is_empty(),
+            "set metric changes nothing a match reads"
+        );
         assert_eq!(i.ip_prefix_lists["L"].len(), 1);
         let e = &i.ip_prefix_lists["L"][0];
         assert_eq!((e.ge, e.le), (Some(24), Some(32)));
         assert!(i.ipv6_prefix_lists["L6"][0].covers(&p("2001:db8::1/128")));
         assert_eq!(i.route_map_delay_ms, 0);
+    }
+
+    /// A route-map block as FRR prints it (lib/routemap_cli.c: `on-match
+    /// next|goto N`, `call NAME`, the set and match lines).
+    #[test]
+    fn route_map_blocks_as_frr_prints_them() {
+        let text = "route-map RM permit 10\n match ip address prefix-list VIPS\n match ip address ACL\n \
+match ipv6 address ACL6\n match tag untagged\n match source-protocol table-direct\n \
+match community C1 exact-match\n match large-community L1 any\n match ip address prefix-len 32\n \
+on-match goto 30\n call SUB\n set community 64512:1 additive\n set comm-list DEL delete\n \
+set large-community 64512:1:1\n set tag 7\n set as-path prepend 64512\n set local-preference 50\n \
+description our VIPs\nexit\n!\nroute-map RM deny 20\n continue 40\nexit\n";
+        let i = parse(text, None);
+        let [e, d] = i.route_maps["RM"].as_slice() else {
+            panic!("{:?}", i.route_maps)
+        };
+        assert_eq!(
+            e.matches,
+            [
+                Match::PrefixList {
+                    family: Family::Ipv4,
+                    name: "VIPS".into()
+                },
+                Match::AccessList {
+                    family: Family::Ipv4,
+                    name: "ACL".into()
+                },
+                Match::AccessList {
+                    family: Family::Ipv6,
+                    name: "ACL6".into()
+                },
+                Match::Tag(0),
+                Match::SourceProtocol("table-direct".into()),
+                Match::Community {
+                    name: "C1".into(),
+                    mode: ListMode::Exact
+                },
+                Match::LargeCommunity {
+                    name: "L1".into(),
+                    mode: ListMode::Any
+                },
+                Match::Other("match ip address prefix-len 32".into()),
+            ]
+        );
+        assert_eq!(e.on_match, Some(OnMatch::Goto(30)));
+        assert_eq!(e.call.as_deref(), Some("SUB"));
+        assert_eq!(
+            e.sets,
+            [
+                Set::Community("64512:1 additive".into()),
+                Set::CommListDelete("DEL".into()),
+                Set::LargeCommunity("64512:1:1".into()),
+                Set::Tag(7),
+                Set::AsPath("prepend 64512".into()),
+            ]
+        );
+        assert_eq!(e.description.as_deref(), Some("our VIPs"));
+        assert_eq!((d.permit, d.on_match), (false, Some(OnMatch::Goto(40))));
+    }
+
+    /// The lists as FRR prints them: lib/filter_cli.c (`access_list_show`,
+    /// `prefix_list_remark_show`), bgpd/bgp_vty.c
+    /// (`community_list_config_write`), bgpd/bgp_filter.c (as-path).
+    #[test]
+    fn lists_as_frr_prints_them() {
+        let text = "access-list ACL seq 5 permit 192.0.2.0/24\n\
+access-list ACL seq 10 deny 192.0.2.0/24 exact-match\naccess-list ACL seq 15 permit 192.0.2.10\n\
+access-list ACL seq 20 deny 192.0.2.0 0.0.0.255\naccess-list ACL seq 25 permit ip any any\n\
+access-list ACL seq 30 permit any\naccess-list ONLY remark nothing\n\
+ipv6 access-list ACL6 seq 5 permit 2001:db8::/32 exact-match\n\
+ip prefix-list DESC description later\n\
+bgp community-list standard C1 seq 5 permit 64512:1 no-export\n\
+bgp community-list expanded CX seq 5 deny ^64512:.*$\nbgp community-list 10 seq 5 permit 64512:2\n\
+bgp community-list 100 seq 5 permit _1_\nbgp community-list standard CA seq 5 permit MY-ALIAS\n\
+bgp large-community-list standard L1 seq 5 permit 64512:1:1 64512:2:2\n\
+bgp as-path access-list AP seq 5 permit ^$\nbgp as-path access-list AP seq 10 deny _64513 64514_\n";
+        let i = parse(text, None);
+        let rules: Vec<_> = i.lists.ip_access["ACL"].iter().map(|e| &e.rule).collect();
+        assert_eq!(
+            rules,
+            [
+                &AccessRule::Prefix {
+                    prefix: p("192.0.2.0/24"),
+                    exact: false
+                },
+                &AccessRule::Prefix {
+                    prefix: p("192.0.2.0/24"),
+                    exact: true
+                },
+                &AccessRule::Host("192.0.2.10".parse().unwrap()),
+                &AccessRule::Network {
+                    addr: "192.0.2.0".parse().unwrap(),
+                    wildcard: "0.0.0.255".parse().unwrap()
+                },
+                &AccessRule::Unparsed("ip any any".into()),
+                &AccessRule::Any,
+            ]
+        );
+        assert!(i.lists.ip_access["ONLY"].is_empty());
+        assert_eq!(
+            i.lists.ipv6_access["ACL6"][0].rule,
+            AccessRule::Prefix {
+                prefix: p("2001:db8::/32"),
+                exact: true
+            }
+        );
+        assert!(i.ip_prefix_lists["DESC"].is_empty());
+        let kind = |l: &str| &i.lists.community[l][0].kind;
+        assert_eq!(
+            kind("C1"),
+            &CommunityKind::Standard(vec![(64512 << 16) | 1, 0xFFFF_FF01])
+        );
+        assert_eq!(kind("CX"), &CommunityKind::Expanded("^64512:.*$".into()));
+        assert_eq!(
+            kind("10"),
+            &CommunityKind::Standard(vec![(64512 << 16) | 2])
+        );
+        assert_eq!(kind("100"), &CommunityKind::Expanded("_1_".into()));
+        assert_eq!(kind("CA"), &CommunityKind::Unparsed("MY-ALIAS".into()));
+        assert_eq!(
+            i.lists.large_community["L1"][0].kind,
+            CommunityKind::Large(vec![(64512, 1, 1), (64512, 2, 2)])
+        );
+        let ap = &i.lists.as_path["AP"];
+        assert_eq!((ap[1].seq, ap[1].permit), (10, false));
+        assert_eq!(ap[1].regex, "_64513 64514_");
+    }
+
+    /// The instance's settings and each neighbour's outbound lines.
+    #[test]
+    fn neighbours_and_instance_settings() {
+        let text = "frr version 10.3\nfrr defaults traditional\n!\nrouter bgp 64512\n \
+bgp confederation identifier 100\n bgp graceful-shutdown\n neighbor G peer-group\n \
+neighbor G remote-as internal\n neighbor 198.18.1.1 peer-group G\n neighbor swp1 interface remote-as external\n \
+neighbor 198.18.3.1 remote-as 64513\n neighbor 198.18.3.1 local-as 64999 no-prepend\n !\n \
+address-family ipv4 unicast\n  redistribute table-direct 198 metric 10 route-map RM\n  \
+aggregate-address 192.0.2.0/24 summary-only\n  neighbor G prefix-list PL out\n  \
+neighbor 198.18.1.1 route-map OUT out\n  neighbor 198.18.1.1 filter-list AP out\n  \
+neighbor 198.18.1.1 distribute-list ACL out\n  neighbor 198.18.1.1 route-map IN in\n  \
+neighbor swp1 advertise-map A exist-map B\n exit-address-family\nexit\n";
+        let i = parse(text, None);
+        assert_eq!(i.release, Release::parse("10.3"));
+        assert_eq!(i.bgp.asn, Some(64512));
+        assert_eq!(i.bgp.ebgp_requires_policy, Some(true));
+        assert!(i.bgp.confederation && i.bgp.graceful_shutdown);
+        assert!(i.bgp.aggregates[0].suppresses);
+        // The metric comes before the route-map on the line.
+        assert_eq!(i.redistributions[0].route_map.as_deref(), Some("RM"));
+        let peer = &i.peers["198.18.1.1"];
+        assert_eq!(peer.group.as_deref(), Some("G"));
+        let out = &peer.out[&Family::Ipv4];
+        assert_eq!(out.route_map.as_deref(), Some("OUT"));
+        assert_eq!(out.filter_list.as_deref(), Some("AP"));
+        assert_eq!(out.distribute_list.as_deref(), Some("ACL"));
+        assert_eq!(out.prefix_list, None, "the group's, not its own");
+        assert_eq!(
+            i.peers["G"].out[&Family::Ipv4].prefix_list.as_deref(),
+            Some("PL")
+        );
+        assert_eq!(i.peers["G"].remote_as, Some(RemoteAs::Internal));
+        assert_eq!(i.peers["swp1"].remote_as, Some(RemoteAs::External));
+        assert_eq!(i.peers["swp1"].out[&Family::Ipv4].options.len(), 1);
+        assert!(i.peers["198.18.3.1"].local_as);
+        let dc = parse(
+            "frr defaults datacenter\nrouter bgp 1\n bgp ebgp-requires-policy\nexit\n",
+            None,
+        );
+        assert_eq!(dc.bgp.ebgp_requires_policy, Some(true));
+        assert_eq!(
+            parse("frr defaults datacenter\n", None)
+                .bgp
+                .ebgp_requires_policy,
+            Some(false)
+        );
+        assert_eq!(parse("router bgp 1\n", None).bgp.ebgp_requires_policy, None);
+    }
+
+    #[test]
+    fn realm_support_from_show_version() {
+        let captured = capture("frr-10.7.1/vty-show-version.bin");
+        assert_eq!(realms_from_show_version(&captured), Some(false));
+        let built = "FRRouting 10.7.1 (n1) on Linux.\nconfigured with:\n    '--prefix=/usr' '--enable-realms'\n";
+        assert_eq!(realms_from_show_version(built), Some(true));
+        assert_eq!(realms_from_show_version("FRRouting 10.7.1 (n1)\n"), None);
+    }
+
+    /// The captured configurations never reach a construct the evaluator
+    /// does not evaluate for the VIPs.
+    #[test]
+    fn captured_configurations_are_fully_evaluated() {
+        for dir in ["frr-8.4.4", "frr-10.3", "frr-10.7.1"] {
+            let i = parse(
+                &capture(&format!("{dir}/bgpd-running-config-frrk8s.txt")),
+                None,
+            );
+            for vip in ["192.0.2.10/32", "192.0.2.77/32", "2001:db8::10/128"] {
+                let Some(v) = i.redistributed(198, &p(vip)) else {
+                    continue;
+                };
+                assert!(!matches!(v, Verdict::Unknown { .. }), "{dir} {vip}: {v}");
+            }
+            let v = i.sent_to("198.18.1.1", &p("192.0.2.10/32"));
+            assert_eq!(v, Verdict::Permit, "{dir}");
+        }
     }
 }
