@@ -170,6 +170,8 @@ struct Poller {
     /// What each established session negotiated, read once per session
     /// (keyed by the peer, with its `connectionsEstablished` count).
     negotiated: BTreeMap<String, (Option<u64>, Negotiated)>,
+    /// zebra's realm support, once read (see [`Poller::realms`]).
+    realms: Option<Option<bool>>,
 }
 
 /// One probe: what it read and, for each, the text without counters.
@@ -187,9 +189,11 @@ enum Probe {
 }
 
 /// What the probe reads: the route-maps of the redistributions of
-/// `tables` and the outbound route-maps of the `established` peers (their
-/// own or their peer-group's), and every prefix-list those match: what
-/// decides whether a VIP is sent. Sorted, once each.
+/// `tables`, the outbound route-maps and prefix-lists of the `established`
+/// peers (their own or their peer-group's), the route-maps those `call`,
+/// and every prefix-list those match: most of what decides whether a VIP
+/// is sent. Sorted, once each. Access-lists, community-lists and AS-path
+/// lists are not probed: a change to one is seen at the next full read.
 fn probe_targets(
     intent: &crate::model::intent::Intent,
     tables: &[u32],
@@ -206,22 +210,36 @@ fn probe_targets(
             maps.insert(m.clone());
         }
     }
+    let mut out: std::collections::BTreeSet<Probe> = std::collections::BTreeSet::new();
     for peer in established {
         let Some(p) = intent.peers.get(peer) else {
             continue;
         };
         let group = p.group.as_ref().and_then(|g| intent.peers.get(g));
-        for f in p
+        for (family, f) in p
             .out
-            .values()
-            .chain(group.into_iter().flat_map(|g| g.out.values()))
+            .iter()
+            .chain(group.into_iter().flat_map(|g| g.out.iter()))
         {
             if let Some(m) = &f.route_map {
                 maps.insert(m.clone());
             }
+            if let Some(l) = &f.prefix_list {
+                out.insert(Probe::List(*family, l.clone()));
+            }
         }
     }
-    let mut out: std::collections::BTreeSet<Probe> = std::collections::BTreeSet::new();
+    // The maps those `call`, however deep (each once).
+    let mut todo: Vec<String> = maps.iter().cloned().collect();
+    while let Some(m) = todo.pop() {
+        for e in intent.route_maps.get(&m).into_iter().flatten() {
+            if let Some(c) = &e.call
+                && maps.insert(c.clone())
+            {
+                todo.push(c.clone());
+            }
+        }
+    }
     for m in &maps {
         for e in intent.route_maps.get(m).into_iter().flatten() {
             for c in &e.matches {
@@ -287,6 +305,7 @@ impl Poller {
             probe: None,
             established: Vec::new(),
             negotiated: BTreeMap::new(),
+            realms: None,
         }
     }
 
@@ -386,6 +405,7 @@ impl Poller {
         if let Some(z) = &zebra {
             intent.imports = Some(crate::model::intent::imports(z));
         }
+        intent.realms = self.realms().await;
         let mut out = Vec::new();
         if self.drained != Some(drained) {
             self.drained = Some(drained);
@@ -397,6 +417,25 @@ impl Poller {
             out.push(Event::Intent { intent });
         }
         out
+    }
+
+    /// Whether zebra was built with realm support (read once: a build
+    /// does not change under a running zebra's socket; a restart of FRR
+    /// that replaced it is read again after a failed read).
+    async fn realms(&mut self) -> Option<bool> {
+        if let Some(r) = self.realms {
+            return r;
+        }
+        match self.zebra.realms().await {
+            Ok(r) => {
+                self.realms = Some(r);
+                r
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "zebra: show version unavailable; realm support unknown");
+                None
+            }
+        }
     }
 
     /// Whether to read the whole configuration now: when it was never read,

@@ -103,7 +103,7 @@ pub fn classify(
         (true, true) if intent.is_some_and(|i| i.withdrawn_by_ribbridge(table, prefix)) => {
             Class::Withdrawn
         }
-        (true, true) if denied(intent, redistributed(), prefix, peers) => Class::Filtered,
+        (true, true) if denied(intent, redistributed(), (table, prefix), peers) => Class::Filtered,
         // In zebra's table, not redistributed, and a local address of the
         // same prefix: the connected route wins the selection.
         (true, true) if !vip.zebra && local.has_address => Class::Shadowed,
@@ -117,7 +117,7 @@ pub fn classify(
 fn denied(
     intent: Option<&Intent>,
     redistributed: Option<Option<Verdict<'_>>>,
-    prefix: &Prefix,
+    (table, prefix): (TableId, &Prefix),
     peers: &[PeerView],
 ) -> bool {
     let Some(intent) = intent else {
@@ -125,10 +125,12 @@ fn denied(
     };
     match redistributed {
         Some(Some(Verdict::Deny { .. })) => true,
-        Some(Some(Verdict::Permit)) => peers
-            .iter()
-            .filter(|p| p.carries(prefix))
-            .all(|p| matches!(intent.sent_to(&p.peer, prefix), Verdict::Deny { .. })),
+        Some(Some(Verdict::Permit)) => peers.iter().filter(|p| p.carries(prefix)).all(|p| {
+            matches!(
+                intent.sent_from(&p.peer, table, prefix),
+                Verdict::Deny { .. }
+            )
+        }),
         _ => false,
     }
 }
@@ -150,7 +152,7 @@ pub fn policy_unknown(
         Verdict::Permit => {
             let mut unknown = None;
             for p in peers.iter().filter(|p| p.carries(prefix)) {
-                match intent.sent_to(&p.peer, prefix) {
+                match intent.sent_from(&p.peer, table, prefix) {
                     Verdict::Permit => return None,
                     v @ Verdict::Unknown { .. } => {
                         unknown.get_or_insert_with(|| format!("to {}: {v}", p.peer));
@@ -178,7 +180,7 @@ pub fn filtered_by(
             established.peek()?;
             let mut first = None;
             for p in established {
-                match intent.sent_to(&p.peer, prefix) {
+                match intent.sent_from(&p.peer, table, prefix) {
                     v @ Verdict::Deny { .. } => {
                         first.get_or_insert_with(|| format!("to {}: {v}", p.peer));
                     }

@@ -12,7 +12,8 @@ const T: TableId = 198;
 
 /// bgpd's running configuration as the lab renders it on 10.7, with a
 /// prefix-list that permits 192.0.2.10/32 only.
-const CONFIG: &str = "frr version 10.7.1\nrouter bgp 64512\n neighbor 198.18.1.1 remote-as 64513\n \
+const CONFIG: &str = "frr version 10.7.1\nrouter bgp 64512\n no bgp ebgp-requires-policy\n \
+neighbor 198.18.1.1 remote-as 64513\n \
 address-family ipv4 unicast\n  redistribute table-direct 198 route-map KUBE-VIP-ROUTES-V4\n  \
 neighbor 198.18.1.1 activate\n exit-address-family\nexit\n!\n\
 ip prefix-list KUBE-VIP-PREFIXES-V4 seq 10 permit 192.0.2.10/32\n!\n\

@@ -203,6 +203,14 @@ impl VtyClient {
         Ok(r.text)
     }
 
+    /// `show version` as zebra prints it: whether it was built with realm
+    /// support (a kernel route's realm is then its tag); None when the text
+    /// does not say.
+    pub async fn realms(&self) -> Result<Option<bool>, VtyError> {
+        let t = self.show_ok("show version").await?;
+        Ok(crate::model::intent::realms_from_show_version(&t))
+    }
+
     /// `show version`: the FRR release.
     pub async fn show_version(&self) -> Result<Release, VtyError> {
         let t = self.show_ok("show version").await?;
