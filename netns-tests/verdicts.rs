@@ -10,8 +10,8 @@
 //!   no heal action, through bgpd's route-map delay timer and beyond.
 //! - One join: `ribbridge status --oneshot` and a running daemon (observe
 //!   mode, the same settings) read the same lab states and every field of
-//!   every VIP agrees but `since` (when the state began: the daemon's
-//!   start or a change, the one-shot read's own start): advertised,
+//!   every VIP agrees but the history only a reader over time has (`since`,
+//!   when the state began; the writer's last beat): advertised,
 //!   filtered, withdrawn, blackhole and kernel_only on 10.7, and
 //!   not_redistributed on 8.4 (its import dropped by a realm replace).
 //!
@@ -124,9 +124,10 @@ async fn oneshot(the_lab: &Lab, ns: &str, flags: &[&str]) -> (StatusDoc, i32) {
     (doc, out.status.code().unwrap_or(-1))
 }
 
-/// Every field of every VIP of the two documents agrees, `since` aside
-/// (when the state began is each reader's own), and so do the readiness,
-/// the release, the mode and the exit codes.
+/// Every field of every VIP of the two documents agrees but what only a
+/// reader over time sees (when the state began, each reader's own; the
+/// writer's last beat, which the daemon saw and a one-shot read cannot),
+/// and so do the readiness, the release, the mode and the exit codes.
 fn same_join(daemon: &(StatusDoc, i32), once: &(StatusDoc, i32)) {
     let (d, dc) = daemon;
     let (o, oc) = once;
@@ -140,6 +141,9 @@ fn same_join(daemon: &(StatusDoc, i32), once: &(StatusDoc, i32)) {
             .cloned()
             .map(|mut v| {
                 v.since = String::new();
+                if let Some(w) = v.writer.as_mut() {
+                    w.last = None;
+                }
                 v
             })
             .collect()
