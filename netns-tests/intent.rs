@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::daemon::Daemon;
 use crate::support::env_count;
-use crate::support::{Lab, RouteWatch, lab};
+use crate::support::{Lab, RouteWatch, lab, metric_sum};
 use ribbridge::reconcile::Class;
 use ribbridge::status::{StatusDoc, VipStatus};
 
@@ -65,19 +65,6 @@ async fn lab_async(args: &[&str]) -> String {
     })
     .await
     .expect("lab.sh task")
-}
-
-/// The sum over every label set of metric `name` (0 when it has no series
-/// yet: a counter is exported from its first increment).
-fn metric_sum(text: &str, name: &str) -> f64 {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter(|l| {
-            l.strip_prefix(name)
-                .is_some_and(|r| r.starts_with('{') || r.starts_with(' '))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.trim().parse::<f64>().ok())
-        .fold(0.0, |a, v| a + v)
 }
 
 /// Every series of metric `name` with a non-zero value, as written.

@@ -23,7 +23,7 @@
 use std::time::{Duration, Instant};
 
 use crate::support::daemon::Daemon;
-use crate::support::{Lab, class_of, lab, vip_of};
+use crate::support::{Lab, class_of, lab, metric_sum, vip_of};
 use ribbridge::reconcile::Class;
 use ribbridge::status::{StatusDoc, VipStatus};
 
@@ -57,18 +57,6 @@ fn vtysh(ns: &str, cmds: &[&str]) -> String {
     let mut args = vec!["vtysh", ns];
     args.extend(cmds);
     lab(&args)
-}
-
-/// The sum over every label set of metric `name` (0 without a series).
-fn metric_sum(text: &str, name: &str) -> f64 {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter(|l| {
-            l.strip_prefix(name)
-                .is_some_and(|r| r.starts_with('{') || r.starts_with(' '))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.trim().parse::<f64>().ok())
-        .sum()
 }
 
 /// (sent, established) over a VIP's peers: the table's `SENT/PEERS`.

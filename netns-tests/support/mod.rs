@@ -737,3 +737,17 @@ pub async fn kernel_only_unhealed(d: &mut daemon::Daemon) -> String {
             .await;
     }
 }
+
+/// The sum over every label set of metric `name` in a `/metrics` text (0
+/// when it has no series yet: a counter is exported from its first
+/// increment).
+pub fn metric_sum(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|r| r.starts_with('{') || r.starts_with(' '))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.trim().parse::<f64>().ok())
+        .sum()
+}

@@ -125,14 +125,55 @@ fn denied(
     };
     match redistributed {
         Some(Some(Verdict::Deny { .. })) => true,
-        Some(Some(Verdict::Permit)) => peers.iter().filter(|p| p.carries(prefix)).all(|p| {
-            matches!(
-                intent.sent_from(&p.peer, table, prefix),
-                Verdict::Deny { .. }
-            )
-        }),
+        Some(Some(Verdict::Permit)) => matches!(
+            outbound(intent, table, prefix, peers),
+            Some(Judged::Denied(_))
+        ),
         _ => false,
     }
+}
+
+/// What the policy says of a VIP it does not permit outright, for
+/// `/status`.
+enum Judged {
+    /// Denied: the first denial.
+    Denied(String),
+    /// Not decided: the first unknown verdict (its entry and construct).
+    Unknown(String),
+}
+
+/// The redistribution's verdict, then the outbound policies of the peers
+/// carrying the VIP's family: None when the policy permits it (or the
+/// table is not redistributed, or no such peer is established).
+fn judge(intent: &Intent, table: TableId, prefix: &Prefix, peers: &[PeerView]) -> Option<Judged> {
+    match intent.redistributed(table, prefix)? {
+        v @ Verdict::Deny { .. } => Some(Judged::Denied(v.to_string())),
+        v @ Verdict::Unknown { .. } => Some(Judged::Unknown(v.to_string())),
+        Verdict::Permit => outbound(intent, table, prefix, peers),
+    }
+}
+
+/// The outbound side: a peer that permits decides; else the first unknown
+/// verdict; else (every peer denies) the first denial.
+fn outbound(
+    intent: &Intent,
+    table: TableId,
+    prefix: &Prefix,
+    peers: &[PeerView],
+) -> Option<Judged> {
+    let (mut denied, mut unknown) = (None, None);
+    for p in peers.iter().filter(|p| p.carries(prefix)) {
+        match intent.sent_from(&p.peer, table, prefix) {
+            Verdict::Permit => return None,
+            v @ Verdict::Unknown { .. } => {
+                unknown.get_or_insert_with(|| format!("to {}: {v}", p.peer));
+            }
+            v @ Verdict::Deny { .. } => {
+                denied.get_or_insert_with(|| format!("to {}: {v}", p.peer));
+            }
+        }
+    }
+    unknown.map(Judged::Unknown).or(denied.map(Judged::Denied))
 }
 
 /// Why bgpd's sending of a VIP cannot be judged from the policy: the
@@ -146,22 +187,9 @@ pub fn policy_unknown(
     prefix: &Prefix,
     peers: &[PeerView],
 ) -> Option<String> {
-    match intent.redistributed(table, prefix)? {
-        v @ Verdict::Unknown { .. } => Some(v.to_string()),
-        Verdict::Deny { .. } => None,
-        Verdict::Permit => {
-            let mut unknown = None;
-            for p in peers.iter().filter(|p| p.carries(prefix)) {
-                match intent.sent_from(&p.peer, table, prefix) {
-                    Verdict::Permit => return None,
-                    v @ Verdict::Unknown { .. } => {
-                        unknown.get_or_insert_with(|| format!("to {}: {v}", p.peer));
-                    }
-                    Verdict::Deny { .. } => {}
-                }
-            }
-            unknown
-        }
+    match judge(intent, table, prefix, peers)? {
+        Judged::Unknown(why) => Some(why),
+        Judged::Denied(_) => None,
     }
 }
 
@@ -173,23 +201,9 @@ pub fn filtered_by(
     prefix: &Prefix,
     peers: &[PeerView],
 ) -> Option<String> {
-    match intent.redistributed(table, prefix)? {
-        v @ Verdict::Deny { .. } => Some(v.to_string()),
-        Verdict::Permit => {
-            let mut established = peers.iter().filter(|p| p.carries(prefix)).peekable();
-            established.peek()?;
-            let mut first = None;
-            for p in established {
-                match intent.sent_from(&p.peer, table, prefix) {
-                    v @ Verdict::Deny { .. } => {
-                        first.get_or_insert_with(|| format!("to {}: {v}", p.peer));
-                    }
-                    _ => return None,
-                }
-            }
-            first
-        }
-        Verdict::Unknown { .. } => None,
+    match judge(intent, table, prefix, peers)? {
+        Judged::Denied(why) => Some(why),
+        Judged::Unknown(_) => None,
     }
 }
 
