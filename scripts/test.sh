@@ -143,6 +143,10 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 # supervision.rs adds ~46 s (a 10.7 lab with four daemons, each killed,
 # wedged or hung through a failpoint; a 10.7 BMP lab with a station whose
 # session panics).
+# verdicts.rs adds ~70 s (a 10.7 lab: the per-family outbound deny in repair
+# mode through bgpd's route-map delay timer, then daemon and one-shot
+# compared on five states, one of them frr#22654's race; an 8.4 lab: the
+# dropped import; each one-shot read waits out the daemon's grace, up to 8 s).
 # The netns binary runs twice (the tests that need no image first, the
 # image's three after the build); each run must run something and pass it all.
 netns_run() {
