@@ -815,6 +815,35 @@ mod tests {
     }
 
     #[test]
+    fn a_class_in_its_grace_is_pending_beside_the_reported_state() {
+        let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
+        let mut s = ready_with_vip(vip, 1);
+        one_established_peer(&mut s, [vip].into(), 100);
+        let doc = document(&s, None, (0, 100), &Detail::ALL, None);
+        assert_eq!(doc.vips[0].state, Class::Advertised);
+        assert_eq!(doc.vips[0].pending, None);
+        // bgpd stops sending it at 1 s: the drift waits out bgpd's grace
+        // (2 s) and is shown pending meanwhile, with when it is due.
+        one_established_peer(&mut s, PrefixSet::default(), 1_000);
+        let doc = document(&s, None, (0, 1_000), &Detail::ALL, None);
+        let v = &doc.vips[0];
+        assert_eq!(v.state, Class::Advertised);
+        let p = v.pending.as_ref().expect("pending");
+        assert_eq!(p.state, Class::NotRedistributed);
+        assert_eq!(p.since, rfc3339(1_000));
+        assert_eq!(p.due, rfc3339(3_000));
+        json_of(&doc);
+        // Reported once it lasted: nothing pending.
+        for t in [2_000, 3_000, 3_100] {
+            step(&mut s, Event::Tick, t);
+            one_established_peer(&mut s, PrefixSet::default(), t);
+        }
+        let doc = document(&s, None, (0, 3_100), &Detail::ALL, None);
+        assert_eq!(doc.vips[0].state, Class::NotRedistributed);
+        assert_eq!(doc.vips[0].pending, None);
+    }
+
+    #[test]
     fn vips_past_the_detail_limit_are_counted_by_state_not_listed_and_their_drift_counts() {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
         let mut s = ready_with_vip(vip, 1);
