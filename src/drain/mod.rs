@@ -35,7 +35,8 @@
 //! - A running daemon watches the file and knows of a drain the moment it
 //!   is recorded, before bgpd is touched: it heals nothing from then on
 //!   (`reconcile`'s drain). It re-applies a recorded drain that bgpd's
-//!   configuration lost with [`reapply`], the same plan and commands.
+//!   configuration lost with [`reconfigure`] ([`Change::Drain`]): the same
+//!   plan and commands.
 //! - At the timeout: [`DrainError::Timeout`], naming what still advertises
 //!   (or, undraining, what is still missing).
 
