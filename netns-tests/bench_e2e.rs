@@ -43,7 +43,7 @@
 //!    dips), ribbridge's drift reports, heals, give-ups, RSS and fds.
 //! 7. churn: VIP routes added and deleted across both nodes at 50/s on a
 //!    healthy lab: every drift report or action is false.
-//! 9. writer (issue 30): the time from a fault to the state reported
+//! 9. writer: the time from a fault to the state reported
 //!    (backend down to blackhole, ready failing to unready, the writer
 //!    killed to orphaned, its route gone to capacity_lost, another
 //!    instance's `--clean-table` deleting it under a dead writer to
@@ -52,7 +52,7 @@
 //!    second against none, BENCH_WRITER_IDLE_S (60) each; and
 //!    BENCH_WRITER_QUIET_S (600) of writers and backends healthy, where
 //!    every drift report and heal is false.
-//! 8. paths (issue 31's memory paths, on BENCH_PATHS_FRR, default 10.7):
+//! 8. paths (the memory bound's paths, on BENCH_PATHS_FRR, default 10.7):
 //!    one configured VIP, defaults, BENCH_PATHS_ROUTES (100 000) routes of
 //!    table 198 present before the start (filtered, then permitted), added
 //!    after it, then all deleted; repair and observe; `/status` read every
@@ -955,7 +955,7 @@ async fn sample_phase(d: &mut Daemon, secs: u64) -> Value {
            "examples": examples})
 }
 
-/// 4c. Issue 31's paths: `n` routes in table 198 with one configured VIP
+/// 4c. The memory bound's paths: `n` routes in table 198 with one configured VIP
 /// (address and route, as kube-vip adds them), every setting at its
 /// default, in `mode`: the routes present before the start (filtered by
 /// the lab's route-map, or permitted by a prefix-list entry for
@@ -1043,7 +1043,7 @@ async fn paths_cell(lab_guard: &Lab, n: usize, mode: &str, secs: u64) -> Value {
 /// every run counts the probes lost over it.
 const WITHDRAW_CONTROL_S: u64 = 15;
 
-/// Cell 9, the writer, the address and the backend (issue 30), on one
+/// Cell 9, the writer, the address and the backend, on one
 /// release: node1's VIP written by the lab's kube-vip (1 s ticks, no check of its
 /// own) over the lab's OpenShift-router backend, node2's bare; ribbridge
 /// in repair mode with the address required and its own probes (every

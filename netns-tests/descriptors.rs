@@ -1,4 +1,4 @@
-//! Descriptors kept for the daemon's own sockets (issue 31): ribbridge
+//! Descriptors kept for the daemon's own sockets: ribbridge
 //! under `RLIMIT_NOFILE` 1024 (systemd's default soft limit), 1 500 idle
 //! connections held open against its HTTP endpoint (each one the endpoint
 //! closes is opened again, as a flood does), and while they are held:
@@ -7,7 +7,7 @@
 //! (bgpd's and zebra's vty polls work), a route added to table 198 reaches
 //! `/status` (the kernel watcher), and the endpoint counted its sheds.
 //! Before the connection cap the idle connections took every descriptor:
-//! `/healthz` went unanswered (the issue: seven times in ten probes) and
+//! `/healthz` went unanswered (seven times in ten probes) and
 //! the daemon could not re-open its ZAPI socket.
 
 use std::io::{ErrorKind, Read, Write};
@@ -25,7 +25,8 @@ const VIP: &str = "192.0.2.10/32";
 const NODE: &str = "rb-node1";
 /// The descriptor limit the daemon runs under (systemd's default soft one).
 const NOFILE: u64 = 1_024;
-/// Idle connections held against the endpoint (the issue's trial).
+/// Idle connections held against the endpoint (more than the 1 024
+/// descriptors the daemon runs under).
 const FLOOD: usize = 1_500;
 /// Closed connections the flood opens again per round, and the round's
 /// period: 1 000 a second, faster than the head timeout (5 s) frees them.

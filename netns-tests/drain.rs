@@ -391,7 +391,7 @@ impl Drop for Heartbeat {
 /// Drain rounds per release: 3 in the test command (a round takes 2 s on
 /// 10.7, 9 s on 8.4, where the undrain waits out bgpd's route-map delay
 /// and the heal of the import the drain's heartbeats dropped);
-/// `RIBBRIDGE_DRAIN_ROUNDS=20` for the count.
+/// `RIBBRIDGE_DRAIN_ROUNDS=20` for a longer run.
 fn drain_rounds() -> usize {
     std::env::var("RIBBRIDGE_DRAIN_ROUNDS")
         .ok()

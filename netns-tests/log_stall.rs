@@ -1,4 +1,4 @@
-//! A log reader that stops reading (issue 31): the daemon's stderr is a pipe
+//! A log reader that stops reading: the daemon's stderr is a pipe
 //! the test holds open and does not read, as a container runtime's shim or
 //! journald does when it stalls. Under a burst of VIP changes the daemon
 //! must go on: `/healthz` and `/status` answer throughout, the state follows
@@ -14,10 +14,11 @@ use tokio::process::Command;
 use crate::support::daemon::Daemon;
 use crate::support::{Lab, env_count, lab};
 
-/// Routes per burst (issue 31's trial: 1 500).
+/// Routes per burst: 1 500, the burst under which the owner loop blocked
+/// in a log write before the non-blocking writer.
 const BURST: usize = 1_500;
-/// How long a probe may take before it counts as unanswered (the issue's
-/// client timeout), and how long the state may take to follow the kernel.
+/// How long a probe may take before it counts as unanswered (a liveness
+/// probe's timeout), and how long the state may take to follow the kernel.
 const PROBE_LIMIT: Duration = Duration::from_secs(5);
 const FOLLOW_LIMIT: Duration = Duration::from_secs(90);
 

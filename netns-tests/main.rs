@@ -3,8 +3,9 @@
 //! Run as root with `cargo test --test netns -- --test-threads=1`
 //! (`scripts/test.sh` does). See `support` for the fixtures.
 
-// std's clock: the labs run a real kernel and FRR in real time (and wait in
-// blocking threads), which a paused tokio clock would not measure.
+// std's clocks: the labs run a real kernel and FRR in real time (and wait in
+// blocking threads), which a paused tokio clock would not measure; the soak
+// compares the wall clock with the daemon's log timestamps.
 #![allow(clippy::disallowed_methods)]
 
 mod support;

@@ -1,5 +1,6 @@
-//! Production's mix, for a while (issue 31 goal 4), on FRR 10.7 with the
-//! frr-k8s profile: node1's ribbridge (repair mode) and a BMP station on
+//! Production's mix, for a while (what no single-fault test shows: a slow
+//! leak, a stuck task, a false report under steady churn), on FRR 10.7
+//! with the frr-k8s profile: node1's ribbridge (repair mode) and a BMP station on
 //! the router, under
 //!
 //! - an frr-k8s-style reload of node1's configuration every 30 s

@@ -1,4 +1,4 @@
-//! The writer and the address (issue 30): is this node really serving the
+//! The writer and the address: is this node really serving the
 //! VIP? The lab's kube-vip (`lab.sh kube-vip`: its routing-table loop, one
 //! tick a second, the realm toggled on every healthy tick, nothing undone
 //! on a kill) and the OpenShift router's health endpoint (`lab.sh
@@ -13,8 +13,8 @@
 //!   state's gauge), nothing healed; started again, `advertised`;
 //! - killed, its backend down, started again: kube-vip's restart with an
 //!   unhealthy backend deletes the address and leaves the route. On 10.7
-//!   zebra drops the import: before issue 30 repair mode toggled the realm
-//!   and put the path back (a black hole at the router: 2 paths, node1
+//!   zebra drops the import: with the address not required, repair mode
+//!   toggles the realm and puts the path back (a black hole at the router: 2 paths, node1
 //!   answering "Network is unreachable"); now the VIP is `withdrawn`, the
 //!   router keeps node2's path alone, no heal runs. On 8.4, where the
 //!   address shadowed the import, the route stays unselected: `withdrawn`

@@ -64,6 +64,13 @@ pub const CONNECTION_CAPS: RangeInclusive<usize> = 1..=65_536;
 /// daemon uses about 30 at rest; the rest is headroom for heals.
 pub const DESCRIPTOR_RESERVE: u64 = 128;
 
+/// Whether a VIP needs its address on the node to be served when nothing
+/// says otherwise (`require_address`): on, since kube-vip always adds the
+/// address. The core's own default (`reconcile::Config::default`) is off:
+/// the recorded runs and the core's tests predate the rule; the daemon
+/// always sets it from here.
+pub const DEFAULT_REQUIRE_ADDRESS: bool = true;
+
 /// Allowed graces, milliseconds.
 pub const GRACE_MS: RangeInclusive<u64> = 10..=600_000;
 
@@ -224,18 +231,18 @@ pub struct Settings {
     pub heal_addresses: bool,
     /// A VIP needs its address (on any interface, not `tentative` or
     /// `dadfailed`) to be served: advertised without it is `blackhole`,
-    /// and no heal re-advertises it. On by default: kube-vip always adds
-    /// the address.
+    /// and no heal re-advertises it. [`DEFAULT_REQUIRE_ADDRESS`] when unset.
     pub require_address: bool,
     /// The writer is `silent` after this many of its ticks without a
-    /// re-assertion (default 3).
+    /// re-assertion.
     pub writer_silent_ticks: u32,
     /// The writer's tick, milliseconds (None: learned from its beats).
     pub writer_interval_ms: Option<u64>,
     /// A VIP whose writer withdrew it more than this many times within
-    /// `flap_window_secs` is `flapping` (default 3, at most 7).
+    /// `flap_window_secs` is `flapping` (at most
+    /// [`crate::reconcile::MAX_FLAP_PAIRS`]).
     pub flap_pairs: u32,
-    /// The flap window, seconds (default 300).
+    /// The flap window, seconds.
     pub flap_window_secs: u64,
     /// The VIPs' backend probes, validated, one entry per VIP (the file's
     /// `[[vip]]` tables, then `--health` and `--ready`, which set the URL
@@ -341,33 +348,38 @@ pub struct DescriptorError {
 }
 
 impl Default for Settings {
+    /// The defaults, each written once: the core's own settings from
+    /// `reconcile::Config::default` (where each says why; in its units,
+    /// milliseconds), the daemon's here and in the constants above. `run
+    /// --help` shows these values (`cli`).
     fn default() -> Settings {
+        let core = crate::reconcile::Config::default();
         Settings {
             frr_dir: PathBuf::from(DEFAULT_FRR_DIR),
-            tables: vec![VIP_TABLE],
+            tables: core.tables,
             vips: BTreeSet::new(),
             listen: crate::http::DEFAULT_LISTEN,
             http_max_connections: crate::http::DEFAULT_MAX_CONNECTIONS,
             max_detailed_vips: DEFAULT_MAX_DETAILED_VIPS,
-            mode: Mode::Repair,
+            mode: core.mode,
             record: None,
-            grace_ms: 100, // reconcile::Config's default: zebra answers in 10-17 ms
-            bgp_grace_ms: 2_000,
-            max_attempts: 3,
-            heal_rate: crate::reconcile::DEFAULT_HEAL_RATE_PER_S,
-            heal_burst: crate::reconcile::DEFAULT_HEAL_BURST,
-            forget_after_secs: 600,
-            heal_addresses: false,
-            require_address: true,
-            writer_silent_ticks: 3,
-            writer_interval_ms: None,
-            flap_pairs: 3,
-            flap_window_secs: 300,
+            grace_ms: core.grace_ms,
+            bgp_grace_ms: core.bgp_grace_ms,
+            max_attempts: core.max_attempts,
+            heal_rate: core.heal_rate_per_s,
+            heal_burst: core.heal_burst,
+            forget_after_secs: core.forget_after_ms / 1_000,
+            heal_addresses: core.heal_addresses,
+            require_address: DEFAULT_REQUIRE_ADDRESS,
+            writer_silent_ticks: core.writer_silent_ticks,
+            writer_interval_ms: core.writer_interval_ms,
+            flap_pairs: core.flap_pairs,
+            flap_window_secs: core.flap_window_ms / 1_000,
             probes: Vec::new(),
             table_mode: None,
             bgp_poll_secs: 30,
             resync_secs: 60,
-            vantage: Vantage::Node,
+            vantage: core.vantage,
             bmp_listen: None,
             bmp_stale_secs: DEFAULT_BMP_STALE_SECS,
             bmp: BmpLimits::default(),

@@ -7,6 +7,7 @@
 
 pub mod bmp;
 pub mod cli;
+mod clock;
 pub mod config;
 pub mod daemon;
 pub mod drain;

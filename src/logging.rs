@@ -2,7 +2,7 @@
 //! thread of its own drains, so a reader that stops reading (a pod's log
 //! pipe behind a stalled shim, journald's stream socket under load) never
 //! blocks the task that logs. The owner loop kept writing into a full pipe
-//! before this (issue 31: `/status` unanswered, `/healthz` 503).
+//! before this (`/status` unanswered, `/healthz` 503).
 //!
 //! Contract: [`writer`] is called once, by the CLI, before anything logs;
 //! over [`QUEUE_LINES`] queued lines a line is dropped, never waited for,

@@ -871,7 +871,7 @@ mod tests {
             .any(|o| matches!(o, Output::Paths { .. } | Output::Forgotten { .. }))
     }
 
-    /// Issue 32: a TCP connect and close, or a connection that sends only
+    /// A TCP connect and close, or a connection that sends only
     /// what says nothing of a router (Statistics, Termination), is a session
     /// and no router: no series, no `/status` entry, no forget pending, and
     /// more of them than `--bmp-max-routers` keep no router out.
@@ -966,7 +966,7 @@ mod tests {
         assert_eq!(forget_at(&st), at, "forget time unchanged");
     }
 
-    /// Issue 32: an UPDATE's anomalies come out for telemetry each time,
+    /// An UPDATE's anomalies come out for telemetry each time,
     /// by reason, and are logged once per router (a reconnect does not log
     /// them again; another router does); its path is counted.
     #[test]
@@ -1015,7 +1015,7 @@ mod tests {
         assert_eq!(logged(&st, "192.0.2.99"), Some(2), "another router's own");
     }
 
-    /// Issue 32: the session accepted last speaks for the router, whatever
+    /// The session accepted last speaks for the router, whatever
     /// order the tasks report in. Session 2 (accepted after 1) syncs first;
     /// session 1's Up, messages and end arrive after: they change nothing,
     /// and after session 2's end the older one still cannot take over.

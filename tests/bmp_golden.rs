@@ -473,7 +473,7 @@ fn a_vip_next_to_a_vpn_route_is_counted_and_a_missing_origin_keeps_it() {
     assert_eq!(view.paths("r", &v4), Some(1));
 }
 
-/// 6WIND vSR's and FRR 8.0.1's encoding (issue 32): post-policy Adj-RIB-In
+/// 6WIND vSR's and FRR 8.0.1's encoding: post-policy Adj-RIB-In
 /// from two peers and the Loc-RIB, every UPDATE with ORIGIN, AS_PATH and
 /// the VIP in the NLRI field and no NEXT_HOP. Both peers hold the VIP: 2
 /// paths (the station counted 0 while it treated them as withdrawn).

@@ -320,3 +320,93 @@ fn no_intent_is_for_drain_only() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--no-intent is for drain only"), "{err}");
 }
+
+/// The help entry of `flag` (from its line to the next flag's), its
+/// whitespace folded: what `--help` says of it, however clap wraps it.
+fn help_entry(help: &str, flag: &str) -> String {
+    let is_flag_line = |l: &str, f: &str| l.split_whitespace().next() == Some(f);
+    let mut lines = help.lines().skip_while(|l| !is_flag_line(l, flag));
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no {flag} in the help:\n{help}"));
+    std::iter::once(first)
+        .chain(lines.take_while(|l| {
+            !l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.starts_with("--") && w.len() > 2 && !w.contains('`'))
+        }))
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn run_help_shows_the_defaults_the_daemon_runs_with() {
+    let d = ribbridge::config::Settings::default();
+    // The daemon's grace is the core's: one value, written once.
+    assert_eq!(d.grace_ms, ribbridge::reconcile::Config::default().grace_ms);
+    let out = ribbridge(&["run", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (flag, default) in [
+        ("--grace-ms", d.grace_ms.to_string()),
+        ("--require-address", d.require_address.to_string()),
+        ("--frr-dir", d.frr_dir.display().to_string()),
+        ("--table", d.tables[0].to_string()),
+        ("--listen", d.listen.to_string()),
+        ("--mode", d.mode.to_string()),
+        ("--writer-silent-ticks", d.writer_silent_ticks.to_string()),
+        ("--flap-pairs", d.flap_pairs.to_string()),
+        ("--flap-window-secs", d.flap_window_secs.to_string()),
+        ("--heal-rate", d.heal_rate.to_string()),
+        ("--heal-burst", d.heal_burst.to_string()),
+        ("--forget-after-secs", d.forget_after_secs.to_string()),
+        ("--bmp-stale-secs", d.bmp_stale_secs.to_string()),
+        ("--bmp-sync-secs", d.bmp.sync_secs.to_string()),
+        ("--bmp-max-routers", d.bmp.max_routers.to_string()),
+        ("--bmp-max-peers", d.bmp.max_peers.to_string()),
+        ("--bmp-max-paths", d.bmp.max_paths.to_string()),
+        (
+            "--bmp-sessions-per-address",
+            d.bmp.sessions_per_address.to_string(),
+        ),
+        ("--bmp-max-sessions", d.bmp.max_sessions.to_string()),
+        ("--http-max-connections", d.http_max_connections.to_string()),
+        ("--max-detailed-vips", d.max_detailed_vips.to_string()),
+        ("--drain-state", d.drain_state.display().to_string()),
+    ] {
+        let entry = help_entry(&help, flag);
+        assert!(
+            entry.contains(&format!("[default: {default}]")),
+            "run --help's {flag} does not show the default {default}: {entry}"
+        );
+    }
+}
+
+#[test]
+fn status_and_drain_help_show_the_defaults_they_run_with() {
+    let d = ribbridge::config::Settings::default();
+    let out = ribbridge(&["status", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (flag, default) in [
+        ("--require-address", d.require_address.to_string()),
+        ("--frr-dir", d.frr_dir.display().to_string()),
+        ("--table", d.tables[0].to_string()),
+    ] {
+        let entry = help_entry(&help, flag);
+        assert!(
+            entry.contains(&format!("[default: {default}]")),
+            "status --help's {flag}: {entry}"
+        );
+    }
+    let out = ribbridge(&["drain", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help_entry(&help, "--frr-dir").contains(&format!(
+        "[default: {}]",
+        ribbridge::config::DEFAULT_FRR_DIR
+    )));
+    assert!(
+        help_entry(&help, "--table")
+            .contains(&format!("[default: {}]", ribbridge::model::VIP_TABLE))
+    );
+}

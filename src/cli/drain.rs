@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::Exit;
+use super::{Exit, defaulted};
 use crate::drain::{Direction, DrainError, DrainInput, DrainState, IntentRecord};
 use crate::http::client::{Address, EndpointError};
 use crate::model::TableId;
@@ -26,8 +26,10 @@ pub struct Args {
     /// How long to wait for the views to agree, e.g. 30s, 2m.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_timeout)]
     timeout: Duration,
-    /// Directory holding zebra.vty and bgpd.vty [default: /var/run/frr].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help = defaulted(
+        "Directory holding zebra.vty and bgpd.vty",
+        crate::config::DEFAULT_FRR_DIR,
+    ))]
     frr_dir: Option<PathBuf>,
     /// This node's running ribbridge (`HOST:PORT` or `http://HOST:PORT`):
     /// also wait until its /status reports every VIP drained (undrain:
@@ -39,8 +41,10 @@ pub struct Args {
     /// (undrain: a path to each).
     #[arg(long, value_name = "URL", value_parser = parse_confirm)]
     confirm: Option<Address>,
-    /// Kernel routing table bgpd redistributes (repeatable) [default: 198].
-    #[arg(long = "table", value_name = "ID")]
+    #[arg(long = "table", value_name = "ID", help = defaulted(
+        "Kernel routing table bgpd redistributes (repeatable)",
+        crate::model::VIP_TABLE,
+    ))]
     tables: Vec<TableId>,
     /// The drain's intent file (drain writes it, undrain removes it); its
     /// directory must exist and be writable.

@@ -18,9 +18,36 @@ mod status;
 
 pub use run::settings_of as run_settings;
 
+use std::fmt::Display;
 use std::process::ExitCode;
+use std::sync::LazyLock;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+
+use crate::config::Settings;
+
+/// What a daemon runs with when neither the file nor a flag sets a key
+/// (`Settings::default`, where `Settings::resolve` starts): the defaults
+/// the flags' help shows.
+static DEFAULTS: LazyLock<Settings> = LazyLock::new(Settings::default);
+
+/// A flag's help ending in its default as clap writes its own
+/// (`[default: VALUE]`), from the value the code uses, so that `--help`
+/// cannot say another. For flags that are `Option`s (a flag overrides the
+/// file's key only when given), which clap's `default_value` would always
+/// set.
+fn defaulted(help: &str, default: impl Display) -> String {
+    format!("{help} [default: {default}]")
+}
+
+/// A list default as clap shows one: its values, space-separated.
+fn words<T: Display>(values: &[T]) -> String {
+    values
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// The process's exit codes, every one of them: the only place they are
 /// numbered (`main.rs`'s doc and each subcommand's `--help` list them).
@@ -58,10 +85,10 @@ impl From<Exit> for ExitCode {
     name = "ribbridge",
     version,
     about = "Joins kernel routing tables, zebra and bgpd per VIP; heals silent drift; exports it",
-    long_about = "ribbridge runs beside FRR on a node that advertises VIPs over BGP. It watches the \
-kernel's VIP table (198 by default) over rtnetlink, zebra over its ZAPI socket and bgpd over its vty \
+    long_about = format!("ribbridge runs beside FRR on a node that advertises VIPs over BGP. It watches the \
+kernel's VIP table ({} by default) over rtnetlink, zebra over its ZAPI socket and bgpd over its vty \
 socket, joins the three views for every VIP, names each difference, heals the ones with a proven \
-safe action, counts ECMP paths, and exports everything to Prometheus and a status command.",
+safe action, counts ECMP paths, and exports everything to Prometheus and a status command.", crate::model::VIP_TABLE),
     after_help = "Exit status: 0 success, 1 drift found (status) or not done in time (drain, undrain), 2 error, 3 unchanged (render --out), 4 an essential task ended (run: restart it)."
 )]
 struct Cli {

@@ -4,14 +4,16 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::Exit;
+use super::{DEFAULTS, Exit, defaulted, words};
 use crate::config::{self, Layer, Settings};
 use crate::model::{Mode, Vantage};
 use crate::model::{Prefix, TableId};
 use crate::privilege::{self, Ids, Need};
 
 /// `ribbridge run` flags. Each overrides the configuration file's key of
-/// the same name (`--table` is `tables`, `--vip` is `vips`).
+/// the same name (`--table` is `tables`, `--vip` is `vips`). A flag with a
+/// default shows it from [`Settings::default`], the value `resolve` starts
+/// from ([`defaulted`]).
 #[derive(Debug, Clone, clap::Args)]
 #[command(
     after_help = "Exit status: 0 stopped by SIGTERM or SIGINT, 2 error (nothing started), 4 an essential task ended (restart it)."
@@ -20,50 +22,67 @@ pub struct Args {
     /// TOML configuration file; flags override it.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Directory holding zserv.api, zebra.vty and bgpd.vty [default: /var/run/frr].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help = defaulted(
+        "Directory holding zserv.api, zebra.vty and bgpd.vty",
+        DEFAULTS.frr_dir.display(),
+    ))]
     frr_dir: Option<PathBuf>,
-    /// Kernel routing table to watch (repeatable) [default: 198].
-    #[arg(long = "table", value_name = "ID")]
+    #[arg(long = "table", value_name = "ID", help = defaulted(
+        "Kernel routing table to watch (repeatable)",
+        words(&DEFAULTS.tables),
+    ))]
     tables: Vec<TableId>,
     /// A prefix to treat as a VIP even when no table holds it (repeatable).
     #[arg(long = "vip", value_name = "PREFIX")]
     vips: Vec<Prefix>,
-    /// Address of the HTTP endpoint (/metrics, /healthz, /readyz, /status) [default: 127.0.0.1:7585].
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", help = defaulted(
+        "Address of the HTTP endpoint (/metrics, /healthz, /readyz, /status)",
+        DEFAULTS.listen,
+    ))]
     listen: Option<SocketAddr>,
-    /// What to do with a drift [default: repair].
-    #[arg(long, value_name = "observe|repair")]
+    #[arg(long, value_name = "observe|repair", help = defaulted(
+        "What to do with a drift",
+        DEFAULTS.mode,
+    ))]
     mode: Option<Mode>,
     /// Write every event the core sees to FILE as JSON lines.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
-    /// Grace before a difference counts as drift, in milliseconds [default: 500].
-    #[arg(long, value_name = "MS")]
+    #[arg(long, value_name = "MS", help = defaulted(
+        "Grace before a difference counts as drift, in milliseconds",
+        DEFAULTS.grace_ms,
+    ))]
     grace_ms: Option<u64>,
     /// Allow heal actions that remove and re-add the VIP's local address.
     #[arg(long)]
     heal_addresses: bool,
-    /// A VIP needs its address on the node (any interface; on IPv6 not
-    /// tentative or dadfailed) to be served: advertised without it is
-    /// `blackhole`, and no heal re-advertises it [default: true].
-    #[arg(long, value_name = "BOOL")]
+    #[arg(long, value_name = "BOOL", help = defaulted(
+        "A VIP needs its address on the node (any interface; on IPv6 not \
+         tentative or dadfailed) to be served: advertised without it is \
+         `blackhole`, and no heal re-advertises it",
+        DEFAULTS.require_address,
+    ))]
     require_address: Option<bool>,
-    /// The writer (kube-vip) is `silent` after this many of its ticks
-    /// without re-asserting its route (1-100) [default: 3].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "The writer (kube-vip) is `silent` after this many of its ticks \
+         without re-asserting its route (1-100)",
+        DEFAULTS.writer_silent_ticks,
+    ))]
     writer_silent_ticks: Option<u32>,
     /// The writer's tick in milliseconds (100-600000); learned from its
     /// re-assertions when unset.
     #[arg(long, value_name = "MS")]
     writer_interval_ms: Option<u64>,
-    /// A VIP whose writer withdrew it more than N times within
-    /// --flap-window-secs is `flapping` (1-7) [default: 3].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "A VIP whose writer withdrew it more than N times within \
+         --flap-window-secs is `flapping` (1-7)",
+        DEFAULTS.flap_pairs,
+    ))]
     flap_pairs: Option<u32>,
-    /// The window the writer's withdrawals are counted in, seconds
-    /// (10-86400) [default: 300].
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", help = defaulted(
+        "The window the writer's withdrawals are counted in, seconds (10-86400)",
+        DEFAULTS.flap_window_secs,
+    ))]
     flap_window_secs: Option<u64>,
     /// Probe the VIP's backend health at URL (http://, or https:// with a
     /// `[[vip]]` table's ca_file or insecure): down for `fall` probes, an
@@ -75,14 +94,20 @@ pub struct Args {
     /// passes, an advertised VIP is `unready`; repeatable.
     #[arg(long = "ready", value_name = "PREFIX=URL")]
     ready: Vec<String>,
-    /// The node-wide ceiling on heal actions, actions a second (1-1000) [default: 100].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "The node-wide ceiling on heal actions, actions a second (1-1000)",
+        DEFAULTS.heal_rate,
+    ))]
     heal_rate: Option<u32>,
-    /// The node-wide ceiling on heal actions, actions at once (1-100000) [default: 100].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "The node-wide ceiling on heal actions, actions at once (1-100000)",
+        DEFAULTS.heal_burst,
+    ))]
     heal_burst: Option<u32>,
-    /// Seconds a discovered VIP absent from every view stays in /status (1-604800) [default: 600].
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", help = defaulted(
+        "Seconds a discovered VIP absent from every view stays in /status (1-604800)",
+        DEFAULTS.forget_after_secs,
+    ))]
     forget_after_secs: Option<u64>,
     /// Where ribbridge runs: `node` (beside FRR: the full join), `router`
     /// (only the kernel's ECMP legs of the configured VIPs; may watch the
@@ -95,47 +120,66 @@ pub struct Args {
     /// 0.0.0.0:11019 (--vantage bmp only).
     #[arg(long, value_name = "ADDR:PORT")]
     bmp_listen: Option<SocketAddr>,
-    /// Seconds a router whose BMP session ended stays (stale: its paths
-    /// unknown) before it is forgotten (--vantage bmp only) [default: 300].
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", help = defaulted(
+        "Seconds a router whose BMP session ended stays (stale: its paths \
+         unknown) before it is forgotten (--vantage bmp only)",
+        DEFAULTS.bmp_stale_secs,
+    ))]
     bmp_stale_secs: Option<u64>,
     /// A network routers may connect from (repeatable; required with
     /// --vantage bmp): anything else is refused at accept.
     #[arg(long = "bmp-allow", value_name = "CIDR")]
     bmp_allow: Vec<Prefix>,
-    /// Seconds after a router's BMP session starts before its initial dump
-    /// is taken as complete, End-of-RIBs or not (--vantage bmp only)
-    /// [default: 60].
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", help = defaulted(
+        "Seconds after a router's BMP session starts before its initial dump \
+         is taken as complete, End-of-RIBs or not (--vantage bmp only)",
+        DEFAULTS.bmp.sync_secs,
+    ))]
     bmp_sync_secs: Option<u64>,
-    /// The most routers the station keeps (--vantage bmp only) [default: 256].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "The most routers the station keeps (--vantage bmp only)",
+        DEFAULTS.bmp.max_routers,
+    ))]
     bmp_max_routers: Option<usize>,
-    /// The most BGP peers per router (--vantage bmp only) [default: 4096].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "The most BGP peers per router (--vantage bmp only)",
+        DEFAULTS.bmp.max_peers,
+    ))]
     bmp_max_peers: Option<usize>,
-    /// The most paths per VIP per router (--vantage bmp only) [default: 4096].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "The most paths per VIP per router (--vantage bmp only)",
+        DEFAULTS.bmp.max_paths,
+    ))]
     bmp_max_paths: Option<usize>,
-    /// The most BMP sessions at once from one address (--vantage bmp only) [default: 2].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "The most BMP sessions at once from one address (--vantage bmp only)",
+        DEFAULTS.bmp.sessions_per_address,
+    ))]
     bmp_sessions_per_address: Option<usize>,
-    /// The most BMP sessions at once in all; more are refused at accept
-    /// (--vantage bmp only) [default: 64].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "The most BMP sessions at once in all; more are refused at accept \
+         (--vantage bmp only)",
+        DEFAULTS.bmp.max_sessions,
+    ))]
     bmp_max_sessions: Option<usize>,
-    /// The most HTTP connections open at once; one more sheds the oldest
-    /// still sending its request [default: 64].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "The most HTTP connections open at once; one more sheds the oldest \
+         still sending its request",
+        DEFAULTS.http_max_connections,
+    ))]
     http_max_connections: Option<usize>,
-    /// Discovered VIPs (every route of the watched table not configured
-    /// with --vip) tracked in detail: per-VIP series and a row in
-    /// /status; the others are counted by state [default: 1024].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = defaulted(
+        "Discovered VIPs (every route of the watched table not configured \
+         with --vip) tracked in detail: per-VIP series and a row in \
+         /status; the others are counted by state",
+        DEFAULTS.max_detailed_vips,
+    ))]
     max_detailed_vips: Option<usize>,
-    /// The drain's intent file, which `ribbridge drain` writes and
-    /// `ribbridge undrain` removes [default: /run/ribbridge/drain].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help = defaulted(
+        "The drain's intent file, which `ribbridge drain` writes and \
+         `ribbridge undrain` removes",
+        DEFAULTS.drain_state.display(),
+    ))]
     drain_state: Option<PathBuf>,
     /// Started as root: become UID:GID (FRR's user, the owner of
     /// zserv.api) before reading any input, keeping CAP_NET_ADMIN alone

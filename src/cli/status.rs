@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::Exit;
+use super::{DEFAULTS, Exit, defaulted, words};
 use crate::config::{Layer, Settings};
 use crate::model::TableId;
 use crate::status::StatusDoc;
@@ -24,11 +24,15 @@ pub struct Args {
     /// Build the join once, without a daemon.
     #[arg(long)]
     oneshot: bool,
-    /// Directory holding zserv.api, zebra.vty and bgpd.vty [default: /var/run/frr].
-    #[arg(long, value_name = "DIR", requires = "oneshot")]
+    #[arg(long, value_name = "DIR", requires = "oneshot", help = defaulted(
+        "Directory holding zserv.api, zebra.vty and bgpd.vty",
+        DEFAULTS.frr_dir.display(),
+    ))]
     frr_dir: Option<PathBuf>,
-    /// Kernel routing table (repeatable) [default: 198].
-    #[arg(long = "table", value_name = "ID", requires = "oneshot")]
+    #[arg(long = "table", value_name = "ID", requires = "oneshot", help = defaulted(
+        "Kernel routing table (repeatable)",
+        words(&DEFAULTS.tables),
+    ))]
     tables: Vec<TableId>,
     /// The daemon's TOML configuration file: a one-shot join judges with
     /// the daemon's settings (its VIPs, graces, address rule); flags
@@ -39,8 +43,10 @@ pub struct Args {
     /// as `ribbridge run --vip`.
     #[arg(long = "vip", value_name = "PREFIX", requires = "oneshot")]
     vips: Vec<crate::model::Prefix>,
-    /// As `ribbridge run --require-address` [default: true].
-    #[arg(long, value_name = "BOOL", requires = "oneshot")]
+    #[arg(long, value_name = "BOOL", requires = "oneshot", help = defaulted(
+        "As `ribbridge run --require-address`",
+        DEFAULTS.require_address,
+    ))]
     require_address: Option<bool>,
     /// With --oneshot: how long to wait, at most, for what the views show
     /// to last the daemon's grace before it is reported (a VIP whose class

@@ -551,7 +551,8 @@ mod tests {
     /// Rounds of [`a_short_connection_racing_a_router_never_replaces_its_session`].
     const RACE_ROUNDS: usize = 50;
 
-    /// Issue 32 through the listener, on loopback: a connection from the
+    /// A short connection never replaces the router's real session,
+    /// through the listener, on loopback: a connection from the
     /// router's address that opens and closes at once (silent in even
     /// rounds, with an Initiation in odd ones), then the router's real
     /// session sending FRR 8.4's capture. Whichever task reports first,

@@ -101,7 +101,6 @@ fn note_problem(last: &mut Option<String>, problem: String) {
 mod tests {
     use super::*;
     use crate::drain::DrainState;
-    use std::time::SystemTime;
 
     async fn next(rx: &mut mpsc::Receiver<Input>) -> DrainFile {
         match rx.recv().await.expect("the task sends") {
@@ -133,7 +132,7 @@ mod tests {
         let path = tmp.path().join("drain");
         let (mut rx, stop, task) = start(&path);
         assert_eq!(next(&mut rx).await, DrainFile::Absent);
-        DrainState::new(vec![198], SystemTime::now())
+        DrainState::new(vec![198], crate::clock::wall())
             .write(&path)
             .expect("write");
         assert_eq!(next(&mut rx).await, DrainFile::Drained);
@@ -154,7 +153,7 @@ mod tests {
         // the clock's time) came through the parent's watch.
         tokio::time::pause();
         std::fs::create_dir(tmp.path().join("ribbridge")).expect("mkdir");
-        DrainState::new(vec![198], SystemTime::now())
+        DrainState::new(vec![198], crate::clock::wall())
             .write(&path)
             .expect("write");
         let seen = tokio::time::timeout(WATCH_RETRY / 2, next(&mut rx))

@@ -35,14 +35,15 @@
 //! - A running daemon watches the file and knows of a drain the moment it
 //!   is recorded, before bgpd is touched: it heals nothing from then on
 //!   (`reconcile`'s drain). It re-applies a recorded drain that bgpd's
-//!   configuration lost with [`reapply`], the same plan and commands.
+//!   configuration lost with [`reconfigure`] ([`Change::Drain`]): the same
+//!   plan and commands.
 //! - At the timeout: [`DrainError::Timeout`], naming what still advertises
 //!   (or, undraining, what is still missing).
 
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -400,10 +401,10 @@ fn record(input: &DrainInput) -> Result<bool, DrainError> {
     let made_dir = state::ensure_dir(&input.state)?;
     let since = match DrainState::read(&input.state) {
         Ok(Some(s)) => s.since,
-        Ok(None) => SystemTime::now(),
+        Ok(None) => crate::clock::wall(),
         Err(e) => {
             tracing::warn!(error = %e, "replacing the drain intent");
-            SystemTime::now()
+            crate::clock::wall()
         }
     };
     DrainState::new(input.tables.clone(), since).write(&input.state)?;
@@ -704,7 +705,7 @@ route-map KUBE-VIP-ROUTES-V4 permit 10\nexit\n";
         let tmp = tempfile::tempdir().expect("tempdir");
         let seen = fake_bgpd(tmp.path(), format!("{CONFIG}{DRAINED}"));
         let state = tmp.path().join("drain");
-        DrainState::new(vec![198], SystemTime::now())
+        DrainState::new(vec![198], crate::clock::wall())
             .write(&state)
             .expect("write");
         let e = undrain(&input(tmp.path(), state.clone()))

@@ -350,7 +350,7 @@ mod tests {
         let meta = std::fs::metadata(shm.path().join("ribbridge")).expect("made");
         assert_eq!(meta.permissions().mode() & 0o777, DIR_MODE);
         assert!(!ensure_dir(&file).expect("there"), "made once");
-        DrainState::new(vec![198], SystemTime::now())
+        DrainState::new(vec![198], crate::clock::wall())
             .write(&file)
             .expect("the intent fits in it");
         // /proc is no tmpfs: nothing made, and the error says why.

@@ -111,7 +111,6 @@ pub fn read(path: &Path) -> (DrainFile, Option<DrainError>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
 
     #[tokio::test]
     async fn a_recorded_and_a_removed_drain_are_each_seen_as_a_change() {
@@ -119,7 +118,7 @@ mod tests {
         let path = tmp.path().join("drain");
         let mut w = StateWatch::new(&path).expect("watch");
         assert_eq!(read(&path).0, DrainFile::Absent);
-        DrainState::new(vec![198], SystemTime::now())
+        DrainState::new(vec![198], crate::clock::wall())
             .write(&path)
             .expect("write");
         w.changed().await.expect("a change");

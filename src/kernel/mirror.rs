@@ -384,7 +384,7 @@ impl Mirror {
         let first = reason == ResyncReason::Startup && self.routes.is_empty();
         // Sized once: a list grown by doubling held up to twice the events
         // and, while it grew, both copies (100 000 routes missed in an
-        // overrun, issue 31).
+        // overrun: the resync's peak).
         let mut ev = Vec::with_capacity(self.differences(&next, first));
         for k in self.sorted_keys() {
             if !next.routes.contains_key(k) {

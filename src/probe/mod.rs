@@ -1,4 +1,5 @@
-//! The backends' health and readiness probes (issue 30, goal 2), as
+//! The backends' health and readiness probes (so that a VIP whose backend
+//! is down or draining is not reported served), as
 //! keepalived checks them: per VIP, an optional `health` probe (down: this
 //! node cannot serve the VIP) and an optional `ready` probe (failing while
 //! health passes: the node is draining). Each is an HTTP or HTTPS `GET` of a

@@ -1152,7 +1152,7 @@ impl Wakeups {
     /// so a full list folds its repeats before it grows: it holds each VIP
     /// at most about twice. (Unfolded, 100 000 VIPs deleted at once asked
     /// for their forgetting ~14 times each before it came: one 33 MB
-    /// list, the deletion path's peak, issue 31.)
+    /// list, the deletion path's peak, docs/PERFORMANCE.md §2.5.)
     pub(super) fn insert(&mut self, at: Millis, key: (TableId, Prefix)) {
         let keys = self.0.entry(at).or_default();
         if keys.len() == keys.capacity() && keys.len() >= FOLD_FROM {
@@ -1347,7 +1347,7 @@ impl State {
     /// -batch`), and a B-tree filled in key order leaves its nodes half
     /// full: once the VIPs added that way reach a quarter of the map (and
     /// [`REPACK_FROM`]), it is rebuilt in full nodes. 100 000 routes added
-    /// after the start: ~16 MB of nodes, ~9 MB packed (heaptrack, issue 31).
+    /// after the start: ~16 MB of nodes, ~9 MB packed (heaptrack).
     pub(super) fn vip(&mut self, table: TableId, prefix: Prefix, now: Millis) -> &mut Vip {
         let key = (table, prefix);
         if !self.vips.contains_key(&key) {
