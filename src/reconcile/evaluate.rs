@@ -100,7 +100,7 @@ pub(super) fn evaluate(
         return false;
     }
     let (since, added) = (v.observed_since, v.added_at.get());
-    let due = due_of(state, observed, grace, since, added);
+    let due = due_of(state, &key.1, observed, grace, since, added);
     let Some(v) = state.vips.get_mut(&key) else {
         return false;
     };
@@ -174,6 +174,7 @@ pub(super) fn evaluate(
 /// would report it.
 fn due_of(
     state: &State,
+    prefix: &Prefix,
     observed: Class,
     grace: Millis,
     since: Millis,
@@ -196,6 +197,7 @@ fn due_of(
             state.bgp_view_at,
             &state.sent,
             state.config.bgp_startup_grace_ms,
+            prefix,
         ) {
             due = due.max(until);
         }
@@ -243,7 +245,14 @@ pub fn pending(state: &State, key: (TableId, Prefix)) -> Option<Pending> {
     let due = if v.observed.is_consistent() {
         v.observed_since
     } else {
-        due_of(state, v.observed, grace, v.observed_since, v.added_at.get())
+        due_of(
+            state,
+            &key.1,
+            v.observed,
+            grace,
+            v.observed_since,
+            v.added_at.get(),
+        )
     };
     Some(Pending {
         observed: v.observed,
@@ -360,8 +369,8 @@ pub(super) fn zebra_behind_due(
     backlog_end(sent_at, ZEBRA_PAUSE_MS.max(config.grace_ms), since)
 }
 
-/// When the startup grace of the established sessions ends, if none of
-/// them has sent bgpd's table yet: the oldest session's coming up plus
+/// When the startup grace of the established sessions carrying `prefix`'s
+/// family ends, if none of them has sent bgpd's table yet: the oldest session's coming up plus
 /// `grace`. None (no delay) when one of them has sent it, when bgpd did not
 /// say how long a session is up, or when there is no view or no session.
 pub(super) fn initial_update_due(
@@ -369,10 +378,13 @@ pub(super) fn initial_update_due(
     view_at: Option<Millis>,
     sent: &BTreeMap<String, Option<i64>>,
     grace: Millis,
+    prefix: &Prefix,
 ) -> Option<Millis> {
     let at = view_at?;
     let mut oldest: Option<Millis> = None;
-    for p in peers.iter().filter(|p| p.established) {
+    // Only the sessions of the VIP's family: an IPv6 session that sent its
+    // table says nothing of the IPv4 one that has not yet.
+    for p in peers.iter().filter(|p| p.carries(prefix)) {
         if sent.contains_key(&p.peer) {
             return None;
         }

@@ -330,27 +330,56 @@ fn sessions_just_up_get_the_startup_grace() {
         ..peer(false)
     };
     assert_eq!(
-        initial_update_due(&[up(500)], Some(1_000), &none, 10_000),
+        initial_update_due(&[up(500)], Some(1_000), &none, 10_000, &vip()),
         Some(10_500)
     );
     assert_eq!(
-        initial_update_due(&[up(2_000)], Some(11), &none, 10_000),
+        initial_update_due(&[up(2_000)], Some(11), &none, 10_000, &vip()),
         Some(8_011)
     );
     assert_eq!(
-        initial_update_due(&[up(60_000)], Some(1_000), &none, 10_000),
+        initial_update_due(&[up(60_000)], Some(1_000), &none, 10_000, &vip()),
         Some(0),
         "up for a minute: over"
     );
     let sent: BTreeMap<String, Option<i64>> = [("198.18.1.1".to_string(), Some(0))].into();
     assert_eq!(
-        initial_update_due(&[up(500)], Some(1_000), &sent, 10_000),
+        initial_update_due(&[up(500)], Some(1_000), &sent, 10_000, &vip()),
         None
     );
     assert_eq!(
-        initial_update_due(&[peer(false)], Some(1_000), &none, 10_000),
+        initial_update_due(&[peer(false)], Some(1_000), &none, 10_000, &vip()),
         None,
         "unknown uptime: no delay"
+    );
+    // One session per family: the IPv6 one sent its table, the IPv4 one
+    // (young) has not: an IPv4 VIP still waits, an IPv6 one does not.
+    let (v4, v6) = (
+        PeerView {
+            families: crate::model::Families::only(crate::model::intent::Family::Ipv4),
+            ..up(500)
+        },
+        PeerView {
+            peer: "fdbb:0:0:1::1".into(),
+            families: crate::model::Families::only(crate::model::intent::Family::Ipv6),
+            ..up(500)
+        },
+    );
+    let v6_sent: BTreeMap<String, Option<i64>> = [(v6.peer.clone(), Some(0))].into();
+    let v6_vip: Prefix = "2001:db8::10/128".parse().expect("prefix");
+    assert_eq!(
+        initial_update_due(
+            &[v4.clone(), v6.clone()],
+            Some(1_000),
+            &v6_sent,
+            10_000,
+            &vip()
+        ),
+        Some(10_500)
+    );
+    assert_eq!(
+        initial_update_due(&[v4, v6], Some(1_000), &v6_sent, 10_000, &v6_vip),
+        None
     );
 
     // Sessions of unknown age, or that sent the VIP before (8.4's
