@@ -320,8 +320,8 @@ fn insert_at(text: &str, anchor: impl Fn(&str) -> bool, after: bool, lines: &[&s
 /// The three changed configurations of node1's frr.conf, written to `dir`.
 fn variants(original: &str, dir: &Path) -> Vec<Variant> {
     const NEIGHBOUR: &str = "neighbor 198.18.1.99 remote-as 64513";
-    const LIST_ENTRY: &str = "ip prefix-list BGP-VIP-PREFIXES-V4 seq 50 permit 203.0.113.50/32";
-    const MAP_ENTRY: &str = "route-map BGP-VIP-ROUTES-V4 deny 5";
+    const LIST_ENTRY: &str = "ip prefix-list KUBE-VIP-PREFIXES-V4 seq 50 permit 203.0.113.50/32";
+    const MAP_ENTRY: &str = "route-map KUBE-VIP-ROUTES-V4 deny 5";
     let texts = [
         (
             "a neighbour added",
@@ -334,20 +334,20 @@ fn variants(original: &str, dir: &Path) -> Vec<Variant> {
             NEIGHBOUR,
         ),
         (
-            "a prefix-list entry added to BGP-VIP-PREFIXES-V4",
+            "a prefix-list entry added to KUBE-VIP-PREFIXES-V4",
             insert_at(
                 original,
-                |l| l.starts_with("ip prefix-list BGP-VIP-PREFIXES-V4 seq 1 "),
+                |l| l.starts_with("ip prefix-list KUBE-VIP-PREFIXES-V4 seq 1 "),
                 true,
                 &[LIST_ENTRY],
             ),
             LIST_ENTRY,
         ),
         (
-            "a route-map entry (deny 5, another prefix-list) ahead of BGP-VIP-ROUTES-V4 permit 10",
+            "a route-map entry (deny 5, another prefix-list) ahead of KUBE-VIP-ROUTES-V4 permit 10",
             insert_at(
                 original,
-                |l| l == "route-map BGP-VIP-ROUTES-V4 permit 10",
+                |l| l == "route-map KUBE-VIP-ROUTES-V4 permit 10",
                 false,
                 &[
                     "ip prefix-list RB-TEST-OTHER-V4 seq 5 permit 203.0.113.0/24",
@@ -530,7 +530,7 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
         .and_then(|v| v.policy.clone())
         .unwrap_or_else(|| panic!("a filtered VIP names its policy: {doc:?}"));
     assert!(
-        policy.contains("route-map BGP-VIP-ROUTES-V4") && policy.contains("seq 20"),
+        policy.contains("route-map KUBE-VIP-ROUTES-V4") && policy.contains("seq 20"),
         "FRR {frr}: the policy of {DENIED}: {policy:?}"
     );
     assert_eq!(class(&doc, VIP), Some(Class::Advertised), "{doc:?}");
@@ -557,7 +557,7 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
     } else {
         "table-direct"
     };
-    let line = format!("redistribute {kind} 198 route-map BGP-VIP-ROUTES-V4");
+    let line = format!("redistribute {kind} 198 route-map KUBE-VIP-ROUTES-V4");
     let rc = running_config().await;
     assert!(
         has_line(&rc, &line),
