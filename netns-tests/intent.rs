@@ -47,7 +47,7 @@ const NODE1_CONF: &str = "/run/ribbridge-lab/rb-node1/frr.conf";
 /// bgpd's route-map delay timer (its default: the lab sets none), and the
 /// core's margin after it: a `not_redistributed` drift can only be declared
 /// this long after a configuration change.
-const SETTLE: Duration = Duration::from_secs(5 + 2);
+pub(crate) const SETTLE: Duration = Duration::from_secs(5 + 2);
 /// How often the states are polled while awaited.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -69,7 +69,7 @@ async fn lab_async(args: &[&str]) -> String {
 
 /// The sum over every label set of metric `name` (0 when it has no series
 /// yet: a counter is exported from its first increment).
-fn metric_sum(text: &str, name: &str) -> f64 {
+pub(crate) fn metric_sum(text: &str, name: &str) -> f64 {
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter(|l| {
@@ -81,7 +81,7 @@ fn metric_sum(text: &str, name: &str) -> f64 {
 }
 
 /// Every series of metric `name` with a non-zero value, as written.
-fn series(text: &str, name: &str) -> Vec<String> {
+pub(crate) fn series(text: &str, name: &str) -> Vec<String> {
     text.lines()
         .filter(|l| {
             l.strip_prefix(name)
@@ -117,16 +117,16 @@ async fn counters(d: &Daemon) -> (Counters, String) {
     )
 }
 
-fn find<'d>(doc: &'d StatusDoc, vip: &str) -> Option<&'d VipStatus> {
+pub(crate) fn find<'d>(doc: &'d StatusDoc, vip: &str) -> Option<&'d VipStatus> {
     doc.vips.iter().find(|v| v.prefix.to_string() == vip)
 }
 
-fn class(doc: &StatusDoc, vip: &str) -> Option<Class> {
+pub(crate) fn class(doc: &StatusDoc, vip: &str) -> Option<Class> {
     find(doc, vip).and_then(|v| v.state.class())
 }
 
 /// The daemon's log lines that are drifts or heals.
-fn drifts_and_heals(log: &[String]) -> Vec<String> {
+pub(crate) fn drifts_and_heals(log: &[String]) -> Vec<String> {
     log.iter()
         .filter(|l| l.contains("VIP drift") || l.contains("healing") || l.contains("heal action"))
         .cloned()
@@ -135,7 +135,7 @@ fn drifts_and_heals(log: &[String]) -> Vec<String> {
 
 /// Poll `/status` until `ok` holds; the document and how long it took. A
 /// limit passed fails the test with the last document and the log.
-async fn await_status(
+pub(crate) async fn await_status(
     d: &mut Daemon,
     what: &str,
     limit: Duration,
@@ -160,7 +160,7 @@ async fn await_status(
 /// Poll `/status` for `window` (measured from `from`); `ok` must hold in
 /// every document: the observation window after a configuration change
 /// within which a drift could still be declared.
-async fn hold_status(
+pub(crate) async fn hold_status(
     d: &mut Daemon,
     what: &str,
     from: Instant,
@@ -239,7 +239,7 @@ async fn await_config_line(line: &str, present: bool) {
 
 /// The router's path count for `addr`, from `ip route show ADDR` in
 /// rb-router: its nexthop lines, or 1 for a single-path route.
-fn router_paths(addr: &str) -> usize {
+pub(crate) fn router_paths(addr: &str) -> usize {
     let out = StdCommand::new("ip")
         .args(["-n", "rb-router", "route", "show", addr])
         .output()

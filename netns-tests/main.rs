@@ -14,6 +14,7 @@ mod bmp;
 mod bridge;
 mod containerd;
 mod cri;
+mod day2;
 mod descriptors;
 mod drain;
 mod faults;
