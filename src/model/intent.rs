@@ -303,7 +303,9 @@ impl Intent {
     }
 
     /// The outbound policy of `peer` (its own, else its peer-group's) on
-    /// `prefix`. A peer the configuration does not name is unknown.
+    /// `prefix`. A peer the configuration does not name is unknown; so is
+    /// a member's own route-map beside its group's prefix-list (or other
+    /// filter that is not a route-map): bgpd applies both.
     pub fn sent_to<'a>(&'a self, peer: &'a str, prefix: &Prefix) -> Verdict<'a> {
         let family = Family::of(prefix);
         let Some(p) = self.peers.get(peer) else {
@@ -313,12 +315,19 @@ impl Intent {
                 why: "(the peer is not in the configuration)",
             };
         };
-        let filter = p.out.get(&family).or_else(|| {
-            p.group
-                .as_ref()
-                .and_then(|g| self.peers.get(g))
-                .and_then(|g| g.out.get(&family))
-        });
+        let group = p
+            .group
+            .as_ref()
+            .and_then(|g| self.peers.get(g))
+            .and_then(|g| g.out.get(&family));
+        // A member's own filter overrides its group's of the same kind
+        // only: the group's prefix-list (filter-list, distribute-list)
+        // still applies beside the member's own route-map.
+        let filter = match (p.out.get(&family), group) {
+            (Some(OutFilter::RouteMap(_)), Some(g @ OutFilter::Other(_))) => Some(g),
+            (Some(own), _) => Some(own),
+            (None, group) => group,
+        };
         match filter {
             None => Verdict::Permit,
             Some(OutFilter::RouteMap(m)) => self.route_map(m, prefix),
@@ -658,6 +667,32 @@ mod tests {
         );
         assert!(matches!(
             i.sent_to("198.18.9.9", &p("192.0.2.11/32")),
+            Verdict::Unknown { .. }
+        ));
+        // The member's own route-map overrides the group's route-map...
+        vip_map(&mut i, "OWN", "OTHER");
+        i.ip_prefix_lists.insert(
+            "OTHER".to_string(),
+            vec![entry(1, true, "192.0.2.11/32", None, None)],
+        );
+        i.peers
+            .get_mut("198.18.1.1")
+            .unwrap()
+            .out
+            .insert(Family::Ipv4, OutFilter::RouteMap("OWN".to_string()));
+        assert_eq!(
+            i.sent_to("198.18.1.1", &p("192.0.2.11/32")),
+            Verdict::Permit
+        );
+        // ...but not its prefix-list, which bgpd applies beside it (the
+        // differential test against bgpd found it: a group's `prefix-list
+        // out` denied what the member's route-map permitted).
+        i.peers.get_mut("G").unwrap().out.insert(
+            Family::Ipv4,
+            OutFilter::Other("prefix-list out".to_string()),
+        );
+        assert!(matches!(
+            i.sent_to("198.18.1.1", &p("192.0.2.11/32")),
             Verdict::Unknown { .. }
         ));
     }
