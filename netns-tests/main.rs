@@ -16,6 +16,7 @@ mod containerd;
 mod cri;
 mod day2;
 mod descriptors;
+mod differential;
 mod drain;
 mod faults;
 mod frr_clients;
