@@ -47,7 +47,7 @@ const NODE1_CONF: &str = "/run/ribbridge-lab/rb-node1/frr.conf";
 /// bgpd's route-map delay timer (its default: the lab sets none), and the
 /// core's margin after it: a `not_redistributed` drift can only be declared
 /// this long after a configuration change.
-const SETTLE: Duration = Duration::from_secs(5 + 2);
+pub(crate) const SETTLE: Duration = Duration::from_secs(5 + 2);
 /// How often the states are polled while awaited.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -68,7 +68,7 @@ async fn lab_async(args: &[&str]) -> String {
 }
 
 /// Every series of metric `name` with a non-zero value, as written.
-fn series(text: &str, name: &str) -> Vec<String> {
+pub(crate) fn series(text: &str, name: &str) -> Vec<String> {
     text.lines()
         .filter(|l| {
             l.strip_prefix(name)
@@ -104,16 +104,16 @@ async fn counters(d: &Daemon) -> (Counters, String) {
     )
 }
 
-fn find<'d>(doc: &'d StatusDoc, vip: &str) -> Option<&'d VipStatus> {
+pub(crate) fn find<'d>(doc: &'d StatusDoc, vip: &str) -> Option<&'d VipStatus> {
     doc.vips.iter().find(|v| v.prefix.to_string() == vip)
 }
 
-fn class(doc: &StatusDoc, vip: &str) -> Option<Class> {
+pub(crate) fn class(doc: &StatusDoc, vip: &str) -> Option<Class> {
     find(doc, vip).and_then(|v| v.state.class())
 }
 
 /// The daemon's log lines that are drifts or heals.
-fn drifts_and_heals(log: &[String]) -> Vec<String> {
+pub(crate) fn drifts_and_heals(log: &[String]) -> Vec<String> {
     log.iter()
         .filter(|l| l.contains("VIP drift") || l.contains("healing") || l.contains("heal action"))
         .cloned()
@@ -122,7 +122,7 @@ fn drifts_and_heals(log: &[String]) -> Vec<String> {
 
 /// Poll `/status` until `ok` holds; the document and how long it took. A
 /// limit passed fails the test with the last document and the log.
-async fn await_status(
+pub(crate) async fn await_status(
     d: &mut Daemon,
     what: &str,
     limit: Duration,
@@ -147,7 +147,7 @@ async fn await_status(
 /// Poll `/status` for `window` (measured from `from`); `ok` must hold in
 /// every document: the observation window after a configuration change
 /// within which a drift could still be declared.
-async fn hold_status(
+pub(crate) async fn hold_status(
     d: &mut Daemon,
     what: &str,
     from: Instant,
@@ -226,7 +226,7 @@ async fn await_config_line(line: &str, present: bool) {
 
 /// The router's path count for `addr`, from `ip route show ADDR` in
 /// rb-router: its nexthop lines, or 1 for a single-path route.
-fn router_paths(addr: &str) -> usize {
+pub(crate) fn router_paths(addr: &str) -> usize {
     let out = StdCommand::new("ip")
         .args(["-n", "rb-router", "route", "show", addr])
         .output()
@@ -307,8 +307,8 @@ fn insert_at(text: &str, anchor: impl Fn(&str) -> bool, after: bool, lines: &[&s
 /// The three changed configurations of node1's frr.conf, written to `dir`.
 fn variants(original: &str, dir: &Path) -> Vec<Variant> {
     const NEIGHBOUR: &str = "neighbor 198.18.1.99 remote-as 64513";
-    const LIST_ENTRY: &str = "ip prefix-list BGP-VIP-PREFIXES-V4 seq 50 permit 203.0.113.50/32";
-    const MAP_ENTRY: &str = "route-map BGP-VIP-ROUTES-V4 deny 5";
+    const LIST_ENTRY: &str = "ip prefix-list KUBE-VIP-PREFIXES-V4 seq 50 permit 203.0.113.50/32";
+    const MAP_ENTRY: &str = "route-map KUBE-VIP-ROUTES-V4 deny 5";
     let texts = [
         (
             "a neighbour added",
@@ -321,20 +321,20 @@ fn variants(original: &str, dir: &Path) -> Vec<Variant> {
             NEIGHBOUR,
         ),
         (
-            "a prefix-list entry added to BGP-VIP-PREFIXES-V4",
+            "a prefix-list entry added to KUBE-VIP-PREFIXES-V4",
             insert_at(
                 original,
-                |l| l.starts_with("ip prefix-list BGP-VIP-PREFIXES-V4 seq 1 "),
+                |l| l.starts_with("ip prefix-list KUBE-VIP-PREFIXES-V4 seq 1 "),
                 true,
                 &[LIST_ENTRY],
             ),
             LIST_ENTRY,
         ),
         (
-            "a route-map entry (deny 5, another prefix-list) ahead of BGP-VIP-ROUTES-V4 permit 10",
+            "a route-map entry (deny 5, another prefix-list) ahead of KUBE-VIP-ROUTES-V4 permit 10",
             insert_at(
                 original,
-                |l| l == "route-map BGP-VIP-ROUTES-V4 permit 10",
+                |l| l == "route-map KUBE-VIP-ROUTES-V4 permit 10",
                 false,
                 &[
                     "ip prefix-list RB-TEST-OTHER-V4 seq 5 permit 203.0.113.0/24",
@@ -517,7 +517,7 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
         .and_then(|v| v.policy.clone())
         .unwrap_or_else(|| panic!("a filtered VIP names its policy: {doc:?}"));
     assert!(
-        policy.contains("route-map BGP-VIP-ROUTES-V4") && policy.contains("seq 20"),
+        policy.contains("route-map KUBE-VIP-ROUTES-V4") && policy.contains("seq 20"),
         "FRR {frr}: the policy of {DENIED}: {policy:?}"
     );
     assert_eq!(class(&doc, VIP), Some(Class::Advertised), "{doc:?}");
@@ -544,7 +544,7 @@ async fn reloads_filtered_unconfigured(frr: &'static str) {
     } else {
         "table-direct"
     };
-    let line = format!("redistribute {kind} 198 route-map BGP-VIP-ROUTES-V4");
+    let line = format!("redistribute {kind} 198 route-map KUBE-VIP-ROUTES-V4");
     let rc = running_config().await;
     assert!(
         has_line(&rc, &line),

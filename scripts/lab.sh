@@ -12,8 +12,8 @@
 # The nodes' frr.conf are rendered by `ribbridge render` (one source of FRR
 # configuration) from the lab's peer mapping ($LAB_DIR/frr-peers.json) with
 # the profile's template: scripts/lab-node.conf.j2 (default) or
-# scripts/lab-node-frrk8s.conf.j2 (`--profile frr-k8s`: the shape of
-# frr-k8s's rendering); the binary is $RIBBRIDGE_BIN, else the newer of
+# scripts/lab-node-frrk8s.conf.j2 (`--profile frr-k8s`: OpenShift's day-2
+# shape, frr-k8s's rendering and its raw configuration); the binary is $RIBBRIDGE_BIN, else the newer of
 # target/release/ribbridge and target/debug/ribbridge.
 #
 # Every file the lab makes is under $LAB_DIR (default /run/ribbridge-lab) or,
@@ -48,9 +48,13 @@ usage: lab.sh COMMAND [ARGS...]   (as root, except -h, status and sockdir)
         IPv6) to the BMP station at ADDR:PORT (as seen from rb-router);
         --profile: the nodes' frr.conf template, default
         scripts/lab-node.conf.j2, frr-k8s scripts/lab-node-frrk8s.conf.j2
-        (frr-k8s's shape: per-peer <peer>-in/-out route-maps and
-        prefix-lists, graceful-restart preserve-fw-state, the VIPs through
-        BGP-VIP-ROUTES-V4/-V6 permit 10, deny 20); --graceful-restart:
+        (OpenShift's day-2 shape: frr-k8s's per-peer <peer>-in/-out
+        route-maps and prefix-lists advertising nothing, graceful-restart
+        preserve-fw-state, disable-connected-check; the VIPs through the raw
+        configuration: redistribute table-direct 198 route-map
+        KUBE-VIP-ROUTES-V4/-V6, permit 10 on KUBE-VIP-PREFIXES-V4/-V6, deny
+        20, and route-map <peer>-out permit 100 on the same prefix-list;
+        8.4: ip import-table 198, redistribute table 198); --graceful-restart:
         every node peer with frr-k8s's enableGracefulRestart (`neighbor X
         graceful-restart`: the router, a helper by default, keeps a node's
         routes as stale for 120 s when its session drops without a

@@ -116,6 +116,12 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 # intent.rs adds ~110 s (one frr-k8s lab per release for its 2 unchanged
 # and 6 changed reloads, filtered and unconfigured checks, bgpd read whole
 # every 3 s, ~31-37 s each; the 1 000-VIP mass heal on 10.7, 10-29 s);
+# day2.rs adds ~28 s (an frr-k8s lab per release, 10.3 and 10.7, ~14 s
+# each: the listed VIPs advertised, the unlisted ones filtered, held 7 s).
+# differential.rs adds ~72 s (a 2-node lab per release restarted
+# with the test's own base configuration, ~7 s; 10.7: 200 policies in 50
+# rounds, ~41 s; 8.4: 60 in 30 rounds, ~31 s; ~0.5-0.8 s a round:
+# RIBBRIDGE_DIFF_POLICIES=2000 on 10.7 took 322 s, 1000 on 8.4 252 s).
 # drain.rs's reload tests ~15 s per release, its drain beside kube-vip's
 # heartbeat ~50 s (3 rounds on 8.4, 9 s each, and 10.7, 2 s each, in a lab
 # per release; RIBBRIDGE_DRAIN_ROUNDS=20 takes 250 s), its drain on a host

@@ -759,12 +759,12 @@ mod tests {
             names,
             [
                 "Map(\"198.18.1.1-out\")",
-                "Map(\"BGP-VIP-ROUTES-V4\")",
-                "Map(\"BGP-VIP-ROUTES-V6\")",
+                "Map(\"KUBE-VIP-ROUTES-V4\")",
+                "Map(\"KUBE-VIP-ROUTES-V6\")",
                 "List(Ipv4, \"198.18.1.1-allowed-ipv4\")",
-                "List(Ipv4, \"BGP-VIP-PREFIXES-V4\")",
+                "List(Ipv4, \"KUBE-VIP-PREFIXES-V4\")",
                 "List(Ipv6, \"198.18.1.1-allowed-ipv6\")",
-                "List(Ipv6, \"BGP-VIP-PREFIXES-V6\")",
+                "List(Ipv6, \"KUBE-VIP-PREFIXES-V6\")",
             ]
         );
     }

@@ -597,13 +597,13 @@ mod tests {
     }
 
     const DENY_20: Verdict<'static> = Verdict::Deny {
-        route_map: "BGP-VIP-ROUTES-V4",
+        route_map: "KUBE-VIP-ROUTES-V4",
         seq: Some(20),
         by: Denier::Filter(FilterKind::RouteMap),
     };
 
     #[test]
-    fn frr_k8s_shape_on_every_release() {
+    fn frr_k8s_day2_shape_on_every_release() {
         for (dir, direct) in [
             ("frr-8.4.4", false),
             ("frr-10.3", true),
@@ -617,23 +617,33 @@ mod tests {
                 .redistribution(198, Family::Ipv4)
                 .unwrap_or_else(|| panic!("{dir}: {i:?}"));
             assert_eq!(r.direct, direct, "{dir}");
-            assert_eq!(r.route_map.as_deref(), Some("BGP-VIP-ROUTES-V4"), "{dir}");
+            assert_eq!(r.route_map.as_deref(), Some("KUBE-VIP-ROUTES-V4"), "{dir}");
             assert_eq!(needs_zebra(&i), !direct, "{dir}");
             let vip = p("192.0.2.10/32");
             let other = p("192.0.2.77/32");
             assert_eq!(i.redistributed(198, &vip), Some(Verdict::Permit), "{dir}");
             assert_eq!(i.redistributed(198, &other), Some(DENY_20), "{dir}");
-            // frr-k8s's outbound route-map of the IPv4 peer: the VIP is
-            // allowed, any other prefix falls to the implicit deny.
+            // The IPv4 peer's outbound route-map: frr-k8s's own entries
+            // (permit 1 and 2 on prefix-lists that deny any) never match;
+            // the VIP falls through to the raw configuration's permit 100,
+            // any other prefix to the implicit deny.
             assert_eq!(i.sent_to("198.18.1.1", &vip), Verdict::Permit, "{dir}");
+            let implicit = Verdict::Deny {
+                route_map: "198.18.1.1-out",
+                seq: None,
+                by: Denier::Filter(FilterKind::RouteMap),
+            };
+            assert_eq!(i.sent_to("198.18.1.1", &other), implicit, "{dir}");
+            let mut without = i.clone();
+            without
+                .route_maps
+                .get_mut("198.18.1.1-out")
+                .unwrap_or_else(|| panic!("{dir}: no 198.18.1.1-out"))
+                .retain(|e| e.seq != 100);
             assert_eq!(
-                i.sent_to("198.18.1.1", &other),
-                Verdict::Deny {
-                    route_map: "198.18.1.1-out",
-                    seq: None,
-                    by: Denier::Filter(FilterKind::RouteMap),
-                },
-                "{dir}"
+                without.sent_to("198.18.1.1", &vip),
+                implicit,
+                "{dir}: frr-k8s's entries alone send nothing"
             );
             assert_eq!(i.route_map_delay_ms, 5_000, "{dir}: the default timer");
             let drained = capture(&format!("{dir}/bgpd-running-config-frrk8s-drained.txt"));
@@ -641,11 +651,59 @@ mod tests {
             assert_eq!(
                 d.redistributed(198, &vip),
                 Some(Verdict::Deny {
-                    route_map: "BGP-VIP-ROUTES-V4",
+                    route_map: "KUBE-VIP-ROUTES-V4",
                     seq: Some(1),
                     by: Denier::Filter(FilterKind::RouteMap),
                 }),
                 "{dir}: the drain's entry denies first"
+            );
+        }
+    }
+
+    /// 10.x redistributes IPv6 too: the IPv6 VIP the same way, through
+    /// `KUBE-VIP-ROUTES-V6` and the IPv6 peer's permit 100. (8.4 has no
+    /// IPv6 import: its captures redistribute IPv4 only.)
+    #[test]
+    fn frr_k8s_day2_shape_ipv6_on_10() {
+        for dir in ["frr-10.3", "frr-10.7.1"] {
+            let i = parse(
+                &capture(&format!("{dir}/bgpd-running-config-frrk8s.txt")),
+                None,
+            );
+            let vip = p("2001:db8::10/128");
+            let other = p("2001:db8::77/128");
+            assert_eq!(i.redistributed(198, &vip), Some(Verdict::Permit), "{dir}");
+            assert_eq!(
+                i.redistributed(198, &other),
+                Some(Verdict::Deny {
+                    route_map: "KUBE-VIP-ROUTES-V6",
+                    seq: Some(20),
+                    by: Denier::Filter(FilterKind::RouteMap),
+                }),
+                "{dir}"
+            );
+            assert_eq!(i.sent_to("fdbb:0:0:1::1", &vip), Verdict::Permit, "{dir}");
+            assert_eq!(
+                i.sent_to("fdbb:0:0:1::1", &other),
+                Verdict::Deny {
+                    route_map: "fdbb:0:0:1::1-out",
+                    seq: None,
+                    by: Denier::Filter(FilterKind::RouteMap),
+                },
+                "{dir}"
+            );
+            let d = parse(
+                &capture(&format!("{dir}/bgpd-running-config-frrk8s-drained.txt")),
+                None,
+            );
+            assert_eq!(
+                d.redistributed(198, &vip),
+                Some(Verdict::Deny {
+                    route_map: "KUBE-VIP-ROUTES-V6",
+                    seq: Some(1),
+                    by: Denier::Filter(FilterKind::RouteMap),
+                }),
+                "{dir}: drained in IPv6 too"
             );
         }
     }

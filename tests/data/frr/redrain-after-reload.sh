@@ -29,8 +29,8 @@ trap '[[ -n $S ]] && kill "$S"; "$LAB" down >/dev/null 2>&1 || true' EXIT
 "$LAB" vip-add node1 192.0.2.10/32
 "$LAB" vip-add node2 192.0.2.10/32
 python3 "$PY" waitpaths 192.0.2.10/32 2 60 >/dev/null
-maps=(BGP-VIP-ROUTES-V4) fams=(ipv4)
-if [[ $REL != 8.4 ]]; then maps+=(BGP-VIP-ROUTES-V6); fams+=(ipv6); fi
+maps=(KUBE-VIP-ROUTES-V4) fams=(ipv4)
+if [[ $REL != 8.4 ]]; then maps+=(KUBE-VIP-ROUTES-V6); fams+=(ipv6); fi
 drain=()
 for m in "${maps[@]}"; do drain+=("route-map $m deny 1" "description ribbridge-drain" "exit"); done
 drain+=("router bgp 64512")

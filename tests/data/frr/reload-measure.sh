@@ -18,6 +18,7 @@ REPO=$(cd "$HERE/../../.." && pwd)
 LAB=$REPO/scripts/lab.sh
 PY=$HERE/reload_measure.py
 VIP=192.0.2.10
+VIP6=2001:db8::10
 REPS=${RELOAD_REPS:-20}
 READS=${VTY_READS:-200}
 case $REL in
@@ -61,14 +62,22 @@ trap '[[ -n $SAMPLER ]] && kill "$SAMPLER"; "$LAB" down >/dev/null 2>&1 || true'
 
 log "lab up"
 t0=$SECONDS
-"$LAB" up --frr "$REL" --profile frr-k8s >"$OUT/up.log" 2>&1
+# An IPv6 VIP beside the IPv4 one where the release can redistribute it
+# (10.x): the captures then hold both families' raw parts with a VIP listed.
+vips=(--vip "$VIP/32")
+[[ $REL != 8.4 ]] && vips+=(--vip "$VIP6/128")
+"$LAB" up --frr "$REL" --profile frr-k8s "${vips[@]}" >"$OUT/up.log" 2>&1
 # The VIP's address on lo only on 10.7: on 8.4 the address would shadow the
 # import, on 10.3 address-then-route loses the route in zebra (both drifts
 # of docs/FRR-BEHAVIOUR.md, not of this profile).
-wa=()
+wa=(--route-only)
 [[ $REL == 10.7 ]] && wa=(--with-address)
 "$LAB" vip-add node1 "$VIP/32" "${wa[@]}"
 "$LAB" vip-add node2 "$VIP/32" "${wa[@]}"
+if [[ $REL != 8.4 ]]; then
+    "$LAB" vip-add node1 "$VIP6/128" --route-only
+    "$LAB" vip-add node2 "$VIP6/128" --route-only
+fi
 w=$(python3 "$PY" waitpaths "$VIP/32" 2 60)
 res "up: sessions and 2 paths at the router in $((SECONDS - t0)) s (2 paths ${w} s after the VIPs)"
 ip -n rb-router route show "$VIP" >"$OUT/router-route.txt"
@@ -111,16 +120,16 @@ grep -vE 'Configuration Read in Took' "$OUT/unchanged.bgpd-log" | sort | uniq -c
 # --- route-map delay: a change on the node until the router sees it --------------
 log "route-map delay"
 for med in 101 102 103; do
-    d=$(python3 "$PY" rmdelay "$N1" "$RT" 198.18.1.2 "$VIP" "$med" 30 "route-map BGP-VIP-ROUTES-V4 permit 10" "set metric $med")
+    d=$(python3 "$PY" rmdelay "$N1" "$RT" 198.18.1.2 "$VIP" "$med" 30 "route-map KUBE-VIP-ROUTES-V4 permit 10" "set metric $med")
     res "route-map delay: set metric $med on node1 -> router sees it after $d s"
 done
-d=$(python3 "$PY" rmdelay "$N1" "$RT" 198.18.1.2 "$VIP" 0 30 "route-map BGP-VIP-ROUTES-V4 permit 10" "no set metric")
+d=$(python3 "$PY" rmdelay "$N1" "$RT" 198.18.1.2 "$VIP" 0 30 "route-map KUBE-VIP-ROUTES-V4 permit 10" "no set metric")
 res "route-map delay: no set metric -> router sees MED 0 after $d s"
 
 # --- drained node ------------------------------------------------------------------
 log "drain"
-maps=(BGP-VIP-ROUTES-V4)
-[[ $REL != 8.4 ]] && maps+=(BGP-VIP-ROUTES-V6)
+maps=(KUBE-VIP-ROUTES-V4)
+[[ $REL != 8.4 ]] && maps+=(KUBE-VIP-ROUTES-V6)
 drain_lines=()
 for m in "${maps[@]}"; do drain_lines+=("route-map $m deny 1" "description ribbridge-drain" "exit"); done
 t0=$(date +%s.%N)
@@ -141,7 +150,7 @@ if [[ $d == timeout* ]]; then
     # Leave the lab as it was for the next steps: the redistribution cycled.
     kw=table-direct
     [[ $REL == 8.4 ]] && kw=table
-    cyc=("router bgp 64512" "address-family ipv4 unicast" "no redistribute $kw 198 route-map BGP-VIP-ROUTES-V4" "redistribute $kw 198 route-map BGP-VIP-ROUTES-V4" "end")
+    cyc=("router bgp 64512" "address-family ipv4 unicast" "no redistribute $kw 198 route-map KUBE-VIP-ROUTES-V4" "redistribute $kw 198 route-map KUBE-VIP-ROUTES-V4" "end")
     python3 "$PY" conf "$N1" "${cyc[@]}"
     d=$(python3 "$PY" waitpaths "$VIP/32" 2 30) || true
     res "drained: after a redistribute cycle by hand the router has 2 paths after $d s"
@@ -174,13 +183,13 @@ EOF
     --hostname rb-node1 --router-id 198.18.1.2 --frr-release "$RELEASE" --out "$OUT/node1-neighbour.conf" 2>/dev/null
 changed neighbour "$OUT/node1-neighbour.conf" "neighbour 198.18.1.99 added, with its route-maps and prefix-lists"
 # b. a prefix-list entry added to the VIPs' list.
-{ sed '/^end$/d' "$OUT/node1.conf"; echo "ip prefix-list BGP-VIP-PREFIXES-V4 seq 2 permit 192.0.2.11/32"; echo end; } >"$OUT/node1-plentry.conf"
-changed plentry "$OUT/node1-plentry.conf" "ip prefix-list BGP-VIP-PREFIXES-V4 seq 2 added"
+{ sed '/^end$/d' "$OUT/node1.conf"; echo "ip prefix-list KUBE-VIP-PREFIXES-V4 seq 2 permit 192.0.2.11/32"; echo end; } >"$OUT/node1-plentry.conf"
+changed plentry "$OUT/node1-plentry.conf" "ip prefix-list KUBE-VIP-PREFIXES-V4 seq 2 added"
 # c. a route-map entry ahead of the VIPs' permit, setting a community (an
 #    attribute the router's multipath ignores, unlike a MED): the time until
 #    the router's path from node1 carries it.
 { sed '/^end$/d' "$OUT/node1.conf"
-  printf '%s\n' "route-map BGP-VIP-ROUTES-V4 permit 5" " match ip address prefix-list BGP-VIP-PREFIXES-V4" \
+  printf '%s\n' "route-map KUBE-VIP-ROUTES-V4 permit 5" " match ip address prefix-list KUBE-VIP-PREFIXES-V4" \
       " set community 64512:55" "exit" end; } >"$OUT/node1-rmentry.conf"
 rmentry() { # NAME FILE PRESENT WHAT
     log "changed: $1"
@@ -195,7 +204,7 @@ rmentry() { # NAME FILE PRESENT WHAT
     res "changed ($4): reload $(echo "$t1 - $t0" | bc) s; the router's path from node1 shows it $d s after the reload ended; router paths min $(min_paths "$1"); sent:"
     sent "$1" | sed 's/^/    /' | tee -a "$OUT/results.txt"
 }
-rmentry rmentry "$OUT/node1-rmentry.conf" 1 "route-map BGP-VIP-ROUTES-V4 permit 5 (set community 64512:55) ahead of permit 10"
+rmentry rmentry "$OUT/node1-rmentry.conf" 1 "route-map KUBE-VIP-ROUTES-V4 permit 5 (set community 64512:55) ahead of permit 10"
 rmentry rmentry-back "$OUT/node1.conf" 0 "route-map entry removed again"
 
 # --- the read cost with 64 neighbours ---------------------------------------------------
@@ -207,8 +216,8 @@ python3 "$PY" peers64 "$LABF/frr-peers.json" "$OUT/peers-64.json"
 python3 "$PY" waitpaths "$VIP/32" 2 60 >/dev/null || true
 sleep 3
 res "64 neighbours: $(grep -c '^ neighbor .* remote-as' "$OUT/node1-64.conf") neighbours, $(grep -c '^route-map' "$OUT/node1-64.conf") route-map entries, $(grep -c 'prefix-list .* seq' "$OUT/node1-64.conf") prefix-list entries in the file"
-cmds=("show running-config" "show route-map json" "show route-map BGP-VIP-ROUTES-V4 json"
-    "show ip prefix-list json" "show ip prefix-list BGP-VIP-PREFIXES-V4 json"
+cmds=("show running-config" "show route-map json" "show route-map KUBE-VIP-ROUTES-V4 json"
+    "show ip prefix-list json" "show ip prefix-list KUBE-VIP-PREFIXES-V4 json"
     "show bgp neighbors json" "show bgp vrf default json")
 [[ $REL != 8.4 ]] && cmds+=("show configuration running" "show configuration running json")
 python3 "$PY" cost "$N1" "$(bgpd_pid)" "$READS" "${cmds[@]}" | tee "$OUT/cost-64.jsonl" | tee -a "$OUT/results.txt"
