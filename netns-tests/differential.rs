@@ -20,7 +20,8 @@
 //! The truth: what the router holds from each node's session of the
 //! family (`show bgp ipv4|ipv6 unicast neighbors NODE routes json`).
 //! ribbridge's answer: the node bgpd's running configuration read as the
-//! daemon reads it (`ribbridge::model::intent::parse`; on 8.4 with zebra's),
+//! daemon reads it (`ribbridge::model::intent::parse`; on 8.4 with zebra's;
+//! zebra's realm support from its `show version`),
 //! `Intent::redistributed` and then `Intent::sent_to` for each of the
 //! node's established peers of the family: sent iff both permit, not sent
 //! if either denies, else it abstains (`Verdict::Unknown`). Every answer
@@ -76,6 +77,9 @@ struct Node {
     bgpd: VtyClient,
     /// 8.4: zebra's configuration holds the import.
     zebra: Option<VtyClient>,
+    /// zebra's realm support, from its `show version`, as the daemon reads
+    /// it (a kernel route's realm is its tag only with it).
+    realms: Option<bool>,
 }
 
 impl Node {
@@ -488,6 +492,13 @@ async fn differential(frr: &'static str, default_policies: usize) {
                     ribbridge::frr::vty::client::DEFAULT_TIMEOUT,
                 )
             }),
+            realms: VtyClient::lazy(
+                sock(&ns, "zebra"),
+                ribbridge::frr::vty::client::DEFAULT_TIMEOUT,
+            )
+            .realms()
+            .await
+            .unwrap_or_else(|e| panic!("{ns}: zebra's show version: {e}")),
         });
     }
     let router = VtyClient::lazy(
@@ -549,7 +560,9 @@ async fn differential(frr: &'static str, default_policies: usize) {
                     })),
                     None => None,
                 };
-            intents.push(ribbridge::model::intent::parse(&bgpd, zebra.as_deref()));
+            let mut intent = ribbridge::model::intent::parse(&bgpd, zebra.as_deref());
+            intent.realms = n.realms;
+            intents.push(intent);
             let mut by_family = BTreeMap::new();
             for f in families {
                 let s = n
