@@ -31,9 +31,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 
-use crate::bmp::view::Millis;
 use crate::bmp::{Anomaly, Counters, Limits, Message, RouterState, View};
-use crate::model::Prefix;
+use crate::model::{Millis, Prefix};
 use crate::status::{RouterPeer, RouterStatus, RouterVip};
 
 /// A BMP session's id: the listener's accept sequence number, assigned at
@@ -633,7 +632,7 @@ impl Station {
                     state: state_name(Some(state)).to_string(),
                     forget_at: r
                         .and_then(|r| r.forget_at)
-                        .map(|t| crate::status::rfc3339(unix_ms(t))),
+                        .map(|t| crate::model::rfc3339(unix_ms(t))),
                     vips: self
                         .vips
                         .iter()
@@ -914,7 +913,8 @@ mod tests {
     /// router's address leaves it stale, its forget time unchanged.
     #[test]
     fn a_router_exists_from_its_first_initiation_peer_up_or_route_monitoring() {
-        use crate::bmp::{Family, PeerKey, Rib};
+        use crate::bmp::{PeerKey, Rib};
+        use crate::model::Family;
         let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
         let peer = PeerKey {
             address: std::net::IpAddr::from([198, 18, 1, 2]),
@@ -1111,7 +1111,7 @@ mod tests {
             asn: 64512,
             bgp_id: std::net::Ipv4Addr::new(198, 18, n, 2),
             loc_rib: false,
-            families: vec![crate::bmp::Family::Ipv4],
+            families: vec![crate::model::Family::Ipv4],
             graceful_restart: None,
         }
     }
@@ -1119,7 +1119,8 @@ mod tests {
     /// Peer `n`'s post-policy route to the VIP, or (`end`) its IPv4
     /// End-of-RIB.
     fn xr_route(n: u8, end: bool) -> Message {
-        use crate::bmp::{EndOfRib, Family, Path, Rib};
+        use crate::bmp::{EndOfRib, Path, Rib};
+        use crate::model::Family;
         Message::Route {
             peer: xr_peer(n),
             asn: 64512,
@@ -1393,7 +1394,7 @@ mod tests {
                 asn: 64512,
                 bgp_id: std::net::Ipv4Addr::new(198, 18, 0, 1),
                 loc_rib: false,
-                families: vec![crate::bmp::Family::Ipv4],
+                families: vec![crate::model::Family::Ipv4],
                 graceful_restart: None,
             };
             st.apply(
@@ -1410,7 +1411,8 @@ mod tests {
 
     #[test]
     fn stale_paths_are_exported_with_the_paths_and_shown_in_status() {
-        use crate::bmp::{Family, GracefulRestart, Notification, PeerKey, Rib};
+        use crate::bmp::{GracefulRestart, Notification, PeerKey, Rib};
+        use crate::model::Family;
         let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
         up_from(&mut st, 1, "127.0.0.1:40000");
         let node = PeerKey {

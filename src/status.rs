@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::Vantage;
-use crate::model::{Prefix, TableId};
+use crate::model::{Prefix, TableId, rfc3339};
 use crate::reconcile::{Class, Millis, State, WriterState};
 
 /// The `/status` document.
@@ -503,7 +503,7 @@ fn policy(state: &State, table: TableId, prefix: &Prefix, class: Class) -> Optio
         }
         Class::Unconfigured => Some(format!(
             "bgpd's configuration does not redistribute table {table} in {}",
-            crate::model::intent::Family::of(prefix).name()
+            crate::model::Family::of(prefix).name()
         )),
         _ => None,
     }
@@ -524,12 +524,6 @@ pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -
         heal_ceiling: None,
         omitted: Omitted::default(),
     }
-}
-
-/// RFC 3339 UTC with milliseconds, from Unix milliseconds.
-pub fn rfc3339(unix_ms: Millis) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
-    humantime::format_rfc3339_millis(t).to_string()
 }
 
 /// The table a person reads: one line per VIP.
@@ -750,13 +744,6 @@ mod tests {
     use super::*;
     use crate::model::{PeerView, PrefixSet, Release, TableMode};
     use crate::reconcile::{Config, Event, KernelFacts, step};
-
-    #[test]
-    fn rfc3339_is_exact() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(1_795_996_800_123), "2026-11-30T00:00:00.123Z");
-        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
-    }
 
     /// A ready 10.7 node whose kernel holds `vip` with `nexthops` legs
     /// (kernel at 0 ms, zebra synced at 0, the route at 5).

@@ -14,8 +14,8 @@
 use std::path::PathBuf;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use ribbridge::bmp::{BmpCodec, Decoder, EndOfRib, Family, Message, Skipped, View};
-use ribbridge::model::Prefix;
+use ribbridge::bmp::{BmpCodec, Decoder, EndOfRib, Message, Skipped, View};
+use ribbridge::model::{Family, Prefix};
 use tokio_util::codec::Decoder as _;
 
 fn capture(release: &str, session: u32) -> Vec<Message> {

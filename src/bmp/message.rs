@@ -50,7 +50,8 @@ use bgpkit_parser::parser::bmp::parse_bmp_msg;
 use bytes::Bytes;
 
 use super::update::{self, Options};
-pub use super::update::{Anomaly, EndOfRib, Family, Path, Skipped, UpdateError};
+pub use super::update::{Anomaly, EndOfRib, Path, Skipped, UpdateError};
+use crate::model::Family;
 
 /// One BGP peer as the router reports it in the per-peer header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -622,10 +623,8 @@ fn graceful_restart_capability(value: &[u8]) -> Option<GracefulRestart> {
     let mut families = Vec::new();
     let mut preserved = Vec::new();
     for t in tuples.chunks_exact(4) {
-        let family = match (u16::from_be_bytes([t[0], t[1]]), t[2]) {
-            (1, 1) => Family::Ipv4,
-            (2, 1) => Family::Ipv6,
-            _ => continue,
+        let Some(family) = update::family_of(u16::from_be_bytes([t[0], t[1]]), t[2]) else {
+            continue;
         };
         if !families.contains(&family) {
             families.push(family);

@@ -36,5 +36,5 @@ pub use codec::{BmpCodec, FrameError, MAX_MESSAGE};
 pub use message::{
     DecodeError, Decoder, GracefulRestart, Message, Notification, PeerKey, Rib, decode,
 };
-pub use update::{Anomaly, EndOfRib, Family, Path, Skipped, UpdateError};
+pub use update::{Anomaly, EndOfRib, Path, Skipped, UpdateError};
 pub use view::{Counters, Expired, Limits, PathDetail, RouterState, View};

@@ -57,41 +57,15 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::model::Prefix;
+use crate::model::{Family, Prefix};
 
-/// A unicast address family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    /// IPv4 unicast.
-    Ipv4,
-    /// IPv6 unicast.
-    Ipv6,
-}
-
-impl Family {
-    /// The family of a prefix.
-    pub fn of(prefix: &Prefix) -> Family {
-        if prefix.is_ipv4() {
-            Family::Ipv4
-        } else {
-            Family::Ipv6
-        }
-    }
-
-    fn max_len(self) -> u8 {
-        match self {
-            Family::Ipv4 => 32,
-            Family::Ipv6 => 128,
-        }
-    }
-
-    /// The unicast family of an (AFI, SAFI) pair, if it is one.
-    pub fn from_afi_safi(afi: u16, safi: u8) -> Option<Family> {
-        match (afi, safi) {
-            (AFI_IPV4, SAFI_UNICAST) => Some(Family::Ipv4),
-            (AFI_IPV6, SAFI_UNICAST) => Some(Family::Ipv6),
-            _ => None,
-        }
+/// The unicast family of an (AFI, SAFI) pair, if it is one: the wire's
+/// encoding of the model's [`Family`].
+pub fn family_of(afi: u16, safi: u8) -> Option<Family> {
+    match (afi, safi) {
+        (AFI_IPV4, SAFI_UNICAST) => Some(Family::Ipv4),
+        (AFI_IPV6, SAFI_UNICAST) => Some(Family::Ipv6),
+        _ => None,
     }
 }
 
@@ -475,7 +449,7 @@ pub fn decode(body: &[u8], options: Options) -> Result<Update, UpdateError> {
         if attrs.count == 0 {
             out.end_of_rib = Some(EndOfRib::Unicast(Family::Ipv4));
         } else if let Some((afi, safi, 3)) = attrs.only_unreach {
-            out.end_of_rib = Some(match Family::from_afi_safi(afi, safi) {
+            out.end_of_rib = Some(match family_of(afi, safi) {
                 Some(f) => EndOfRib::Unicast(f),
                 None => EndOfRib::Other { afi, safi },
             });
@@ -634,7 +608,7 @@ fn mp<'a>(
             len: value.len(),
         });
     };
-    let Some(family) = Family::from_afi_safi(afi, safi) else {
+    let Some(family) = family_of(afi, safi) else {
         match skipped.iter_mut().find(|s| s.afi == afi && s.safi == safi) {
             Some(s) => s.count = s.count.saturating_add(1),
             None => skipped.push(Skipped {

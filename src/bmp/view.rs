@@ -67,13 +67,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
-use super::message::{
-    EndOfRib, Family, GracefulRestart, Message, Notification, Path, PeerKey, Rib,
-};
-use crate::model::Prefix;
-
-/// Milliseconds on the station's clock (the owner's, passed in).
-pub type Millis = u64;
+use super::message::{EndOfRib, GracefulRestart, Message, Notification, Path, PeerKey, Rib};
+use crate::model::{Family, Millis, Prefix};
 
 /// How long after its session's first message a router is `Synced` though
 /// peers still owe their End-of-RIB (`--bmp-sync-secs`' default).
