@@ -27,6 +27,8 @@
 //! What FRR sends, release by release, and why the view's synced rule is
 //! what it is: docs/BMP.md.
 
+#[cfg(any(test, feature = "testing"))]
+pub mod build;
 pub mod codec;
 pub mod message;
 pub mod station;
