@@ -21,11 +21,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a failure is a failed run
 
 use std::hint::black_box;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ribbridge::bmp::{BmpCodec, Decoder, Message, View};
+use ribbridge::bmp::build::{self, PeerHeader, as_path, mandatory, mp_reach, nlri, origin, update};
+use ribbridge::bmp::{BmpCodec, Decoder, Message, Path, View};
 use ribbridge::model::Prefix;
 use tokio_util::codec::Decoder as _;
 
@@ -40,37 +41,15 @@ fn prefix(i: u32) -> Ipv4Addr {
 /// One Route Monitoring message: peer `p` announces prefix `i`.
 fn route_monitoring(p: u32, i: u32) -> Vec<u8> {
     let peer = Ipv4Addr::from(0xC612_0002 + (p << 8)); // 198.18.p.2
-    let mut attrs = BytesMut::new();
-    attrs.put_slice(&[0x40, 1, 1, 0]); // ORIGIN IGP
-    attrs.put_slice(&[0x40, 2, 6, 2, 1]); // AS_PATH: one AS_SEQUENCE of 1
-    attrs.put_u32(64512);
-    attrs.put_slice(&[0x40, 3, 4]); // NEXT_HOP
-    attrs.put_slice(&peer.octets());
-    let mut update = BytesMut::new();
-    update.put_slice(&[0xff; 16]);
-    let len = 19 + 2 + 2 + attrs.len() + 5;
-    update.put_u16(u16::try_from(len).unwrap());
-    update.put_u8(2);
-    update.put_u16(0);
-    update.put_u16(u16::try_from(attrs.len()).unwrap());
-    update.put_slice(&attrs);
-    update.put_u8(32);
-    update.put_slice(&prefix(i).octets());
-    let mut m = BytesMut::new();
-    m.put_u8(3);
-    m.put_u32(u32::try_from(6 + 42 + update.len()).unwrap());
-    m.put_u8(0); // Route Monitoring
-    m.put_u8(0); // global instance peer
-    m.put_u8(0x40); // post-policy, IPv4, 4-byte AS
-    m.put_u64(0);
-    m.put_slice(&[0; 12]);
-    m.put_slice(&peer.octets());
-    m.put_u32(64512);
-    m.put_slice(&peer.octets());
-    m.put_u32(1_700_000_000);
-    m.put_u32(0);
-    m.put_slice(&update);
-    m.to_vec()
+    let header = PeerHeader {
+        seconds: 1_700_000_000,
+        ..PeerHeader::global(peer).post_policy()
+    };
+    let announced = [Path {
+        prefix: Prefix::host(prefix(i).into()),
+        path_id: None,
+    }];
+    build::route_monitoring(&header, &update(&[], &mandatory(), &nlri(&announced))).to_vec()
 }
 
 fn stream() -> (Vec<u8>, Vec<Bytes>) {
@@ -142,54 +121,31 @@ fn bmp(c: &mut Criterion) {
 /// An UPDATE announcing `n` prefixes: IPv4 /32s in the NLRI field, or
 /// IPv6 /128s in MP_REACH_NLRI; wrapped in a Route Monitoring frame.
 fn packed_frame(n: u32, ipv6: bool) -> Bytes {
-    let peer = Ipv4Addr::new(198, 18, 1, 2);
-    let mut attrs = BytesMut::new();
-    attrs.put_slice(&[0x40, 1, 1, 0]);
-    attrs.put_slice(&[0x40, 2, 6, 2, 1]);
-    attrs.put_u32(64512);
-    let mut nlri = BytesMut::new();
-    if ipv6 {
-        let mut mp = BytesMut::new();
-        mp.put_slice(&[0, 2, 1, 16]);
-        mp.put_u128(0x2001_0db8_0000_0000_0000_0000_0000_0001);
-        mp.put_u8(0);
-        for i in 0..n {
-            mp.put_u8(128);
-            mp.put_u128(0x2001_0db8_0001_0000_0000_0000_0000_0000 + u128::from(i));
-        }
-        attrs.put_slice(&[0x90, 14]);
-        attrs.put_u16(u16::try_from(mp.len()).unwrap());
-        attrs.put_slice(&mp);
+    let (first, len) = if ipv6 {
+        (IpAddr::from([0x2001, 0xdb8, 1, 0, 0, 0, 0, 0]), 128)
     } else {
-        attrs.put_slice(&[0x40, 3, 4]);
-        attrs.put_slice(&peer.octets());
-        for i in 0..n {
-            nlri.put_u8(32);
-            nlri.put_u32(0x0a00_0000 + i);
-        }
-    }
-    let mut update = BytesMut::new();
-    update.put_slice(&[0xff; 16]);
-    update.put_u16(u16::try_from(19 + 4 + attrs.len() + nlri.len()).unwrap());
-    update.put_u8(2);
-    update.put_u16(0);
-    update.put_u16(u16::try_from(attrs.len()).unwrap());
-    update.put_slice(&attrs);
-    update.put_slice(&nlri);
-    let mut m = BytesMut::new();
-    m.put_u8(3);
-    m.put_u32(u32::try_from(6 + 42 + update.len()).unwrap());
-    m.put_u8(0);
-    m.put_u8(0);
-    m.put_u8(0x40);
-    m.put_u64(0);
-    m.put_slice(&[0; 12]);
-    m.put_slice(&peer.octets());
-    m.put_u32(64512);
-    m.put_slice(&peer.octets());
-    m.put_u64(0);
-    m.put_slice(&update);
-    m.freeze()
+        (IpAddr::from([10, 0, 0, 0]), 32)
+    };
+    let announced: Vec<Path> = (0..n)
+        .map(|i| {
+            let addr = match first {
+                IpAddr::V4(a) => IpAddr::from(Ipv4Addr::from(u32::from(a) + i)),
+                IpAddr::V6(a) => IpAddr::from(Ipv6Addr::from(u128::from(a) + u128::from(i))),
+            };
+            Path {
+                prefix: Prefix::new(addr, len).unwrap(),
+                path_id: None,
+            }
+        })
+        .collect();
+    let body = if ipv6 {
+        let nh = Ipv6Addr::from(0x2001_0db8_0000_0000_0000_0000_0000_0001).octets();
+        let attrs = [origin(), as_path(), mp_reach(2, 1, &nh, &nlri(&announced))].concat();
+        update(&[], &attrs, &[])
+    } else {
+        update(&[], &mandatory(), &nlri(&announced))
+    };
+    build::route_monitoring(&PeerHeader::global([198, 18, 1, 2]).post_policy(), &body)
 }
 
 /// The decoder's former UPDATE path, kept here for comparison: the

@@ -15,10 +15,9 @@ use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use ribbridge::bmp::{EndOfRib, Family, Message, Path, PeerKey, Rib};
+use ribbridge::bmp::{BmpInput, EndOfRib, Message, Path, PeerKey, Rib, Station};
 use ribbridge::config::BmpLimits;
-use ribbridge::model::Prefix;
-use ribbridge::station::{BmpInput, Station};
+use ribbridge::model::{Family, Prefix};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 #[global_allocator]

@@ -58,7 +58,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use policies::{Dialect, Generator, Policy, Rng, Style};
-use ribbridge::frr::{Afi, VtyClient};
+use ribbridge::frr::VtyClient;
 use ribbridge::model::Prefix;
 use ribbridge::model::intent::{Family, Intent, Verdict};
 
@@ -107,13 +107,6 @@ impl Node {
     /// root.
     fn dir(&self) -> PathBuf {
         PathBuf::from(format!("/run/ribbridge-lab/{}", self.ns()))
-    }
-}
-
-fn afi(f: Family) -> Afi {
-    match f {
-        Family::Ipv4 => Afi::Ipv4,
-        Family::Ipv6 => Afi::Ipv6,
     }
 }
 
@@ -423,7 +416,7 @@ async fn sessions_up(node: &Node) {
                 let peer = node.peer(f);
                 let s = node
                     .bgpd
-                    .bgp_summary(afi(f))
+                    .bgp_summary(f)
                     .await
                     .map_err(|e| format!("the {} summary: {e}", f.name()))?;
                 if s.peers.get(&peer).is_none_or(|p| p.state != "Established") {
@@ -567,7 +560,7 @@ async fn differential(frr: &'static str, default_policies: usize) {
             for f in families {
                 let s = n
                     .bgpd
-                    .bgp_summary(afi(*f))
+                    .bgp_summary(*f)
                     .await
                     .unwrap_or_else(|e| panic!("{}: bgp summary: {e}", n.ns()));
                 let up: Vec<String> = s

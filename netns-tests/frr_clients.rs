@@ -19,7 +19,8 @@ use futures::{SinkExt, StreamExt};
 use ribbridge::frr::release::ReleaseNumbering;
 use ribbridge::frr::zapi::client::{ZapiConfig, run};
 use ribbridge::frr::zapi::codec::{Command, Dialect, FrameCodec, Hello, Redistribute};
-use ribbridge::frr::{Afi, TableMode, VtyClient, ZapiEvent, ZapiRoute, bgp_snapshot};
+use ribbridge::frr::{TableMode, VtyClient, ZapiEvent, ZapiRoute, bgp_snapshot};
+use ribbridge::model::Family;
 use ribbridge::model::Prefix;
 use rtnetlink::RouteMessageBuilder;
 use rtnetlink::packet_route::route::{RouteMessage, RouteProtocol, RouteScope};
@@ -208,17 +209,20 @@ async fn frr_clients(frr: &'static str) {
         .await
         .expect("bgpd.vty");
     let bgp = bgp_snapshot(&bgpd).await.expect("bgp snapshot");
-    let peer = &bgp[&Afi::Ipv4]["198.18.1.1"];
+    let peer = &bgp[&Family::Ipv4]["198.18.1.1"];
     assert!(peer.established, "session to the router: {peer:?}");
     assert!(
         peer.advertised.as_ref().is_some_and(|a| a.contains(&vip)),
         "VIP not in the router's advertised routes: {peer:?}"
     );
-    assert!(bgp[&Afi::Ipv6]["fdbb:0:0:1::1"].established);
+    assert!(bgp[&Family::Ipv6]["fdbb:0:0:1::1"].established);
     let zebra = VtyClient::connect(dir.join("zebra.vty"))
         .await
         .expect("zebra.vty");
-    let table = zebra.route_table(Afi::Ipv4, 198).await.expect("table view");
+    let table = zebra
+        .route_table(Family::Ipv4, 198)
+        .await
+        .expect("table view");
     assert!(table.get(&vip).is_some_and(|e| e[0].selected), "{table:?}");
 
     // Remove: kernel ACK -> ZAPI RouteDel.
@@ -305,7 +309,10 @@ async fn frr_clients(frr: &'static str) {
     }
     assert_eq!(s.view.keys().copied().collect::<Vec<_>>(), vec![vip_b]);
     // The view matches zebra's own (vty) view of table 198.
-    let table = zebra.route_table(Afi::Ipv4, 198).await.expect("table view");
+    let table = zebra
+        .route_table(Family::Ipv4, 198)
+        .await
+        .expect("table view");
     assert_eq!(table.keys().copied().collect::<Vec<_>>(), vec![vip_b]);
     task.abort();
     drop(lab_guard);
@@ -334,7 +341,7 @@ struct RawZapi {
 }
 
 impl RawZapi {
-    async fn subscribe(dir: &Path, afi: Afi, route_type: u8) -> RawZapi {
+    async fn subscribe(dir: &Path, afi: Family, route_type: u8) -> RawZapi {
         let zebra = VtyClient::connect(dir.join("zebra.vty"))
             .await
             .expect("zebra.vty");
@@ -415,7 +422,7 @@ async fn mishandled_vip_never_reaches_zapi(frr: &'static str, order: Order) {
             // "Address already there": zebra must have *selected* the
             // connected route before the kernel route arrives (back-to-back
             // writes land in one netlink batch, which 10.3 handles well).
-            let mut connected = RawZapi::subscribe(&dir, Afi::Ipv4, 2).await;
+            let mut connected = RawZapi::subscribe(&dir, Family::Ipv4, 2).await;
             addr.execute().await.expect("address add");
             connected.wait_route(vip, SETTLE).await;
             k.route()
@@ -477,7 +484,10 @@ async fn mishandled_vip_never_reaches_zapi(frr: &'static str, order: Order) {
     let zebra = VtyClient::connect(dir.join("zebra.vty"))
         .await
         .expect("zebra.vty");
-    let table = zebra.route_table(Afi::Ipv4, 198).await.expect("table view");
+    let table = zebra
+        .route_table(Family::Ipv4, 198)
+        .await
+        .expect("table view");
     eprintln!(
         "FRR {frr} {order:?}: zebra's table 198 has the VIP: {}",
         table.contains_key(&vip)

@@ -21,6 +21,5 @@ pub mod privilege;
 pub mod probe;
 pub mod reconcile;
 pub mod render;
-pub mod station;
 pub mod status;
 pub mod telemetry;

@@ -38,6 +38,56 @@ pub fn temp_beside(path: &std::path::Path) -> Option<(std::path::PathBuf, std::p
 /// A kernel routing table id (`RTA_TABLE`, 32 bits).
 pub type TableId = u32;
 
+/// Milliseconds on the daemon's monotonic clock: the owner reads it and
+/// passes it in, so the pure code (the core, the BMP station) has no clock
+/// of its own.
+pub type Millis = u64;
+
+/// RFC 3339 UTC with milliseconds, from Unix milliseconds: how the
+/// documents print a time.
+pub fn rfc3339(unix_ms: Millis) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// An address family of unicast routes: the one type every module speaks
+/// (the wire modules keep their own encodings of it beside their codecs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// IPv4 unicast.
+    Ipv4,
+    /// IPv6 unicast.
+    Ipv6,
+}
+
+impl Family {
+    /// The family of a prefix.
+    pub fn of(p: &Prefix) -> Family {
+        if p.is_ipv4() {
+            Family::Ipv4
+        } else {
+            Family::Ipv6
+        }
+    }
+
+    /// FRR's word for it (`ipv4`, `ipv6`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Ipv4 => "ipv4",
+            Family::Ipv6 => "ipv6",
+        }
+    }
+
+    /// The longest prefix of the family (32, 128).
+    pub fn max_len(self) -> u8 {
+        match self {
+            Family::Ipv4 => 32,
+            Family::Ipv6 => 128,
+        }
+    }
+}
+
 /// The table kube-vip writes VIPs into by default.
 pub const VIP_TABLE: TableId = 198;
 
@@ -499,13 +549,13 @@ impl PeerView {
     /// The session is up and carries `prefix`'s family: the peer counts for
     /// that VIP (among its peers, in `filtered`, in `SENT/PEERS`).
     pub fn carries(&self, prefix: &Prefix) -> bool {
-        self.established && self.families.has(intent::Family::of(prefix))
+        self.established && self.families.has(Family::of(prefix))
     }
 
     /// The peer is configured for `prefix`'s family, up or not: it is one
     /// of that VIP's peers in `/status`.
     pub fn serves(&self, prefix: &Prefix) -> bool {
-        self.families.has(intent::Family::of(prefix))
+        self.families.has(Family::of(prefix))
     }
 }
 
@@ -533,7 +583,7 @@ impl Families {
     }
 
     /// Only `f`.
-    pub fn only(f: intent::Family) -> Families {
+    pub fn only(f: Family) -> Families {
         let mut s = Families::NONE;
         s.insert(f);
         s
@@ -545,31 +595,31 @@ impl Families {
     }
 
     /// Whether `f` is in.
-    pub fn has(self, f: intent::Family) -> bool {
+    pub fn has(self, f: Family) -> bool {
         match f {
-            intent::Family::Ipv4 => self.ipv4,
-            intent::Family::Ipv6 => self.ipv6,
+            Family::Ipv4 => self.ipv4,
+            Family::Ipv6 => self.ipv6,
         }
     }
 
     /// Add `f`.
-    pub fn insert(&mut self, f: intent::Family) {
+    pub fn insert(&mut self, f: Family) {
         match f {
-            intent::Family::Ipv4 => self.ipv4 = true,
-            intent::Family::Ipv6 => self.ipv6 = true,
+            Family::Ipv4 => self.ipv4 = true,
+            Family::Ipv6 => self.ipv6 = true,
         }
     }
 
     /// Take `f` out.
-    pub fn remove(&mut self, f: intent::Family) {
+    pub fn remove(&mut self, f: Family) {
         match f {
-            intent::Family::Ipv4 => self.ipv4 = false,
-            intent::Family::Ipv6 => self.ipv6 = false,
+            Family::Ipv4 => self.ipv4 = false,
+            Family::Ipv6 => self.ipv6 = false,
         }
     }
 
-    fn list(self) -> Vec<intent::Family> {
-        [intent::Family::Ipv4, intent::Family::Ipv6]
+    fn list(self) -> Vec<Family> {
+        [Family::Ipv4, Family::Ipv6]
             .into_iter()
             .filter(|f| self.has(*f))
             .collect()
@@ -585,7 +635,7 @@ impl Serialize for Families {
 impl<'de> Deserialize<'de> for Families {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Families, D::Error> {
         let mut s = Families::NONE;
-        for f in Vec::<intent::Family>::deserialize(d)? {
+        for f in Vec::<Family>::deserialize(d)? {
             s.insert(f);
         }
         Ok(s)
@@ -595,6 +645,13 @@ impl<'de> Deserialize<'de> for Families {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_is_exact() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339(1_795_996_800_123), "2026-11-30T00:00:00.123Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
 
     #[test]
     fn parses_and_prints_both_families() {

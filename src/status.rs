@@ -9,12 +9,14 @@
 //! station) has no VIP rows of its own but one entry per router exporting
 //! to it ([`RouterStatus`]): per VIP, the paths the router holds and which
 //! of its BGP peers hold one. The station builds those entries from its view
-//! (`daemon::bmp`); this module only shapes and prints them.
+//! (`bmp::station`, where their shape is defined); this module only places
+//! and prints them.
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::bmp::station::{RouterPeer, RouterStatus, RouterVip};
 use crate::model::Vantage;
-use crate::model::{Prefix, TableId};
+use crate::model::{Prefix, TableId, rfc3339};
 use crate::reconcile::{Class, Millis, State, WriterState};
 
 /// The `/status` document.
@@ -76,59 +78,6 @@ pub struct CeilingStatus {
     pub deferred: u64,
     /// It holds actions back now.
     pub binding: bool,
-}
-
-/// One router exporting BMP to the station.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RouterStatus {
-    /// The router: the address its BMP sessions come from (what identifies
-    /// it; a session cannot speak for another address).
-    pub router: String,
-    /// The sysName its Initiation claimed: a label only, control
-    /// characters escaped, at most 255 bytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sys_name: Option<String>,
-    /// The address its (last) BMP session came from.
-    pub address: String,
-    /// `syncing` (session up, initial dump not complete), `synced`, or
-    /// `stale` (session ended; forgotten at `forget_at`).
-    pub state: String,
-    /// When a stale router is forgotten (RFC 3339, UTC).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forget_at: Option<String>,
-    /// One entry per configured VIP.
-    pub vips: Vec<RouterVip>,
-}
-
-/// One VIP at one router.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RouterVip {
-    /// The VIP.
-    pub prefix: Prefix,
-    /// Paths the router holds (`null`: unknown, the router is not synced).
-    pub paths: Option<u32>,
-    /// The router's BGP peers that hold a path for it.
-    pub peers: Vec<RouterPeer>,
-}
-
-/// A BGP peer of a router, as its BMP export names it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RouterPeer {
-    /// The peer's address.
-    pub address: String,
-    /// Its AS number.
-    pub asn: u32,
-    /// Its BGP identifier.
-    pub bgp_id: String,
-    /// Its session is up (Peer Up seen, no Peer Down since).
-    pub up: bool,
-    /// The RIB the path was reported from (`adj-rib-in-post`,
-    /// `adj-rib-in-pre`, `loc-rib`).
-    pub rib: String,
-    /// The router keeps its paths as stale (graceful restart: the session
-    /// dropped and they were not re-sent since); absent in older documents.
-    #[serde(default)]
-    pub stale: bool,
 }
 
 /// One VIP in `/status`.
@@ -503,7 +452,7 @@ fn policy(state: &State, table: TableId, prefix: &Prefix, class: Class) -> Optio
         }
         Class::Unconfigured => Some(format!(
             "bgpd's configuration does not redistribute table {table} in {}",
-            crate::model::intent::Family::of(prefix).name()
+            crate::model::Family::of(prefix).name()
         )),
         _ => None,
     }
@@ -524,12 +473,6 @@ pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -
         heal_ceiling: None,
         omitted: Omitted::default(),
     }
-}
-
-/// RFC 3339 UTC with milliseconds, from Unix milliseconds.
-pub fn rfc3339(unix_ms: Millis) -> String {
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(unix_ms);
-    humantime::format_rfc3339_millis(t).to_string()
 }
 
 /// The table a person reads: one line per VIP.
@@ -750,13 +693,6 @@ mod tests {
     use super::*;
     use crate::model::{PeerView, PrefixSet, Release, TableMode};
     use crate::reconcile::{Config, Event, KernelFacts, step};
-
-    #[test]
-    fn rfc3339_is_exact() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(rfc3339(1_795_996_800_123), "2026-11-30T00:00:00.123Z");
-        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
-    }
 
     /// A ready 10.7 node whose kernel holds `vip` with `nexthops` legs
     /// (kernel at 0 ms, zebra synced at 0, the route at 5).

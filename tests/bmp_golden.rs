@@ -13,9 +13,10 @@
 
 use std::path::PathBuf;
 
-use bytes::{BufMut, Bytes, BytesMut};
-use ribbridge::bmp::{BmpCodec, Decoder, EndOfRib, Family, Message, Skipped, View};
-use ribbridge::model::Prefix;
+use bytes::{Bytes, BytesMut};
+use ribbridge::bmp::build::{self, PeerHeader, as_path, attr, mandatory, next_hop, origin};
+use ribbridge::bmp::{BmpCodec, Decoder, EndOfRib, Message, Skipped, View};
+use ribbridge::model::{Family, Prefix};
 use tokio_util::codec::Decoder as _;
 
 fn capture(release: &str, session: u32) -> Vec<Message> {
@@ -299,67 +300,25 @@ fn a_restarted_router_counts_the_remaining_node() {
 /// A post-policy Route Monitoring frame from peer 198.18.1.2 (4-byte AS)
 /// carrying the UPDATE body `update` (withdrawn, attributes, NLRI).
 fn route_monitoring(update: &[u8]) -> Bytes {
-    route_monitoring_from(0, 0x40, [198, 18, 1, 2], update)
+    build::route_monitoring(&PeerHeader::global([198, 18, 1, 2]).post_policy(), update)
 }
 
 /// A Route Monitoring message of peer type `peer_type` (0 global, 3
 /// Loc-RIB) with the per-peer `flags` from IPv4 `peer`.
 fn route_monitoring_from(peer_type: u8, flags: u8, peer: [u8; 4], update: &[u8]) -> Bytes {
-    let mut bgp = BytesMut::new();
-    bgp.put_slice(&[0xff; 16]);
-    bgp.put_u16(u16::try_from(19 + update.len()).expect("fits"));
-    bgp.put_u8(2);
-    bgp.put_slice(update);
-    let mut m = BytesMut::new();
-    m.put_u8(3);
-    m.put_u32(u32::try_from(6 + 42 + bgp.len()).expect("fits"));
-    m.put_u8(0);
-    m.put_u8(peer_type);
-    m.put_u8(flags);
-    m.put_u64(0);
-    m.put_slice(&[0; 12]);
-    m.put_slice(&peer);
-    m.put_u32(64512);
-    m.put_slice(&peer);
-    m.put_u64(0);
-    m.put_slice(&bgp);
-    m.freeze()
-}
-
-fn attr(flags: u8, t: u8, value: &[u8]) -> Vec<u8> {
-    let mut a = vec![flags | 0x10, t];
-    a.extend_from_slice(&u16::try_from(value.len()).expect("fits").to_be_bytes());
-    a.extend_from_slice(value);
-    a
-}
-
-fn body(withdrawn: &[u8], attrs: &[u8], nlri: &[u8]) -> Vec<u8> {
-    let mut b = u16::try_from(withdrawn.len())
-        .expect("fits")
-        .to_be_bytes()
-        .to_vec();
-    b.extend_from_slice(withdrawn);
-    b.extend_from_slice(&u16::try_from(attrs.len()).expect("fits").to_be_bytes());
-    b.extend_from_slice(attrs);
-    b.extend_from_slice(nlri);
-    b
-}
-
-/// ORIGIN, AS_PATH, NEXT_HOP.
-fn mandatory() -> Vec<u8> {
-    [
-        attr(0x40, 1, &[0]),
-        attr(0x40, 2, &[2, 1, 0, 0, 0xfc, 0]),
-        attr(0x40, 3, &[198, 18, 1, 2]),
-    ]
-    .concat()
+    let header = PeerHeader {
+        peer_type,
+        flags,
+        ..PeerHeader::global(peer)
+    };
+    build::route_monitoring(&header, update)
 }
 
 /// A VPNv4 announcement: 12-byte next hop (RD 0 + IPv4), label + RD + prefix.
 fn vpnv4_reach() -> Vec<u8> {
     let mut v = vec![0, 1, 128, 12, 0, 0, 0, 0, 0, 0, 0, 0, 198, 18, 1, 2, 0];
     v.extend_from_slice(&[112, 0x00, 0x3e, 0x81, 0, 1, 0xfc, 0, 0, 0, 0, 7, 192, 0, 2]);
-    attr(0x80, 14, &v)
+    attr(0x90, 14, &v)
 }
 
 /// Frames of families the station does not count: VPNv4, EVPN (a type 2
@@ -370,15 +329,23 @@ fn other_families() -> Vec<Bytes> {
     evpn2.extend_from_slice(&[0; 14]);
     evpn2.extend_from_slice(&[48, 2, 0, 0, 0, 0, 1, 0, 0x00, 0x3e, 0x81]);
     vec![
-        route_monitoring(&body(&[], &[mandatory(), vpnv4_reach()].concat(), &[])),
-        route_monitoring(&body(
+        route_monitoring(&build::update(
             &[],
-            &[mandatory(), attr(0x80, 14, &evpn2)].concat(),
+            &[mandatory(), vpnv4_reach()].concat(),
             &[],
         )),
-        route_monitoring(&body(&[], &attr(0x80, 15, &[0x40, 4, 72, 0, 1, 0, 0]), &[])),
-        route_monitoring(&body(&[], &attr(0x80, 15, &[0, 1, 128]), &[])),
-        route_monitoring(&body(&[], &attr(0x80, 15, &[0, 25, 70]), &[])),
+        route_monitoring(&build::update(
+            &[],
+            &[mandatory(), attr(0x90, 14, &evpn2)].concat(),
+            &[],
+        )),
+        route_monitoring(&build::update(
+            &[],
+            &attr(0x90, 15, &[0x40, 4, 72, 0, 1, 0, 0]),
+            &[],
+        )),
+        route_monitoring(&build::update(&[], &attr(0x90, 15, &[0, 1, 128]), &[])),
+        route_monitoring(&build::update(&[], &attr(0x90, 15, &[0, 25, 70]), &[])),
     ]
 }
 
@@ -424,7 +391,7 @@ fn a_vip_next_to_a_vpn_route_is_counted_and_a_missing_origin_keeps_it() {
     let mut view = View::new([v4]);
     view.session_up("r");
     let mut d = Decoder::new();
-    let announce = route_monitoring(&body(
+    let announce = route_monitoring(&build::update(
         &[],
         &[mandatory(), vpnv4_reach()].concat(),
         &vip_nlri,
@@ -452,18 +419,13 @@ fn a_vip_next_to_a_vpn_route_is_counted_and_a_missing_origin_keeps_it() {
     }
     view.apply(
         "r",
-        &d.decode(route_monitoring(&body(&[], &[], &[])))
+        &d.decode(route_monitoring(&build::update(&[], &[], &[])))
             .expect("EoR"),
     );
     assert_eq!(view.paths("r", &v4), Some(1));
-    let no_origin = [
-        attr(0x40, 2, &[2, 1, 0, 0, 0xfc, 0]),
-        attr(0x40, 3, &[198, 18, 1, 2]),
-        vpnv4_reach(),
-    ]
-    .concat();
+    let no_origin = [as_path(), next_hop(), vpnv4_reach()].concat();
     let m = d
-        .decode(route_monitoring(&body(&[], &no_origin, &vip_nlri)))
+        .decode(route_monitoring(&build::update(&[], &no_origin, &vip_nlri)))
         .expect("an anomaly is not an error");
     assert_eq!(
         summary(std::slice::from_ref(&m)),
@@ -481,7 +443,7 @@ fn a_vip_next_to_a_vpn_route_is_counted_and_a_missing_origin_keeps_it() {
 fn routes_without_next_hop_count_the_peers_that_hold_them() {
     let [v4, _] = vips();
     let vip_nlri = [32, 192, 0, 2, 10];
-    let no_next_hop = [attr(0x40, 1, &[0]), attr(0x40, 2, &[2, 1, 0, 0, 0xfc, 0])].concat();
+    let no_next_hop = [origin(), as_path()].concat();
     let mut view = View::new([v4]);
     view.session_up("r");
     let mut d = Decoder::new();
@@ -490,15 +452,15 @@ fn routes_without_next_hop_count_the_peers_that_hold_them() {
             0,
             0x40,
             [198, 18, 1, 2],
-            &body(&[], &no_next_hop, &vip_nlri),
+            &build::update(&[], &no_next_hop, &vip_nlri),
         ),
         route_monitoring_from(
             0,
             0x40,
             [198, 18, 2, 2],
-            &body(&[], &no_next_hop, &vip_nlri),
+            &build::update(&[], &no_next_hop, &vip_nlri),
         ),
-        route_monitoring_from(3, 0, [0; 4], &body(&[], &no_next_hop, &vip_nlri)),
+        route_monitoring_from(3, 0, [0; 4], &build::update(&[], &no_next_hop, &vip_nlri)),
     ];
     let msgs: Vec<Message> = frames
         .into_iter()

@@ -13,9 +13,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 
 use bytes::BytesMut;
 use libfuzzer_sys::fuzz_target;
-use ribbridge::bmp::{BmpCodec, Decoder};
+use ribbridge::bmp::{BmpCodec, BmpInput, Decoder, Station};
 use ribbridge::config::BmpLimits;
-use ribbridge::station::{BmpInput, Station};
 use tokio_util::codec::Decoder as _;
 
 const KINDS: [&str; 4] = ["closed", "termination", "malformed", "idle"];

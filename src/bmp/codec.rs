@@ -173,12 +173,7 @@ mod tests {
 
     /// A message of `body` bytes after the header, of type 4 (Initiation).
     fn message(body: &[u8]) -> Vec<u8> {
-        let len = u32::try_from(HEADER_SIZE + body.len()).expect("test message fits u32");
-        let mut m = vec![VERSION];
-        m.extend_from_slice(&len.to_be_bytes());
-        m.push(4);
-        m.extend_from_slice(body);
-        m
+        crate::bmp::build::common(4, body).to_vec()
     }
 
     #[test]

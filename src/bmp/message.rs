@@ -50,7 +50,8 @@ use bgpkit_parser::parser::bmp::parse_bmp_msg;
 use bytes::Bytes;
 
 use super::update::{self, Options};
-pub use super::update::{Anomaly, EndOfRib, Family, Path, Skipped, UpdateError};
+pub use super::update::{Anomaly, EndOfRib, Path, Skipped, UpdateError};
+use crate::model::Family;
 
 /// One BGP peer as the router reports it in the per-peer header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -622,10 +623,8 @@ fn graceful_restart_capability(value: &[u8]) -> Option<GracefulRestart> {
     let mut families = Vec::new();
     let mut preserved = Vec::new();
     for t in tuples.chunks_exact(4) {
-        let family = match (u16::from_be_bytes([t[0], t[1]]), t[2]) {
-            (1, 1) => Family::Ipv4,
-            (2, 1) => Family::Ipv6,
-            _ => continue,
+        let Some(family) = update::family_of(u16::from_be_bytes([t[0], t[1]]), t[2]) else {
+            continue;
         };
         if !families.contains(&family) {
             families.push(family);
@@ -681,36 +680,20 @@ fn down_reason(reason: PeerDownReason, data_len: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bmp::build::{PeerHeader, bgp, per_peer};
     use crate::model::Prefix;
-    use bytes::{BufMut, BytesMut};
+    use bytes::BytesMut;
 
     const PEER: [u8; 4] = [198, 18, 1, 2];
 
     /// A BMP message of `kind` with a global, IPv4, 4-byte-AS per-peer
     /// header (`flags` added) in front of `body`.
     fn with_peer(kind: u8, flags: u8, body: &[u8]) -> Bytes {
-        let mut m = BytesMut::new();
-        m.put_u8(3);
-        m.put_u32(u32::try_from(6 + 42 + body.len()).expect("fits"));
-        m.put_u8(kind);
-        m.put_u8(0);
-        m.put_u8(flags);
-        m.put_u64(0);
-        m.put_slice(&[0; 12]);
-        m.put_slice(&PEER);
-        m.put_u32(64512);
-        m.put_slice(&PEER);
-        m.put_u64(0);
-        m.put_slice(body);
-        m.freeze()
-    }
-
-    fn bgp(kind: u8, body: &[u8]) -> Vec<u8> {
-        let mut m = vec![0xff; 16];
-        m.extend_from_slice(&u16::try_from(19 + body.len()).expect("fits").to_be_bytes());
-        m.push(kind);
-        m.extend_from_slice(body);
-        m
+        let peer = PeerHeader {
+            flags,
+            ..PeerHeader::global(PEER)
+        };
+        per_peer(kind, &peer, body)
     }
 
     /// An OPEN offering add-path `send_receive` for IPv4 unicast (if any).

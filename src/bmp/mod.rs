@@ -10,9 +10,9 @@
 //! that ends the session); [`view::View`] is the
 //! pure state: per router, per configured VIP, the paths the router holds,
 //! unknown until the router's initial dump is complete and again once its
-//! session is gone. `crate::station` holds the view with the sessions and
-//! routers; `daemon::bmp` owns the sockets, the clock and the metrics;
-//! nothing here does I/O.
+//! session is gone; [`station::Station`] holds the view with the sessions
+//! and routers and says what it decided. `daemon::bmp` owns the sockets,
+//! the clock, the metrics and the log; nothing here does I/O.
 //!
 //! Use per session: `FramedRead::new(socket, BmpCodec::default())`, a fresh
 //! `Decoder::new()`, `view.session_up(router)`, then for every frame
@@ -27,8 +27,11 @@
 //! What FRR sends, release by release, and why the view's synced rule is
 //! what it is: docs/BMP.md.
 
+#[cfg(any(test, feature = "testing"))]
+pub mod build;
 pub mod codec;
 pub mod message;
+pub mod station;
 pub mod update;
 pub mod view;
 
@@ -36,5 +39,6 @@ pub use codec::{BmpCodec, FrameError, MAX_MESSAGE};
 pub use message::{
     DecodeError, Decoder, GracefulRestart, Message, Notification, PeerKey, Rib, decode,
 };
-pub use update::{Anomaly, EndOfRib, Family, Path, Skipped, UpdateError};
+pub use station::{BmpInput, Bounds, Note, Output, SessionId, Station};
+pub use update::{Anomaly, EndOfRib, Path, Skipped, UpdateError};
 pub use view::{Counters, Expired, Limits, PathDetail, RouterState, View};

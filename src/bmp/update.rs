@@ -57,41 +57,15 @@
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::model::Prefix;
+use crate::model::{Family, Prefix};
 
-/// A unicast address family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    /// IPv4 unicast.
-    Ipv4,
-    /// IPv6 unicast.
-    Ipv6,
-}
-
-impl Family {
-    /// The family of a prefix.
-    pub fn of(prefix: &Prefix) -> Family {
-        if prefix.is_ipv4() {
-            Family::Ipv4
-        } else {
-            Family::Ipv6
-        }
-    }
-
-    fn max_len(self) -> u8 {
-        match self {
-            Family::Ipv4 => 32,
-            Family::Ipv6 => 128,
-        }
-    }
-
-    /// The unicast family of an (AFI, SAFI) pair, if it is one.
-    pub fn from_afi_safi(afi: u16, safi: u8) -> Option<Family> {
-        match (afi, safi) {
-            (AFI_IPV4, SAFI_UNICAST) => Some(Family::Ipv4),
-            (AFI_IPV6, SAFI_UNICAST) => Some(Family::Ipv6),
-            _ => None,
-        }
+/// The unicast family of an (AFI, SAFI) pair, if it is one: the wire's
+/// encoding of the model's [`Family`].
+pub fn family_of(afi: u16, safi: u8) -> Option<Family> {
+    match (afi, safi) {
+        (AFI_IPV4, SAFI_UNICAST) => Some(Family::Ipv4),
+        (AFI_IPV6, SAFI_UNICAST) => Some(Family::Ipv6),
+        _ => None,
     }
 }
 
@@ -322,16 +296,16 @@ const AFI_IPV4: u16 = 1;
 const AFI_IPV6: u16 = 2;
 const SAFI_UNICAST: u8 = 1;
 
-const ORIGIN: u8 = 1;
-const AS_PATH: u8 = 2;
-const NEXT_HOP: u8 = 3;
+pub(super) const ORIGIN: u8 = 1;
+pub(super) const AS_PATH: u8 = 2;
+pub(super) const NEXT_HOP: u8 = 3;
 const MED: u8 = 4;
 const LOCAL_PREF: u8 = 5;
-const MP_REACH: u8 = 14;
-const MP_UNREACH: u8 = 15;
+pub(super) const MP_REACH: u8 = 14;
+pub(super) const MP_UNREACH: u8 = 15;
 
 const FLAG_OPTIONAL: u8 = 0x80;
-const FLAG_EXTENDED: u8 = 0x10;
+pub(super) const FLAG_EXTENDED: u8 = 0x10;
 
 /// Reads from the front of a byte slice; every read is checked.
 #[derive(Debug, Clone, Copy)]
@@ -475,7 +449,7 @@ pub fn decode(body: &[u8], options: Options) -> Result<Update, UpdateError> {
         if attrs.count == 0 {
             out.end_of_rib = Some(EndOfRib::Unicast(Family::Ipv4));
         } else if let Some((afi, safi, 3)) = attrs.only_unreach {
-            out.end_of_rib = Some(match Family::from_afi_safi(afi, safi) {
+            out.end_of_rib = Some(match family_of(afi, safi) {
                 Some(f) => EndOfRib::Unicast(f),
                 None => EndOfRib::Other { afi, safi },
             });
@@ -634,7 +608,7 @@ fn mp<'a>(
             len: value.len(),
         });
     };
-    let Some(family) = Family::from_afi_safi(afi, safi) else {
+    let Some(family) = family_of(afi, safi) else {
         match skipped.iter_mut().find(|s| s.afi == afi && s.safi == safi) {
             Some(s) => s.count = s.count.saturating_add(1),
             None => skipped.push(Skipped {
@@ -718,6 +692,9 @@ fn prefixes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bmp::build::{
+        as_path, attr, mandatory, mp_reach, mp_unreach, next_hop, nlri, origin, update,
+    };
     const ATOMIC_AGGREGATE: u8 = 6;
     const AGGREGATOR: u8 = 7;
     use proptest::prelude::*;
@@ -731,79 +708,6 @@ mod tests {
         asn4: true,
     };
 
-    // ---- a small encoder, for the tests only ----
-
-    /// One attribute; the extended length when the value needs it.
-    fn attr(flags: u8, type_code: u8, value: &[u8]) -> Vec<u8> {
-        let mut a = Vec::new();
-        if value.len() > 255 || flags & FLAG_EXTENDED != 0 {
-            a.extend_from_slice(&[flags | FLAG_EXTENDED, type_code]);
-            a.extend_from_slice(&u16::try_from(value.len()).expect("fits").to_be_bytes());
-        } else {
-            a.extend_from_slice(&[flags, type_code, u8::try_from(value.len()).expect("fits")]);
-        }
-        a.extend_from_slice(value);
-        a
-    }
-    fn origin() -> Vec<u8> {
-        attr(0x40, ORIGIN, &[0])
-    }
-    fn as_path() -> Vec<u8> {
-        attr(0x40, AS_PATH, &[2, 1, 0, 0, 0xfc, 0])
-    }
-    fn next_hop() -> Vec<u8> {
-        attr(0x40, NEXT_HOP, &[198, 18, 1, 2])
-    }
-    /// ORIGIN, AS_PATH, NEXT_HOP: what an IPv4 announcement needs.
-    fn mandatory() -> Vec<u8> {
-        [origin(), as_path(), next_hop()].concat()
-    }
-    fn encode_path(out: &mut Vec<u8>, p: &Path) {
-        if let Some(id) = p.path_id {
-            out.extend_from_slice(&id.to_be_bytes());
-        }
-        let len = p.prefix.prefix_len();
-        out.push(len);
-        let octets = match p.prefix.addr() {
-            IpAddr::V4(a) => a.octets().to_vec(),
-            IpAddr::V6(a) => a.octets().to_vec(),
-        };
-        out.extend_from_slice(&octets[..usize::from(len).div_ceil(8)]);
-    }
-    fn nlri(paths: &[Path]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for p in paths {
-            encode_path(&mut out, p);
-        }
-        out
-    }
-    fn mp_reach(afi: u16, safi: u8, nh: &[u8], nlri: &[u8]) -> Vec<u8> {
-        let mut v = afi.to_be_bytes().to_vec();
-        v.push(safi);
-        v.push(u8::try_from(nh.len()).expect("fits"));
-        v.extend_from_slice(nh);
-        v.push(0);
-        v.extend_from_slice(nlri);
-        attr(0x80 | FLAG_EXTENDED, MP_REACH, &v)
-    }
-    fn mp_unreach(afi: u16, safi: u8, nlri: &[u8]) -> Vec<u8> {
-        let mut v = afi.to_be_bytes().to_vec();
-        v.push(safi);
-        v.extend_from_slice(nlri);
-        attr(0x80 | FLAG_EXTENDED, MP_UNREACH, &v)
-    }
-    /// An UPDATE body: withdrawn routes, attributes, NLRI.
-    fn update(withdrawn: &[u8], attrs: &[u8], nlri: &[u8]) -> Vec<u8> {
-        let mut b = u16::try_from(withdrawn.len())
-            .expect("fits")
-            .to_be_bytes()
-            .to_vec();
-        b.extend_from_slice(withdrawn);
-        b.extend_from_slice(&u16::try_from(attrs.len()).expect("fits").to_be_bytes());
-        b.extend_from_slice(attrs);
-        b.extend_from_slice(nlri);
-        b
-    }
     fn path(s: &str) -> Path {
         Path {
             prefix: s.parse().expect("prefix"),

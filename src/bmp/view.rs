@@ -64,16 +64,15 @@
 //! - Bounds ([`Limits`]): peers per router and paths per VIP per router;
 //!   what is refused is dropped and counted ([`Counters`]), never stored.
 
+mod held;
+mod router;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
-use super::message::{
-    EndOfRib, Family, GracefulRestart, Message, Notification, Path, PeerKey, Rib,
-};
-use crate::model::Prefix;
-
-/// Milliseconds on the station's clock (the owner's, passed in).
-pub type Millis = u64;
+use super::message::{GracefulRestart, Message, Notification, PeerKey, Rib};
+use crate::model::{Family, Millis, Prefix};
+use router::{Router, apply, changed, due_peers, snapshot};
 
 /// How long after its session's first message a router is `Synced` though
 /// peers still owe their End-of-RIB (`--bmp-sync-secs`' default).
@@ -183,367 +182,19 @@ pub struct Expired {
     pub stale_ended: Vec<PeerKey>,
 }
 
+/// What the view counts and within which bounds: the configured VIPs,
+/// their families and the limits, which every router's update reads.
 #[derive(Debug, Clone)]
-struct PeerInfo {
-    asn: u32,
-    bgp_id: Ipv4Addr,
-    up: bool,
-    /// The families it owes an End-of-RIB for (only while up).
-    owes: BTreeSet<Family>,
-    /// Whether it has been told what it owes: at its BGP Peer Up, else
-    /// (the Loc-RIB, a peer known only by its routes) at its first route
-    /// during the dump.
-    claimed: bool,
-    /// The families whose End-of-RIB it sent (this session).
-    dumped: BTreeSet<Family>,
-    /// Graceful restart as its last session negotiated it (its Peer Up).
-    gr: Option<GracefulRestart>,
-    /// The families whose paths the router keeps as stale for it.
-    stale: BTreeSet<Family>,
-    /// When those stale paths end, while any family is stale.
-    stale_until: Option<Millis>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// Initiation and the opening Peer Ups: BGP sessions' Peer Ups seen.
-    Opening(usize),
-    /// The initial dump: some peer owes an End-of-RIB.
-    Dumping,
-    /// Dumped: new peers are live.
-    Live,
-}
-
-/// One peer's paths in one RIB for one VIP.
-#[derive(Debug, Clone, Default)]
-struct Ids {
-    /// Per add-path id (`None` without add-path): whether it is stale.
-    ids: BTreeMap<Option<u32>, bool>,
-    /// How many are stale.
-    stale: usize,
-}
-
-impl Ids {
-    /// Every path is stale: the peer counts as a stale path (Adj-RIB-In).
-    fn all_stale(&self) -> bool {
-        !self.ids.is_empty() && self.stale == self.ids.len()
-    }
-}
-
-/// One RIB's paths for one VIP at one router, counted as they change.
-#[derive(Debug, Clone, Default)]
-struct Held {
-    /// Per peer, its paths.
-    per_peer: BTreeMap<PeerKey, Ids>,
-    /// Every path, over the peers.
-    total: usize,
-    /// Every stale path, over the peers.
-    stale: usize,
-    /// The peers whose every path is stale.
-    stale_peers: usize,
-}
-
-impl Held {
-    /// Runs `f` on `peer`'s paths keeping the counts true; an entry left
-    /// empty is removed. Returns what `f` returns.
-    fn with_peer<T>(&mut self, peer: &PeerKey, f: impl FnOnce(&mut Ids) -> T) -> T {
-        let ids = self.per_peer.entry(*peer).or_default();
-        let before = (ids.ids.len(), ids.stale, ids.all_stale());
-        let out = f(ids);
-        let after = (ids.ids.len(), ids.stale, ids.all_stale());
-        if ids.ids.is_empty() {
-            self.per_peer.remove(peer);
-        }
-        self.total = (self.total + after.0).saturating_sub(before.0);
-        self.stale = (self.stale + after.1).saturating_sub(before.1);
-        self.stale_peers =
-            (self.stale_peers + usize::from(after.2)).saturating_sub(usize::from(before.2));
-        out
-    }
-
-    /// Adds a fresh path (a stale one becomes fresh: re-sent); true when
-    /// it was not held.
-    fn insert(&mut self, peer: &PeerKey, id: Option<u32>) -> bool {
-        self.with_peer(peer, |ids| match ids.ids.insert(id, false) {
-            None => true,
-            Some(was_stale) => {
-                ids.stale -= usize::from(was_stale);
-                false
-            }
-        })
-    }
-
-    /// Removes a path; true when it was held.
-    fn remove(&mut self, peer: &PeerKey, id: Option<u32>) -> bool {
-        if !self.per_peer.contains_key(peer) {
-            return false;
-        }
-        self.with_peer(peer, |ids| match ids.ids.remove(&id) {
-            None => false,
-            Some(was_stale) => {
-                ids.stale -= usize::from(was_stale);
-                true
-            }
-        })
-    }
-
-    /// Marks every path of `peer` stale; true when it holds any.
-    fn mark_stale(&mut self, peer: &PeerKey) -> bool {
-        if !self.per_peer.contains_key(peer) {
-            return false;
-        }
-        self.with_peer(peer, |ids| {
-            ids.ids.values_mut().for_each(|s| *s = true);
-            ids.stale = ids.ids.len();
-        });
-        true
-    }
-
-    /// Removes `peer`'s stale paths (`all`: every path); true when any went.
-    fn remove_peer(&mut self, peer: &PeerKey, all: bool) -> bool {
-        if !self.per_peer.contains_key(peer) {
-            return false;
-        }
-        self.with_peer(peer, |ids| {
-            let before = ids.ids.len();
-            if all {
-                ids.ids.clear();
-            } else {
-                ids.ids.retain(|_, stale| !*stale);
-            }
-            ids.stale = ids.ids.values().filter(|s| **s).count();
-            ids.ids.len() != before
-        })
-    }
-
-    /// What this RIB counts for the VIP: (paths, stale paths).
-    fn counts(&self, rib: Rib) -> (usize, usize) {
-        if rib == Rib::LocRib {
-            (self.total, self.stale)
-        } else {
-            (self.per_peer.len(), self.stale_peers)
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Router {
-    down: bool,
-    phase: Phase,
-    /// The RIBs the router exports, per family.
-    ribs: BTreeSet<(Family, Rib)>,
-    peers: BTreeMap<PeerKey, PeerInfo>,
-    /// Per family: the peers that are up and owe its End-of-RIB.
-    owing: BTreeMap<Family, usize>,
-    /// When the router is `Synced` whatever its peers still owe: its
-    /// session's first message plus the patience (a deadline only while
-    /// it is `Syncing`).
-    sync_by: Millis,
-    /// (end, peer) of every peer with stale paths.
-    stale_deadlines: BTreeSet<(Millis, PeerKey)>,
-    /// Per VIP, per RIB.
-    paths: BTreeMap<Prefix, BTreeMap<Rib, Held>>,
-}
-
-impl Router {
-    /// A router whose session started at `since` (its first message).
-    fn new(since: Millis, patience: Millis) -> Router {
-        Router {
-            down: false,
-            phase: Phase::Opening(0),
-            ribs: BTreeSet::new(),
-            peers: BTreeMap::new(),
-            owing: BTreeMap::new(),
-            sync_by: since.saturating_add(patience),
-            stale_deadlines: BTreeSet::new(),
-            paths: BTreeMap::new(),
-        }
-    }
-
-    /// The earliest deadline: the sync fallback while `Syncing`, or stale
-    /// paths ending.
-    fn next_deadline(&self) -> Option<Millis> {
-        let a = (self.state() == RouterState::Syncing).then_some(self.sync_by);
-        let b = self.stale_deadlines.first().map(|(t, _)| *t);
-        match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    fn state(&self) -> RouterState {
-        if self.down {
-            RouterState::Stale
-        } else if self.phase == Phase::Live {
-            RouterState::Synced
-        } else {
-            RouterState::Syncing
-        }
-    }
-
-    /// The RIB counted for a family: post-policy, else pre-policy, else Loc-RIB.
-    fn counted_rib(&self, family: Family) -> Option<Rib> {
-        [Rib::PostPolicy, Rib::PrePolicy, Rib::LocRib]
-            .into_iter()
-            .find(|r| self.ribs.contains(&(family, *r)))
-    }
-
-    fn known(&self, prefix: &Prefix) -> bool {
-        let family = Family::of(prefix);
-        !self.down
-            && match self.phase {
-                Phase::Opening(_) => false,
-                Phase::Live => true,
-                Phase::Dumping => self.owing.get(&family).copied().unwrap_or(0) == 0,
-            }
-    }
-
-    /// (paths, stale paths) of the counted RIB.
-    fn count(&self, prefix: &Prefix) -> (u32, u32) {
-        let Some(rib) = self.counted_rib(Family::of(prefix)) else {
-            return (0, 0);
-        };
-        let Some(held) = self.paths.get(prefix).and_then(|r| r.get(&rib)) else {
-            return (0, 0);
-        };
-        let (n, stale) = held.counts(rib);
-        let n32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        (n32(n), n32(stale))
-    }
-
-    fn paths(&self, prefix: &Prefix) -> Option<u32> {
-        self.known(prefix).then(|| self.count(prefix).0)
-    }
-
-    fn stale(&self, prefix: &Prefix) -> Option<u32> {
-        self.known(prefix).then(|| self.count(prefix).1)
-    }
-
-    /// `peer` owes an End-of-RIB for each of `families` (until it sends
-    /// them, goes down, or the router's `sync_by`).
-    fn owe(&mut self, peer: PeerKey, families: &BTreeSet<Family>) {
-        let Some(p) = self.peers.get_mut(&peer) else {
-            return;
-        };
-        if !p.up {
-            return;
-        }
-        for f in families.difference(&p.dumped) {
-            if p.owes.insert(*f) {
-                *self.owing.entry(*f).or_default() += 1;
-            }
-        }
-    }
-
-    /// `peer` no longer owes `family` (`None`: anything).
-    fn paid(&mut self, peer: &PeerKey, family: Option<Family>) {
-        let Some(p) = self.peers.get_mut(peer) else {
-            return;
-        };
-        if let Some(f) = family {
-            p.dumped.insert(f);
-        }
-        let paid: Vec<Family> = match family {
-            Some(f) => p.owes.take(&f).into_iter().collect(),
-            None => std::mem::take(&mut p.owes).into_iter().collect(),
-        };
-        for f in paid {
-            if let Some(n) = self.owing.get_mut(&f) {
-                *n = n.saturating_sub(1);
-            }
-        }
-    }
-
-    /// The peers that owe an End-of-RIB.
-    fn owing_peers(&self) -> Vec<PeerKey> {
-        self.peers
-            .iter()
-            .filter(|(_, p)| !p.owes.is_empty())
-            .map(|(k, _)| *k)
-            .collect()
-    }
-
-    /// The dump is over when nobody owes anything.
-    fn settle(&mut self) {
-        if self.phase == Phase::Dumping && self.owing.values().all(|n| *n == 0) {
-            self.phase = Phase::Live;
-        }
-    }
-
-    /// Every peer's debt forgiven: the router is live.
-    fn go_live(&mut self) {
-        for k in self.owing_peers() {
-            self.paid(&k, None);
-        }
-        self.phase = Phase::Live;
-    }
-
-    /// Removes every path of `peer`, in every RIB, and its stale state.
-    fn drop_peer(&mut self, peer: &PeerKey) {
-        self.retain(peer, &BTreeSet::new(), None);
-    }
-
-    /// Keeps `peer`'s paths of `families` as stale until `until`, and
-    /// removes its others, in every RIB.
-    fn retain(&mut self, peer: &PeerKey, families: &BTreeSet<Family>, until: Option<Millis>) {
-        for (vip, ribs) in &mut self.paths {
-            let keep = families.contains(&Family::of(vip));
-            for held in ribs.values_mut() {
-                if keep {
-                    held.mark_stale(peer);
-                } else {
-                    held.remove_peer(peer, true);
-                }
-            }
-        }
-        let Some(p) = self.peers.get_mut(peer) else {
-            return;
-        };
-        p.stale = families.clone();
-        let until = until.filter(|_| !families.is_empty());
-        if let Some(t) = std::mem::replace(&mut p.stale_until, until) {
-            self.stale_deadlines.remove(&(t, *peer));
-        }
-        if let Some(t) = until {
-            self.stale_deadlines.insert((t, *peer));
-        }
-    }
-
-    /// Removes `peer`'s stale paths of `family` in `rib` (its End-of-RIB
-    /// there: what was not re-sent is gone).
-    fn end_stale(&mut self, peer: &PeerKey, family: Family, rib: Rib) {
-        for (vip, ribs) in &mut self.paths {
-            if Family::of(vip) == family
-                && let Some(held) = ribs.get_mut(&rib)
-            {
-                held.remove_peer(peer, false);
-            }
-        }
-    }
-
-    /// Removes every stale path of `peer` (its time passed); its fresh
-    /// paths stay.
-    fn expire_stale(&mut self, peer: &PeerKey) {
-        for ribs in self.paths.values_mut() {
-            for held in ribs.values_mut() {
-                held.remove_peer(peer, false);
-            }
-        }
-        if let Some(p) = self.peers.get_mut(peer) {
-            p.stale.clear();
-            if let Some(t) = p.stale_until.take() {
-                self.stale_deadlines.remove(&(t, *peer));
-            }
-        }
-    }
+struct Scope {
+    vips: BTreeSet<Prefix>,
+    families: BTreeSet<Family>,
+    limits: Limits,
 }
 
 /// The paths each router holds for each configured VIP.
 #[derive(Debug, Clone)]
 pub struct View {
-    vips: BTreeSet<Prefix>,
-    families: BTreeSet<Family>,
-    limits: Limits,
+    scope: Scope,
     routers: BTreeMap<String, Router>,
     /// (earliest deadline, router) of every router syncing or with stale
     /// paths.
@@ -575,9 +226,11 @@ impl View {
         let vips: BTreeSet<Prefix> = vips.into_iter().collect();
         let families = vips.iter().map(Family::of).collect();
         View {
-            vips,
-            families,
-            limits,
+            scope: Scope {
+                vips,
+                families,
+                limits,
+            },
             routers: BTreeMap::new(),
             deadlines: BTreeSet::new(),
             states: BTreeMap::new(),
@@ -587,7 +240,7 @@ impl View {
 
     /// The configured VIPs.
     pub fn vips(&self) -> impl Iterator<Item = &Prefix> {
-        self.vips.iter()
+        self.scope.vips.iter()
     }
 
     /// What was refused or assumed so far.
@@ -600,16 +253,11 @@ impl View {
     fn with_router<T>(
         &mut self,
         router: &str,
-        f: impl FnOnce(&mut Router, &View0<'_>) -> T,
+        f: impl FnOnce(&mut Router, &Scope) -> T,
     ) -> Option<T> {
         let r = self.routers.get_mut(router)?;
         let before = (r.state(), r.next_deadline());
-        let ctx = View0 {
-            vips: &self.vips,
-            families: &self.families,
-            limits: self.limits,
-        };
-        let out = f(r, &ctx);
+        let out = f(r, &self.scope);
         let after = (r.state(), r.next_deadline());
         if before.0 != after.0 {
             self.count_state(before.0, -1);
@@ -653,7 +301,7 @@ impl View {
     /// after `now`.
     pub fn session_up_at(&mut self, router: &str, now: Millis) {
         self.forget(router);
-        let r = Router::new(now, self.limits.patience_ms);
+        let r = Router::new(now, self.scope.limits.patience_ms);
         if let Some(t) = r.next_deadline() {
             self.deadlines.insert((t, router.to_string()));
         }
@@ -676,7 +324,7 @@ impl View {
         }
         let mut counters = self.counters;
         let out = self
-            .with_router(router, |r, ctx| apply(r, ctx, msg, now, &mut counters))
+            .with_router(router, |r, scope| apply(r, scope, msg, now, &mut counters))
             .unwrap_or_default();
         self.counters.peers_refused = counters.peers_refused;
         self.counters.paths_refused = counters.paths_refused;
@@ -702,8 +350,8 @@ impl View {
             .collect();
         let mut out = Vec::new();
         for name in due {
-            let res = self.with_router(&name, |r, ctx| {
-                let before = snapshot(r, ctx.vips);
+            let res = self.with_router(&name, |r, scope| {
+                let before = snapshot(r, &scope.vips);
                 // The session's patience is over: whatever its opening or
                 // dump still owes (or an opening no other message followed,
                 // with or without Peer Ups) is taken as complete.
@@ -822,245 +470,10 @@ impl View {
     }
 }
 
-/// The peers whose deadline in `deadlines` is at or before `now`.
-fn due_peers(deadlines: &BTreeSet<(Millis, PeerKey)>, now: Millis) -> Vec<PeerKey> {
-    deadlines
-        .iter()
-        .take_while(|(t, _)| *t <= now)
-        .map(|(_, p)| *p)
-        .collect()
-}
-
-/// What [`apply`] reads of the view besides the router.
-#[derive(Debug)]
-struct View0<'a> {
-    vips: &'a BTreeSet<Prefix>,
-    families: &'a BTreeSet<Family>,
-    limits: Limits,
-}
-
-/// Per VIP: (paths, stale paths), `None` when unknown.
-type Snapshot = Vec<(Prefix, Option<(u32, u32)>)>;
-
-fn snapshot(r: &Router, vips: &BTreeSet<Prefix>) -> Snapshot {
-    vips.iter()
-        .map(|v| (*v, r.known(v).then(|| r.count(v))))
-        .collect()
-}
-
-fn changed(r: &Router, before: Snapshot) -> Vec<Prefix> {
-    before
-        .into_iter()
-        .filter(|(v, b)| r.known(v).then(|| r.count(v)) != *b)
-        .map(|(v, _)| v)
-        .collect()
-}
-
-/// A peer's entry, made if the router has room: `None` when refused.
-fn peer_entry<'a>(
-    r: &'a mut Router,
-    ctx: &View0<'_>,
-    peer: PeerKey,
-    asn: u32,
-    bgp_id: Ipv4Addr,
-    counters: &mut Counters,
-) -> Option<&'a mut PeerInfo> {
-    if !r.peers.contains_key(&peer) && r.peers.len() >= ctx.limits.peers_per_router {
-        counters.peers_refused += 1;
-        return None;
-    }
-    Some(r.peers.entry(peer).or_insert(PeerInfo {
-        asn,
-        bgp_id,
-        up: true,
-        owes: BTreeSet::new(),
-        claimed: false,
-        dumped: BTreeSet::new(),
-        gr: None,
-        stale: BTreeSet::new(),
-        stale_until: None,
-    }))
-}
-
-fn apply(
-    r: &mut Router,
-    ctx: &View0<'_>,
-    msg: &Message,
-    now: Millis,
-    counters: &mut Counters,
-) -> Vec<Prefix> {
-    // Every VIP's count before, when the message may change known-ness
-    // (few VIPs); the paths' own VIPs otherwise.
-    let before = snapshot(r, ctx.vips);
-    if let Phase::Opening(ups) = r.phase {
-        match msg {
-            Message::Initiation { .. } | Message::PeerUp { loc_rib: true, .. } => {}
-            Message::PeerUp { .. } => r.phase = Phase::Opening(ups + 1),
-            _ if ups == 0 => r.go_live(),
-            _ => r.phase = Phase::Dumping,
-        }
-    }
-    let dumping = r.phase != Phase::Live;
-    match msg {
-        Message::PeerUp {
-            peer,
-            asn,
-            bgp_id,
-            families,
-            loc_rib,
-            graceful_restart,
-        } => {
-            if let Some(p) = peer_entry(r, ctx, *peer, *asn, *bgp_id, counters) {
-                p.asn = *asn;
-                p.bgp_id = *bgp_id;
-                p.up = true;
-                p.dumped.clear();
-                // The Loc-RIB's Peer Up comes whether or not the Loc-RIB
-                // is monitored (FRR 10.x): it owes once it sends routes.
-                p.claimed = !*loc_rib;
-                // Stale paths of a family the new session preserves (F
-                // bit) wait for its End-of-RIB; the rest go at once (RFC
-                // 4724 section 4.2, FRR's bgp_establish).
-                let keep: BTreeSet<Family> = graceful_restart
-                    .as_ref()
-                    .map(|gr| {
-                        gr.preserved
-                            .iter()
-                            .copied()
-                            .filter(|f| p.stale.contains(f))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                p.gr = graceful_restart.clone();
-                // A new BGP session sends its routes again: whatever an
-                // earlier session left (a Peer Down lost) is not held.
-                r.retain(peer, &keep, Some(now.saturating_add(STALE_PATH_MS)));
-                r.paid(peer, None);
-                if dumping && !*loc_rib {
-                    // Only what the session carries: a BGP session per
-                    // family (FRR's IPv4 and IPv6 neighbours) owes one.
-                    let owed: BTreeSet<Family> = families
-                        .iter()
-                        .copied()
-                        .filter(|f| ctx.families.contains(f))
-                        .collect();
-                    r.owe(*peer, &owed);
-                }
-            }
-        }
-        Message::PeerDown {
-            peer,
-            reason_code,
-            notification,
-            ..
-        } => {
-            r.paid(peer, None);
-            let (was_up, gr) = match r.peers.get_mut(peer) {
-                Some(p) => (std::mem::replace(&mut p.up, false), p.gr.clone()),
-                None => (false, None),
-            };
-            match gr.filter(|gr| retained(gr, *reason_code, *notification)) {
-                // Graceful restart: the router keeps forwarding to the
-                // peer's paths of the families it listed, as stale.
-                Some(gr) if was_up => {
-                    let keep: BTreeSet<Family> = gr
-                        .families
-                        .iter()
-                        .copied()
-                        .filter(|f| ctx.families.contains(f))
-                        .collect();
-                    let until = now.saturating_add(Millis::from(gr.restart_time) * 1000);
-                    r.retain(peer, &keep, Some(until));
-                }
-                // A repeated Peer Down: what is retained stays, its end unmoved.
-                Some(_) => {}
-                None => r.drop_peer(peer),
-            }
-        }
-        Message::Route {
-            peer,
-            asn,
-            bgp_id,
-            rib,
-            announced,
-            withdrawn,
-            end_of_rib,
-            ..
-        } => {
-            // An End-of-RIB of a family not decoded (VPN, EVPN, ...) says
-            // nothing about the unicast ones; an UPDATE's anomalies change
-            // nothing here (its paths are the router's).
-            let end_of_rib = match end_of_rib {
-                Some(EndOfRib::Unicast(f)) => Some(*f),
-                Some(EndOfRib::Other { .. }) | None => None,
-            };
-            let Some(p) = peer_entry(r, ctx, *peer, *asn, *bgp_id, counters) else {
-                return changed(r, before);
-            };
-            let claim = !p.claimed;
-            p.claimed = true;
-            if claim && dumping {
-                // A peer the router reports only by its routes (and the
-                // Loc-RIB once it sends any) dumps too.
-                r.owe(*peer, ctx.families);
-            }
-            for fam in announced
-                .iter()
-                .chain(withdrawn)
-                .map(|p| Family::of(&p.prefix))
-                .chain(end_of_rib)
-            {
-                r.ribs.insert((fam, *rib));
-            }
-            for Path { prefix, path_id } in withdrawn {
-                if let Some(held) = r.paths.get_mut(prefix).and_then(|m| m.get_mut(rib)) {
-                    held.remove(peer, *path_id);
-                }
-            }
-            for Path { prefix, path_id } in announced {
-                if !ctx.vips.contains(prefix) {
-                    continue;
-                }
-                let ribs = r.paths.entry(*prefix).or_default();
-                let all: usize = ribs.values().map(|h| h.total).sum();
-                let held = ribs.entry(*rib).or_default();
-                let fresh = !held
-                    .per_peer
-                    .get(peer)
-                    .is_some_and(|ids| ids.ids.contains_key(path_id));
-                if fresh && all >= ctx.limits.paths_per_vip {
-                    counters.paths_refused += 1;
-                    continue;
-                }
-                // A stale path re-sent is fresh again.
-                held.insert(peer, *path_id);
-            }
-            if let Some(f) = end_of_rib {
-                r.paid(peer, Some(f));
-                // The re-established session's End-of-RIB: what it did not
-                // re-send is gone (RFC 4724 section 4.2).
-                // Per RIB: another RIB's stale paths wait for its own
-                // End-of-RIB, or the stale-path time.
-                if let Some(p) = r.peers.get_mut(peer)
-                    && p.up
-                    && (p.stale.remove(&f) || p.stale_until.is_some())
-                {
-                    r.end_stale(peer, f, *rib);
-                }
-            }
-        }
-        Message::Initiation { .. }
-        | Message::Stats { .. }
-        | Message::Termination { .. }
-        | Message::Ignored { .. } => {}
-    }
-    r.settle();
-    changed(r, before)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bmp::{EndOfRib, Path};
     use std::net::IpAddr;
 
     fn vip() -> Prefix {

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use super::Exit;
-use crate::kernel::{self, Family, ShowInput};
-use crate::model::TableId;
+use crate::kernel::{self, ShowInput};
+use crate::model::{Family, TableId};
 
 /// `ribbridge kernel` flags.
 #[derive(Debug, clap::Args)]
@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Only one family: 4 or 6 (default: both, IPv4 first).
-    #[arg(long, value_name = "4|6")]
+    #[arg(long, value_name = "4|6", value_parser = kernel::family_word)]
     family: Option<Family>,
 }
 

@@ -1,5 +1,5 @@
 //! The BMP station's sockets (`--vantage bmp`): routers export their BGP
-//! view to it over BMP (RFC 7854); the state is [`crate::station`].
+//! view to it over BMP (RFC 7854); the state is [`crate::bmp::station`].
 //!
 //! Contract: one listener task accepts routers' TCP sessions, only from
 //! `--bmp-allow`, at most `--bmp-sessions-per-address` per address and
@@ -15,8 +15,9 @@
 //! TCP window holds the rest, nothing is lost). A session that sends
 //! nothing within [`HELLO_TIMEOUT`] or leaves a message half-sent for
 //! [`PARTIAL_TIMEOUT`] is closed. The owner holds the [`Station`] and
-//! publishes its [`Output`]s with [`publish`]. Malformed input ends that
-//! session only, logged and counted; never the process.
+//! publishes its [`Output`]s with [`publish`]: counted, and its notes
+//! logged. Malformed input ends that session only, logged and counted;
+//! never the process.
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
@@ -29,13 +30,27 @@ use tokio::task::JoinSet;
 use tokio_util::codec::FramedRead;
 use tokio_util::sync::CancellationToken;
 
-use crate::bmp::{BmpCodec, Decoder, Message};
+use crate::bmp::station::{printable, state_name};
+use crate::bmp::{BmpCodec, Bounds, Decoder, Limits, Message, Note, PeerKey};
+pub use crate::bmp::{BmpInput, Output, SessionId, Station};
 use crate::model::Prefix;
-use crate::station::printable;
-pub use crate::station::{BmpInput, Output, SessionId, Station};
 use crate::telemetry;
 
-/// Tell telemetry what the station did.
+/// The settings' BMP bounds as the station keeps them.
+impl From<&crate::config::BmpLimits> for Bounds {
+    fn from(l: &crate::config::BmpLimits) -> Bounds {
+        Bounds {
+            max_routers: l.max_routers,
+            view: Limits {
+                peers_per_router: l.max_peers,
+                paths_per_vip: l.max_paths,
+                patience_ms: l.sync_secs.saturating_mul(1000),
+            },
+        }
+    }
+}
+
+/// Tell telemetry what the station did, and log what it noted.
 pub fn publish(outputs: Vec<Output>) {
     for o in outputs {
         match o {
@@ -53,6 +68,148 @@ pub fn publish(outputs: Vec<Output>) {
             Output::Anomaly(reason) => telemetry::bmp_update_anomaly(reason),
             Output::SessionEnd(kind) => telemetry::bmp_session_end(kind),
             Output::Sessions(n) => telemetry::bmp_sessions(n),
+            Output::Note(note) => log(note),
+        }
+    }
+}
+
+/// The station's note as a log line.
+fn log(note: Note) {
+    let peers = |ps: &[PeerKey]| ps.iter().map(ToString::to_string).collect::<Vec<_>>();
+    let shown = |n: Option<u32>| n.map_or_else(|| "unknown".to_string(), |n| n.to_string());
+    match note {
+        Note::RefusedFirst(reason) => {
+            let text = match reason {
+                "peers" => {
+                    "a router reported more BGP peers than --bmp-max-peers: the rest are not counted"
+                }
+                "paths" => {
+                    "a router held more paths for a VIP than --bmp-max-paths: the rest are not counted"
+                }
+                _ => {
+                    "a new router is not kept: the station has --bmp-max-routers; its session stays open and is ignored"
+                }
+            };
+            tracing::warn!(
+                reason,
+                "bmp: {text} (logged once; counted in ribbridge_bmp_refused_total)"
+            );
+        }
+        Note::Accepted { session, address } => {
+            tracing::debug!(%address, session, "bmp: a connection accepted");
+        }
+        Note::Outranked {
+            router,
+            address,
+            session,
+            newest,
+        } => {
+            tracing::info!(%router, %address, session, newest, "bmp: a session accepted before the router's newest one spoke after it: ignored (the session accepted last speaks for the router)");
+        }
+        Note::Connected { address, session } => {
+            tracing::info!(%address, session, "bmp: a router connected");
+        }
+        Note::Initiation {
+            router,
+            sys_name,
+            sys_descr,
+        } => tracing::info!(
+            %router,
+            sys_name = sys_name.as_deref().unwrap_or("-"),
+            sys_descr = %sys_descr.as_deref().unwrap_or("-"),
+            "bmp: initiation"
+        ),
+        Note::PeerUp {
+            router,
+            peer,
+            asn,
+            bgp_id,
+            graceful_restart,
+        } => {
+            let gr = graceful_restart.as_ref().map_or_else(
+                || "-".to_string(),
+                |g| format!("{}s {:?}", g.restart_time, g.families),
+            );
+            tracing::info!(%router, %peer, asn, %bgp_id, graceful_restart = %gr, "bmp: peer up");
+        }
+        Note::PeerDown {
+            router,
+            peer,
+            reason,
+            notification,
+        } => {
+            let notification = notification
+                .map_or_else(|| "-".to_string(), |n| format!("{}/{}", n.code, n.subcode));
+            tracing::info!(%router, %peer, %reason, %notification, "bmp: peer down");
+        }
+        Note::Stats {
+            router,
+            peer,
+            counters,
+        } => tracing::debug!(%router, %peer, ?counters, "bmp: statistics report"),
+        Note::Termination { router, reason } => {
+            tracing::info!(%router, %reason, "bmp: termination");
+        }
+        Note::AnomalyFirst {
+            router,
+            peer,
+            anomaly,
+        } => {
+            tracing::warn!(%router, %peer, reason = anomaly.as_str(), "bmp: an UPDATE announces paths with a missing or malformed attribute; its paths are counted as the router holds them (RFC 7606's treat-as-withdraw is for a BGP speaker; logged once per router and reason, counted in ribbridge_bmp_update_anomalies_total)");
+        }
+        Note::State { router, state } => {
+            tracing::info!(%router, state = %state_name(state), "bmp: router state");
+        }
+        Note::Replaced { router, address } => {
+            tracing::warn!(router = router.as_str(), %address, "bmp: a new session from the router's address replaces its open one");
+        }
+        Note::SilentEnded {
+            address,
+            session,
+            reason,
+        } => {
+            tracing::debug!(%address, session, %reason, "bmp: a connection ended before its first BMP message (no router)");
+        }
+        Note::IgnoredEnded { address, reason } => {
+            tracing::info!(%address, %reason, "bmp: a replaced or ignored session ended");
+        }
+        Note::Ended {
+            router,
+            reason,
+            malformed: true,
+        } => tracing::error!(
+            %router,
+            %reason,
+            "bmp: malformed input; session closed (the router reconnects with its retry timer; if this repeats, capture the session with tcpdump and report the router's release)"
+        ),
+        Note::Ended { router, reason, .. } => {
+            tracing::warn!(%router, %reason, "bmp: session ended");
+        }
+        Note::Late {
+            router,
+            peers: late,
+        } => {
+            tracing::warn!(%router, peers = ?peers(&late), "bmp: no End-of-RIB from these peers in time (--bmp-sync-secs); counting the paths they sent (counts may be low until their dumps are complete)");
+        }
+        Note::StaleEnded {
+            router,
+            peers: ended,
+        } => {
+            tracing::info!(%router, peers = ?peers(&ended), "bmp: graceful restart over for these peers: the router's stale paths of theirs are gone");
+        }
+        Note::NothingOwed { router } => {
+            tracing::info!(%router, "bmp: no peer owed an End-of-RIB within --bmp-sync-secs of the session's first message; counting what the router sent");
+        }
+        Note::Forgotten { router, stale_ms } => {
+            tracing::info!(%router, stale_ms, "bmp: stale router forgotten");
+        }
+        Note::Paths {
+            router,
+            prefix,
+            paths,
+            stale,
+        } => {
+            tracing::info!(%router, %prefix, paths = %shown(paths), stale = %shown(stale), "bmp: router paths");
         }
     }
 }

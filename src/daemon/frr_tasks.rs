@@ -18,9 +18,9 @@ use super::owner::{Input, Source};
 use crate::config::Settings;
 use crate::frr::vty::json::Negotiated;
 use crate::frr::zapi::client::{self as zapi, ZapiConfig};
-use crate::frr::{Afi, VtyClient, ZapiEvent};
+use crate::frr::{VtyClient, ZapiEvent};
+use crate::model::Family;
 use crate::model::PrefixSet;
-use crate::model::intent::Family;
 use crate::model::{Families, PeerView};
 use crate::reconcile::Event;
 use crate::telemetry;
@@ -316,7 +316,7 @@ impl Poller {
         for &table in &self.tables {
             let mut prefixes = PrefixSet::default();
             let mut ok = true;
-            for afi in [Afi::Ipv4, Afi::Ipv6] {
+            for afi in [Family::Ipv4, Family::Ipv6] {
                 match self.zebra.route_prefixes(afi, table).await {
                     Ok(view) => prefixes = prefixes.union(view),
                     Err(e) => {
@@ -492,13 +492,7 @@ impl Poller {
         for t in &targets {
             let read = match t {
                 Probe::Map(name) => self.bgpd.route_map_json(name).await,
-                Probe::List(family, name) => {
-                    let afi = match family {
-                        Family::Ipv4 => Afi::Ipv4,
-                        Family::Ipv6 => Afi::Ipv6,
-                    };
-                    self.bgpd.prefix_list_json(afi, name).await
-                }
+                Probe::List(family, name) => self.bgpd.prefix_list_json(*family, name).await,
             };
             match read {
                 Ok(text) => texts.push(without_counters(&text)),
@@ -514,7 +508,7 @@ impl Poller {
 
     async fn bgp_view(&mut self) -> Vec<PeerView> {
         let mut peers: BTreeMap<String, PeerView> = BTreeMap::new();
-        for afi in [Afi::Ipv4, Afi::Ipv6] {
+        for afi in [Family::Ipv4, Family::Ipv6] {
             let summary = match self.bgpd.bgp_summary(afi).await {
                 Ok(s) => s,
                 Err(e) => {
@@ -537,10 +531,7 @@ impl Poller {
                 }
                 // Listed in this family's summary: activated in it; an
                 // established session carries it only if it negotiated it.
-                let family = match afi {
-                    Afi::Ipv4 => Family::Ipv4,
-                    Afi::Ipv6 => Family::Ipv6,
-                };
+                let family = afi;
                 let carried = !established
                     || self
                         .negotiated(&name, p.connections_established)

@@ -53,8 +53,9 @@ pub mod watch;
 
 pub use state::DrainState;
 
-use crate::frr::{Afi, VtyClient, VtyError, bgp_snapshot};
+use crate::frr::{VtyClient, VtyError, bgp_snapshot};
 use crate::http::client::{self, Address};
+use crate::model::Family;
 use crate::model::{Prefix, TableId};
 use crate::status::{StatusDoc, VipState};
 use plan::{DrainPlanError, drain_commands, undrain_commands};
@@ -418,14 +419,6 @@ struct Check {
     pending: Vec<String>,
 }
 
-fn family(p: &Prefix) -> Afi {
-    if p.addr().is_ipv4() {
-        Afi::Ipv4
-    } else {
-        Afi::Ipv6
-    }
-}
-
 async fn check(
     input: &DrainInput,
     dir: Direction,
@@ -436,7 +429,7 @@ async fn check(
     let mut pending = Vec::new();
     let mut vips = BTreeSet::new();
     for &table in &input.tables {
-        for afi in [Afi::Ipv4, Afi::Ipv6] {
+        for afi in [Family::Ipv4, Family::Ipv6] {
             match zebra.route_prefixes(afi, table).await {
                 Ok(view) => vips.extend(view),
                 Err(e) => pending.push(format!("zebra's table {table} unreadable: {e}")),
@@ -448,7 +441,7 @@ async fn check(
         Err(e) => pending.push(format!("bgpd's sessions unreadable: {e}")),
         Ok(view) => {
             for v in &vips {
-                let Some(fam) = view.get(&family(v)) else {
+                let Some(fam) = view.get(&Family::of(v)) else {
                     continue;
                 };
                 let mut sent_to = Vec::new();

@@ -28,7 +28,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::frr::Afi;
 use crate::model::TableId;
 use crate::model::intent::{Family, Intent, parse};
 use crate::model::{DRAIN_MARK, Prefix, WITHDRAW_LIST_V4, WITHDRAW_LIST_V6, WITHDRAW_MARK};
@@ -39,7 +38,7 @@ pub struct Redistribution {
     /// `router bgp ASN`.
     pub asn: u32,
     /// The address family it sits in.
-    pub afi: Afi,
+    pub afi: Family,
     /// `table` or `table-direct`.
     pub keyword: String,
     /// The table.
@@ -71,10 +70,7 @@ fn of_table(intent: &Intent, table: u32) -> Vec<Redistribution> {
         .filter(|r| r.table == table)
         .map(|r| Redistribution {
             asn: r.asn,
-            afi: match r.family {
-                Family::Ipv4 => Afi::Ipv4,
-                Family::Ipv6 => Afi::Ipv6,
-            },
+            afi: r.family,
             keyword: if r.direct { "table-direct" } else { "table" }.to_string(),
             table,
             route_map: r.route_map.clone(),
@@ -265,13 +261,7 @@ fn cycle(rs: &[Redistribution]) -> Vec<String> {
     let mut cmds = Vec::new();
     for r in rs {
         cmds.push(format!("router bgp {}", r.asn));
-        cmds.push(format!(
-            "address-family {} unicast",
-            match r.afi {
-                Afi::Ipv4 => "ipv4",
-                Afi::Ipv6 => "ipv6",
-            }
-        ));
+        cmds.push(format!("address-family {} unicast", r.afi.name()));
         cmds.push(format!("no {}", r.line()));
         cmds.push(r.line());
         cmds.push("exit-address-family".to_string());
@@ -348,11 +338,11 @@ pub fn undrain_commands(config: &str, tables: &[TableId]) -> Result<Vec<String>,
 
 /// The withdrawal's names for `prefix`'s family: the `ip`/`ipv6` keyword
 /// and ribbridge's prefix-list.
-fn withdraw_list(prefix: &Prefix) -> (&'static str, &'static str, Afi) {
+fn withdraw_list(prefix: &Prefix) -> (&'static str, &'static str, Family) {
     if prefix.addr().is_ipv4() {
-        ("ip", WITHDRAW_LIST_V4, Afi::Ipv4)
+        ("ip", WITHDRAW_LIST_V4, Family::Ipv4)
     } else {
-        ("ipv6", WITHDRAW_LIST_V6, Afi::Ipv6)
+        ("ipv6", WITHDRAW_LIST_V6, Family::Ipv6)
     }
 }
 
@@ -371,7 +361,7 @@ fn read_withdrawal(
 fn family_maps(
     config: &str,
     tables: &[TableId],
-    afi: Afi,
+    afi: Family,
 ) -> Result<BTreeSet<String>, DrainPlanError> {
     let rs = checked_redistributions(config, tables)?;
     let in_family: Vec<Redistribution> = rs.into_iter().filter(|r| r.afi == afi).collect();
@@ -434,8 +424,8 @@ pub fn withdraw_commands(
 fn list_entries<'a>(intent: &'a Intent, prefix: &Prefix) -> &'a [crate::model::intent::ListEntry] {
     let (_, list, afi) = withdraw_list(prefix);
     let lists = match afi {
-        Afi::Ipv4 => &intent.ip_prefix_lists,
-        Afi::Ipv6 => &intent.ipv6_prefix_lists,
+        Family::Ipv4 => &intent.ip_prefix_lists,
+        Family::Ipv6 => &intent.ipv6_prefix_lists,
     };
     lists.get(list).map(Vec::as_slice).unwrap_or_default()
 }
@@ -505,7 +495,7 @@ match ip address prefix-list P4\nexit\n!\nroute-map KUBE-VIP-ROUTES-V6 permit 10
         let rs = redistributions(CONFIG, 198);
         assert_eq!(rs.len(), 2);
         assert_eq!(rs[0].asn, 64512);
-        assert_eq!(rs[0].afi, Afi::Ipv4);
+        assert_eq!(rs[0].afi, Family::Ipv4);
         assert_eq!(rs[1].route_map.as_deref(), Some("KUBE-VIP-ROUTES-V6"));
         assert!(redistributions(CONFIG, 199).is_empty());
     }

@@ -31,12 +31,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::Family;
 pub use release::Release;
 pub use vty::client::VtyClient;
 pub use vty::codec::{VtyError, VtyReply, VtyStatus};
 pub use vty::json::TableMode;
 pub use zapi::client::{ZapiConfig, ZapiEvent};
-pub use zapi::codec::{Afi, ZapiRoute};
+pub use zapi::codec::ZapiRoute;
 
 use crate::model::PrefixSet;
 
@@ -57,13 +58,13 @@ pub struct PeerReport {
 }
 
 /// bgpd's sessions and per-peer advertised prefixes, per address family.
-pub type BgpView = BTreeMap<Afi, BTreeMap<String, PeerReport>>;
+pub type BgpView = BTreeMap<Family, BTreeMap<String, PeerReport>>;
 
 /// Reads bgpd's sessions for IPv4 and IPv6 unicast and, for each Established
 /// peer, the prefixes bgpd sends it. Call on bgpd.vty.
 pub async fn bgp_snapshot(bgpd: &VtyClient) -> Result<BgpView, VtyError> {
     let mut out = BgpView::new();
-    for afi in [Afi::Ipv4, Afi::Ipv6] {
+    for afi in [Family::Ipv4, Family::Ipv6] {
         let summary = bgpd.bgp_summary(afi).await?;
         let mut peers = BTreeMap::new();
         for (name, p) in summary.peers {
@@ -116,7 +117,7 @@ pub struct Report {
     /// What zebra redistributes over ZAPI.
     pub zapi_routes: Vec<ZapiRoute>,
     /// zebra's own view of the table, per family.
-    pub zebra_table: BTreeMap<Afi, vty::json::RouteTableView>,
+    pub zebra_table: BTreeMap<Family, vty::json::RouteTableView>,
     /// bgpd's sessions and what each is sent.
     pub bgp: BgpView,
 }
@@ -163,7 +164,7 @@ pub async fn report(input: &ReportInput) -> Result<Report, FrrError> {
         .await
         .map_err(vty("zebra.vty"))?;
     let mut zebra_table = BTreeMap::new();
-    for afi in [Afi::Ipv4, Afi::Ipv6] {
+    for afi in [Family::Ipv4, Family::Ipv6] {
         let t = zebra
             .route_table(afi, u32::from(input.table))
             .await

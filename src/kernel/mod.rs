@@ -69,6 +69,7 @@ pub mod types;
 pub mod watcher;
 pub mod wire;
 
+use crate::model::{Family, UnknownWord};
 pub use heal::KernelWriter;
 pub use mirror::{Applied, Mirror};
 pub use types::{
@@ -80,29 +81,17 @@ pub use watcher::{
     RouteLookup, RouteQuery, Watcher, WatcherConfig,
 };
 
-/// An address family, for printing one of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// IPv4.
-    Ipv4,
-    /// IPv6.
-    Ipv6,
-}
-
-impl std::str::FromStr for Family {
-    type Err = crate::model::UnknownWord;
-
-    /// `4` or `inet`, `6` or `inet6`, as iproute2 spells them.
-    fn from_str(s: &str) -> Result<Family, Self::Err> {
-        match s {
-            "4" | "inet" => Ok(Family::Ipv4),
-            "6" | "inet6" => Ok(Family::Ipv6),
-            _ => Err(crate::model::UnknownWord {
-                word: s.to_string(),
-                what: "family",
-                allowed: "4 or 6",
-            }),
-        }
+/// A family as iproute2 spells it on its command line: `4` or `inet`, `6`
+/// or `inet6`.
+pub fn family_word(s: &str) -> Result<Family, UnknownWord> {
+    match s {
+        "4" | "inet" => Ok(Family::Ipv4),
+        "6" | "inet6" => Ok(Family::Ipv6),
+        _ => Err(UnknownWord {
+            word: s.to_string(),
+            what: "family",
+            allowed: "4 or 6",
+        }),
     }
 }
 

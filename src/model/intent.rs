@@ -41,38 +41,11 @@ pub use lists::{
 pub use read::{imports, needs_zebra, parse, realms_from_show_version};
 pub use verdict::{Construct, Denier, FilterKind, Verdict};
 
+// The family is the model's; named here too, where the intent first spoke it.
+pub use super::Family;
 use super::{Prefix, Release, TableId};
 use attrs::Attrs;
 use eval::{Eval, Hit};
-
-/// An address family of unicast routes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Family {
-    /// IPv4 unicast.
-    Ipv4,
-    /// IPv6 unicast.
-    Ipv6,
-}
-
-impl Family {
-    /// The family of a prefix.
-    pub fn of(p: &Prefix) -> Family {
-        if p.is_ipv4() {
-            Family::Ipv4
-        } else {
-            Family::Ipv6
-        }
-    }
-
-    /// FRR's word for it (`ipv4`, `ipv6`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Ipv4 => "ipv4",
-            Family::Ipv6 => "ipv6",
-        }
-    }
-}
 
 /// One `redistribute table|table-direct N [route-map M]` line of the
 /// default BGP instance.

@@ -19,8 +19,9 @@ use crate::model::intent::Intent;
 use crate::model::{Mode, PeerView, Release, TableMode, Vantage};
 use crate::model::{Prefix, PrefixSet, TableId};
 
-/// Milliseconds on the daemon's monotonic clock.
-pub type Millis = u64;
+/// Milliseconds on the daemon's monotonic clock (the model's, named here
+/// too: the core's time argument).
+pub use crate::model::Millis;
 
 /// What the kernel holds for a VIP in a watched table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,7 +29,7 @@ use super::json::{
 };
 use super::scan::{KeyScan, KeysOf};
 use crate::frr::release::Release;
-use crate::frr::zapi::codec::Afi;
+use crate::model::Family;
 use crate::model::PrefixSet;
 
 /// Default per-command timeout: generous, as 10.x may hold a reply until
@@ -218,7 +218,7 @@ impl VtyClient {
     }
 
     /// zebra's view of kernel table `table` (`show ip|ipv6 route table N json`).
-    pub async fn route_table(&self, afi: Afi, table: u32) -> Result<RouteTableView, VtyError> {
+    pub async fn route_table(&self, afi: Family, table: u32) -> Result<RouteTableView, VtyError> {
         let cmd = format!("show {} route table {table} json", ip_word(afi));
         let t = self.show_ok(&cmd).await?;
         parse_route_table(&t).map_err(|error| VtyError::Json {
@@ -230,7 +230,7 @@ impl VtyClient {
     /// The destinations of zebra's table `table` only (the same command as
     /// [`VtyClient::route_table`], read as it streams: the text is never
     /// held, only the prefixes).
-    pub async fn route_prefixes(&self, afi: Afi, table: u32) -> Result<PrefixSet, VtyError> {
+    pub async fn route_prefixes(&self, afi: Family, table: u32) -> Result<PrefixSet, VtyError> {
         let cmd = format!("show {} route table {table} json", ip_word(afi));
         self.show_keys(cmd, KeysOf::TopLevel).await
     }
@@ -259,8 +259,8 @@ impl VtyClient {
     }
 
     /// bgpd's per-AFI summary: peers and their state.
-    pub async fn bgp_summary(&self, afi: Afi) -> Result<BgpSummary, VtyError> {
-        let cmd = format!("show bgp {} unicast summary json", afi_word(afi));
+    pub async fn bgp_summary(&self, afi: Family) -> Result<BgpSummary, VtyError> {
+        let cmd = format!("show bgp {} unicast summary json", afi.name());
         let t = self.show_ok(&cmd).await?;
         parse_summary(&t).map_err(|error| VtyError::Json {
             command: cmd,
@@ -283,13 +283,13 @@ impl VtyClient {
     /// The prefixes bgpd sends to `peer`.
     pub async fn advertised_routes(
         &self,
-        afi: Afi,
+        afi: Family,
         peer: &str,
     ) -> Result<AdvertisedRoutes, VtyError> {
         check_peer(peer)?;
         let cmd = format!(
             "show bgp {} unicast neighbors {peer} advertised-routes json",
-            afi_word(afi)
+            afi.name()
         );
         // Read as it streams: at 100 000 routes the text is ~55 MB.
         let prefixes = self
@@ -313,14 +313,11 @@ impl VtyClient {
 
     /// One prefix-list as bgpd reports it (`show ip|ipv6 prefix-list NAME
     /// json`), for noticing a change.
-    pub async fn prefix_list_json(&self, afi: Afi, name: &str) -> Result<String, VtyError> {
+    pub async fn prefix_list_json(&self, afi: Family, name: &str) -> Result<String, VtyError> {
         if !is_policy_name(name) {
             return Err(VtyError::BadCommand(format!("prefix-list '{name}'")));
         }
-        let family = match afi {
-            Afi::Ipv4 => "ip",
-            Afi::Ipv6 => "ipv6",
-        };
+        let family = ip_word(afi);
         self.show_ok(&format!("show {family} prefix-list {name} json"))
             .await
     }
@@ -387,17 +384,10 @@ impl VtyClient {
     }
 }
 
-fn ip_word(afi: Afi) -> &'static str {
+fn ip_word(afi: Family) -> &'static str {
     match afi {
-        Afi::Ipv4 => "ip",
-        Afi::Ipv6 => "ipv6",
-    }
-}
-
-fn afi_word(afi: Afi) -> &'static str {
-    match afi {
-        Afi::Ipv4 => "ipv4",
-        Afi::Ipv6 => "ipv6",
+        Family::Ipv4 => "ip",
+        Family::Ipv6 => "ipv6",
     }
 }
 

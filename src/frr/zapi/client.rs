@@ -48,12 +48,13 @@ use tokio_util::codec::Framed;
 use tracing::{debug, info, warn};
 
 use super::codec::{
-    Afi, Command, Dialect, FrameCodec, Hello, ROUTE_SYSTEM, Redistribute, ZapiError, ZapiRoute,
+    Command, Dialect, FrameCodec, Hello, ROUTE_SYSTEM, Redistribute, ZapiError, ZapiRoute,
 };
 use crate::frr::release::{Release, ReleaseNumbering, Unsupported};
 use crate::frr::vty::client::VtyClient;
 use crate::frr::vty::codec::VtyError;
 use crate::frr::vty::json::TableMode;
+use crate::model::Family;
 use crate::model::Prefix;
 
 /// What the ZAPI client task reports.
@@ -470,7 +471,7 @@ async fn session(
         session_id: 0,
     });
     let mut out = vec![hello];
-    for afi in [Afi::Ipv4, Afi::Ipv6] {
+    for afi in [Family::Ipv4, Family::Ipv6] {
         out.push(dialect.encode_redistribute(
             true,
             cfg.vrf_id,
@@ -481,7 +482,7 @@ async fn session(
             },
         ));
     }
-    out.push(dialect.encode_router_id_add(Afi::Ipv4));
+    out.push(dialect.encode_router_id_add(Family::Ipv4));
     let send = |source| {
         End::Retry(SessionError::Send {
             path: cfg.zserv.clone(),
@@ -722,7 +723,7 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(d.decode_hello(&hello).unwrap().proto, ROUTE_SYSTEM);
-        for afi in [Afi::Ipv4, Afi::Ipv6] {
+        for afi in [Family::Ipv4, Family::Ipv6] {
             let f = tokio_util::codec::Decoder::decode(&mut codec, &mut got)
                 .unwrap()
                 .unwrap();

@@ -26,7 +26,7 @@
 //!   command and route-type numbers;
 //! - `body`: bounds-checked reads and the prefix encoding the bodies share;
 //! - `request`: the client's messages ([`Hello`], [`Redistribute`],
-//!   ROUTER_ID_ADD) and [`Afi`];
+//!   ROUTER_ID_ADD) and [`Family`];
 //! - `route`: the redistributed route ([`ZapiRoute`], [`Nexthop`],
 //!   [`Gateway`]) and its flag bits ([`message`], [`nh_flag`]).
 
@@ -40,7 +40,7 @@ mod route;
 pub use error::ZapiError;
 pub use frame::{Frame, FrameCodec, HEADER_SIZE, MARKER, MAX_CLIENT_FRAME, VERSION};
 pub use numbering::{Command, Dialect, Numbering, ROUTE_SYSTEM};
-pub use request::{Afi, Hello, Redistribute};
+pub use request::{Hello, Redistribute, afi_code, family_of_afi};
 pub use route::{Gateway, Nexthop, ZapiRoute, message, nh_flag};
 
 #[cfg(test)]

@@ -3,39 +3,27 @@
 //! tests and fake zebras, which check what the client said.
 
 use bytes::{BufMut, BytesMut};
-use serde::{Deserialize, Serialize};
 
 use super::body::Reader;
 use super::error::ZapiError;
 use super::frame::Frame;
 use super::numbering::{Command, Dialect};
+use crate::model::Family;
 
-/// Address family identifier as ZAPI writes it (`AFI_IP`, `AFI_IP6`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Afi {
-    /// IPv4 (1).
-    Ipv4,
-    /// IPv6 (2).
-    Ipv6,
+/// The model's family as ZAPI writes it (`AFI_IP` 1, `AFI_IP6` 2).
+pub fn afi_code(family: Family) -> u8 {
+    match family {
+        Family::Ipv4 => 1,
+        Family::Ipv6 => 2,
+    }
 }
 
-impl Afi {
-    /// The wire value.
-    pub fn wire(self) -> u8 {
-        match self {
-            Afi::Ipv4 => 1,
-            Afi::Ipv6 => 2,
-        }
-    }
-
-    /// From the wire value.
-    pub fn from_wire(v: u8) -> Option<Afi> {
-        match v {
-            1 => Some(Afi::Ipv4),
-            2 => Some(Afi::Ipv6),
-            _ => None,
-        }
+/// The family of a ZAPI AFI value, if it is one.
+pub fn family_of_afi(v: u8) -> Option<Family> {
+    match v {
+        1 => Some(Family::Ipv4),
+        2 => Some(Family::Ipv6),
+        _ => None,
     }
 }
 
@@ -55,7 +43,7 @@ pub struct Hello {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Redistribute {
     /// The address family.
-    pub afi: Afi,
+    pub afi: Family,
     /// The route type (e.g. [`Dialect::route_table`]).
     pub route_type: u8,
     /// The instance: the table id for TABLE and TABLE_DIRECT.
@@ -94,7 +82,7 @@ impl Dialect {
     /// REDISTRIBUTE_ADD (`add`) or REDISTRIBUTE_DELETE as a frame, for VRF `vrf_id`.
     pub fn encode_redistribute(self, add: bool, vrf_id: u32, r: Redistribute) -> Frame {
         let mut b = BytesMut::with_capacity(4);
-        b.put_u8(r.afi.wire());
+        b.put_u8(afi_code(r.afi));
         b.put_u8(r.route_type);
         b.put_u16(r.instance);
         let c = if add {
@@ -113,7 +101,7 @@ impl Dialect {
     pub fn decode_redistribute(self, f: &Frame) -> Result<Redistribute, ZapiError> {
         let mut r = Reader::new(f);
         let afi = r.u8("afi")?;
-        let afi = Afi::from_wire(afi).ok_or_else(|| r.invalid(format!("unknown afi {afi}")))?;
+        let afi = family_of_afi(afi).ok_or_else(|| r.invalid(format!("unknown afi {afi}")))?;
         Ok(Redistribute {
             afi,
             route_type: r.u8("type")?,
@@ -125,9 +113,9 @@ impl Dialect {
     /// which, as zebra handles a client's messages in order, arrives after
     /// the dumps of every REDISTRIBUTE_ADD sent before it (the client uses it
     /// as the end-of-dump marker ZAPI lacks).
-    pub fn encode_router_id_add(self, afi: Afi) -> Frame {
+    pub fn encode_router_id_add(self, afi: Family) -> Frame {
         let mut b = BytesMut::with_capacity(2);
-        b.put_u16(u16::from(afi.wire()));
+        b.put_u16(u16::from(afi_code(afi)));
         Frame {
             vrf_id: 0,
             command: self.command(Command::RouterIdAdd),
@@ -136,12 +124,12 @@ impl Dialect {
     }
 
     /// Decodes a ROUTER_ID_ADD body (for tests and fakes).
-    pub fn decode_router_id_add(self, f: &Frame) -> Result<Afi, ZapiError> {
+    pub fn decode_router_id_add(self, f: &Frame) -> Result<Family, ZapiError> {
         let mut r = Reader::new(f);
         let afi = r.u16("afi")?;
         u8::try_from(afi)
             .ok()
-            .and_then(Afi::from_wire)
+            .and_then(family_of_afi)
             .ok_or_else(|| r.invalid(format!("unknown afi {afi}")))
     }
 }
@@ -176,7 +164,7 @@ mod tests {
                 true,
                 0,
                 Redistribute {
-                    afi: Afi::Ipv4,
+                    afi: Family::Ipv4,
                     route_type: t,
                     instance: 198,
                 },
@@ -210,7 +198,7 @@ mod tests {
             assert_eq!(d.decode_hello(&f).unwrap(), h);
             for add in [true, false] {
                 let r = Redistribute {
-                    afi: Afi::Ipv6,
+                    afi: Family::Ipv6,
                     route_type: d.route_table(),
                     instance: 198,
                 };
@@ -224,9 +212,9 @@ mod tests {
                 assert_eq!(d.command_of(f.command), Some(want));
                 assert_eq!(d.decode_redistribute(&f).unwrap(), r);
             }
-            let f = one(&bytes_of(d.encode_router_id_add(Afi::Ipv4)));
+            let f = one(&bytes_of(d.encode_router_id_add(Family::Ipv4)));
             assert_eq!(d.command_of(f.command), Some(Command::RouterIdAdd));
-            assert_eq!(d.decode_router_id_add(&f).unwrap(), Afi::Ipv4);
+            assert_eq!(d.decode_router_id_add(&f).unwrap(), Family::Ipv4);
         }
     }
 }

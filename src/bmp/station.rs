@@ -1,10 +1,11 @@
 //! The BMP station's state machine (`--vantage bmp`): the routers' sessions
 //! as the owner sees them, which router each speaks for, when a router goes
 //! stale and is forgotten, and the one [`View`] of their paths. Pure: no
-//! socket, no clock (the owner passes its milliseconds in), no metrics;
-//! what telemetry needs comes out as [`Output`]s for the daemon to publish
-//! (`daemon::bmp::publish`). The listener and the session tasks that feed
-//! it are `daemon::bmp`.
+//! socket, no clock (the owner passes its milliseconds in), no metrics and
+//! no log; what it decided comes out as [`Output`]s, which the daemon
+//! counts and logs (`daemon::bmp::publish`), and its routers as `/status`
+//! shows them ([`Station::status`]). The listener and the session tasks
+//! that feed it are `daemon::bmp`.
 //!
 //! Contract:
 //! - A router is the address its sessions come from, and it exists from
@@ -23,7 +24,8 @@
 //!   session's messages and end change nothing.
 //! - A router whose session ended is stale (paths unknown) and forgotten
 //!   `stale_secs` later unless it reconnects; a new router beyond
-//!   `max_routers` is ignored (its session kept, counted, logged once).
+//!   [`Bounds::max_routers`] is ignored (its session kept, counted, noted
+//!   once).
 //! - Readiness: ready when one router is synced ([`View`]'s rule).
 //! - Every input costs O(log) in the routers and paths: deadlines are kept
 //!   ordered, the view's counts kept as they change.
@@ -31,10 +33,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 
-use crate::bmp::view::Millis;
-use crate::bmp::{Anomaly, Counters, Limits, Message, RouterState, View};
-use crate::model::Prefix;
-use crate::status::{RouterPeer, RouterStatus, RouterVip};
+use serde::{Deserialize, Serialize};
+
+mod output;
+
+pub use output::{Note, Output};
+
+use super::{Anomaly, Counters, Limits, Message, RouterState, View};
+use crate::model::{Millis, Prefix, rfc3339};
 
 /// A BMP session's id: the listener's accept sequence number, assigned at
 /// accept and increasing for the daemon's life (a higher id was accepted
@@ -72,54 +78,80 @@ pub enum BmpInput {
 /// The most bytes of a router's sysName kept (a label, never an identity).
 pub const MAX_SYS_NAME: usize = 255;
 
-/// What the station did that telemetry counts: the daemon publishes these
-/// ([`Station::take_outputs`]) after each input.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Output {
-    /// A router's paths for a VIP (`None`: unknown), and how many of them
-    /// it keeps as stale (graceful restart; unknown exactly when `paths` is).
-    Paths {
-        /// The router.
-        router: String,
-        /// The VIP.
-        prefix: Prefix,
-        /// Its paths there.
-        paths: Option<u32>,
-        /// Of those, the stale ones.
-        stale: Option<u32>,
-    },
-    /// A stale router was forgotten: its series go.
-    Forgotten {
-        /// The router.
-        router: String,
-    },
-    /// `n` of something refused (`routers`, `peers`, `paths`).
-    Refused {
-        /// What.
-        reason: &'static str,
-        /// How many.
-        n: u64,
-    },
-    /// `n` peers taken as dumped without their End-of-RIB.
-    Fallbacks(u64),
-    /// A message of this kind was decoded.
-    Message(&'static str),
-    /// `n` attributes of a skipped family.
-    Skipped {
-        /// Its AFI.
-        afi: u16,
-        /// Its SAFI.
-        safi: u8,
-        /// How many.
-        n: u64,
-    },
-    /// An announcing UPDATE with a missing or malformed attribute (RFC
-    /// 7606's treat-as-withdraw cases; its paths counted): the reason's label.
-    Anomaly(&'static str),
-    /// A session ended, by kind.
-    SessionEnd(&'static str),
-    /// Sessions open now.
-    Sessions(usize),
+/// The routers a station keeps when nothing says otherwise
+/// (`--bmp-max-routers`' default).
+pub const DEFAULT_MAX_ROUTERS: usize = 256;
+
+/// The station's bounds: the routers it keeps and its view's [`Limits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// Routers kept (synced, syncing and stale); a new one beyond is
+    /// ignored.
+    pub max_routers: usize,
+    /// Peers per router, paths per VIP, the sync fallback's patience.
+    pub view: Limits,
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
+            max_routers: DEFAULT_MAX_ROUTERS,
+            view: Limits::default(),
+        }
+    }
+}
+
+/// One router exporting BMP to the station, as `/status` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterStatus {
+    /// The router: the address its BMP sessions come from (what identifies
+    /// it; a session cannot speak for another address).
+    pub router: String,
+    /// The sysName its Initiation claimed: a label only, control
+    /// characters escaped, at most 255 bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sys_name: Option<String>,
+    /// The address its (last) BMP session came from.
+    pub address: String,
+    /// `syncing` (session up, initial dump not complete), `synced`, or
+    /// `stale` (session ended; forgotten at `forget_at`).
+    pub state: String,
+    /// When a stale router is forgotten (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forget_at: Option<String>,
+    /// One entry per configured VIP.
+    pub vips: Vec<RouterVip>,
+}
+
+/// One VIP at one router.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterVip {
+    /// The VIP.
+    pub prefix: Prefix,
+    /// Paths the router holds (`null`: unknown, the router is not synced).
+    pub paths: Option<u32>,
+    /// The router's BGP peers that hold a path for it.
+    pub peers: Vec<RouterPeer>,
+}
+
+/// A BGP peer of a router, as its BMP export names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouterPeer {
+    /// The peer's address.
+    pub address: String,
+    /// Its AS number.
+    pub asn: u32,
+    /// Its BGP identifier.
+    pub bgp_id: String,
+    /// Its session is up (Peer Up seen, no Peer Down since).
+    pub up: bool,
+    /// The RIB the path was reported from (`adj-rib-in-post`,
+    /// `adj-rib-in-pre`, `loc-rib`).
+    pub rib: String,
+    /// The router keeps its paths as stale (graceful restart: the session
+    /// dropped and they were not re-sent since); absent in older documents.
+    #[serde(default)]
+    pub stale: bool,
 }
 
 /// `s` fit for a log line, `/status` and a terminal: control characters
@@ -164,9 +196,11 @@ struct Session {
     first: Option<Millis>,
 }
 
-/// What the station knows of a router beyond the view.
+/// A router as its sessions present it, beside its paths in the view: the
+/// address and sysName it speaks from, the session that speaks for it, when
+/// it is forgotten once stale.
 #[derive(Debug)]
-struct Router {
+struct Speaker {
     address: SocketAddr,
     /// The sysName it claimed, printable and cut.
     sys_name: Option<String>,
@@ -177,7 +211,7 @@ struct Router {
     newest: SessionId,
     /// When a stale router is forgotten, in the owner's milliseconds.
     forget_at: Option<Millis>,
-    /// The UPDATE anomalies already logged for it (each once).
+    /// The UPDATE anomalies already noted for it (each once).
     anomalies_logged: BTreeSet<Anomaly>,
 }
 
@@ -191,41 +225,35 @@ pub struct Station {
     stale_ms: Millis,
     max_routers: usize,
     sessions: HashMap<SessionId, Session>,
-    routers: BTreeMap<String, Router>,
+    routers: BTreeMap<String, Speaker>,
     /// (forget_at, router) of every stale router.
     forgets: BTreeSet<(Millis, String)>,
     /// The view's counters as last reported to telemetry.
     counted: Counters,
-    /// Reasons already logged (each once).
+    /// Refusals already noted (each once).
     logged: BTreeSet<&'static str>,
-    /// The (paths, stale paths) last exported per (router, VIP), to log
+    /// The (paths, stale paths) last exported per (router, VIP), to note
     /// changes only.
     exported: HashMap<(String, Prefix), (Option<u32>, Option<u32>)>,
-    /// What telemetry has not been told yet.
+    /// What the daemon has not been told yet.
     out: Vec<Output>,
 }
 
 impl Station {
-    /// A station counting `vips` within `limits`, forgetting stale routers
+    /// A station counting `vips` within `bounds`, forgetting stale routers
     /// after `stale_secs`.
     pub fn new(
         vips: impl IntoIterator<Item = Prefix>,
         stale_secs: u64,
-        limits: &crate::config::BmpLimits,
+        bounds: impl Into<Bounds>,
     ) -> Station {
+        let bounds = bounds.into();
         let vips: Vec<Prefix> = vips.into_iter().collect();
         Station {
-            view: View::with_limits(
-                vips.iter().copied(),
-                Limits {
-                    peers_per_router: limits.max_peers,
-                    paths_per_vip: limits.max_paths,
-                    patience_ms: limits.sync_secs.saturating_mul(1000),
-                },
-            ),
+            view: View::with_limits(vips.iter().copied(), bounds.view),
             vips,
             stale_ms: stale_secs.saturating_mul(1000),
-            max_routers: limits.max_routers,
+            max_routers: bounds.max_routers,
             sessions: HashMap::new(),
             routers: BTreeMap::new(),
             forgets: BTreeSet::new(),
@@ -236,7 +264,7 @@ impl Station {
         }
     }
 
-    /// What happened since the last call, for telemetry.
+    /// What happened since the last call, for telemetry and the log.
     pub fn take_outputs(&mut self) -> Vec<Output> {
         std::mem::take(&mut self.out)
     }
@@ -250,18 +278,21 @@ impl Station {
                 session,
                 kind,
                 reason,
-            } => self.down(session, kind, &reason, now),
+            } => self.down(session, kind, reason, now),
         }
         self.count();
         self.out.push(Output::Sessions(self.sessions.len()));
     }
 
-    fn log_once(&mut self, reason: &'static str, text: &str) {
+    fn note(&mut self, note: Note) {
+        self.out.push(Output::Note(note));
+    }
+
+    /// `n` refused for `reason`, noted the first time only.
+    fn refused(&mut self, reason: &'static str, n: u64) {
+        self.out.push(Output::Refused { reason, n });
         if self.logged.insert(reason) {
-            tracing::warn!(
-                reason,
-                "bmp: {text} (logged once; counted in ribbridge_bmp_refused_total)"
-            );
+            self.note(Note::RefusedFirst(reason));
         }
     }
 
@@ -270,24 +301,10 @@ impl Station {
         let c = self.view.counters();
         let d = |a: u64, b: u64| a.saturating_sub(b);
         if c.peers_refused > self.counted.peers_refused {
-            self.out.push(Output::Refused {
-                reason: "peers",
-                n: d(c.peers_refused, self.counted.peers_refused),
-            });
-            self.log_once(
-                "peers",
-                "a router reported more BGP peers than --bmp-max-peers: the rest are not counted",
-            );
+            self.refused("peers", d(c.peers_refused, self.counted.peers_refused));
         }
         if c.paths_refused > self.counted.paths_refused {
-            self.out.push(Output::Refused {
-                reason: "paths",
-                n: d(c.paths_refused, self.counted.paths_refused),
-            });
-            self.log_once(
-                "paths",
-                "a router held more paths for a VIP than --bmp-max-paths: the rest are not counted",
-            );
+            self.refused("paths", d(c.paths_refused, self.counted.paths_refused));
         }
         if c.fallbacks > self.counted.fallbacks {
             self.out
@@ -298,7 +315,7 @@ impl Station {
 
     /// A connection: a session, no router (its first BMP message makes one).
     fn up(&mut self, session: SessionId, address: SocketAddr) {
-        tracing::debug!(%address, session, "bmp: a connection accepted");
+        self.note(Note::Accepted { session, address });
         self.sessions.insert(
             session,
             Session {
@@ -335,15 +352,17 @@ impl Station {
         let name = address.ip().to_string();
         let role = match self.routers.get(&name) {
             None if self.routers.len() >= self.max_routers => {
-                self.out.push(Output::Refused {
-                    reason: "routers",
-                    n: 1,
-                });
-                self.log_once("routers", "a new router is not kept: the station has --bmp-max-routers; its session stays open and is ignored");
+                self.refused("routers", 1);
                 Role::Ignored
             }
             Some(r) if r.newest > session => {
-                tracing::info!(router = %name, %address, session, newest = r.newest, "bmp: a session accepted before the router's newest one spoke after it: ignored (the session accepted last speaks for the router)");
+                let newest = r.newest;
+                self.note(Note::Outranked {
+                    router: name.clone(),
+                    address,
+                    session,
+                    newest,
+                });
                 Role::Ignored
             }
             _ => Role::Speaks(name.clone()),
@@ -355,7 +374,7 @@ impl Station {
         if !speaks {
             return None;
         }
-        tracing::info!(%address, session, "bmp: a router connected");
+        self.note(Note::Connected { address, session });
         self.adopt(&name, session, address, first);
         Some(name)
     }
@@ -374,12 +393,11 @@ impl Station {
                     .as_deref()
                     .map(|n| printable(n.trim(), MAX_SYS_NAME))
                     .filter(|n| !n.is_empty());
-                tracing::info!(
-                    %router,
-                    sys_name = name.as_deref().unwrap_or("-"),
-                    sys_descr = %sys_descr.as_deref().map_or_else(|| "-".to_string(), |d| printable(d, 1024)),
-                    "bmp: initiation"
-                );
+                self.note(Note::Initiation {
+                    router: router.clone(),
+                    sys_name: name.clone(),
+                    sys_descr: sys_descr.as_deref().map(|d| printable(d, 1024)),
+                });
                 if let Some(r) = self.routers.get_mut(&router) {
                     r.sys_name = name;
                 }
@@ -390,29 +408,33 @@ impl Station {
                 bgp_id,
                 graceful_restart,
                 ..
-            } => {
-                let gr = graceful_restart.as_ref().map_or_else(
-                    || "-".to_string(),
-                    |g| format!("{}s {:?}", g.restart_time, g.families),
-                );
-                tracing::info!(%router, %peer, asn, %bgp_id, graceful_restart = %gr, "bmp: peer up");
-            }
+            } => self.note(Note::PeerUp {
+                router: router.clone(),
+                peer: *peer,
+                asn: *asn,
+                bgp_id: *bgp_id,
+                graceful_restart: graceful_restart.clone(),
+            }),
             Message::PeerDown {
                 peer,
                 reason,
                 notification,
                 ..
-            } => {
-                let notification = notification
-                    .map_or_else(|| "-".to_string(), |n| format!("{}/{}", n.code, n.subcode));
-                tracing::info!(%router, %peer, reason = %printable(reason, 1024), %notification, "bmp: peer down");
-            }
-            Message::Stats { peer, counters } => {
-                tracing::debug!(%router, %peer, ?counters, "bmp: statistics report");
-            }
-            Message::Termination { reason } => {
-                tracing::info!(%router, reason = %printable(reason, 1024), "bmp: termination");
-            }
+            } => self.note(Note::PeerDown {
+                router: router.clone(),
+                peer: *peer,
+                reason: printable(reason, 1024),
+                notification: *notification,
+            }),
+            Message::Stats { peer, counters } => self.note(Note::Stats {
+                router: router.clone(),
+                peer: *peer,
+                counters: counters.clone(),
+            }),
+            Message::Termination { reason } => self.note(Note::Termination {
+                router: router.clone(),
+                reason: printable(reason, 1024),
+            }),
             Message::Route {
                 skipped,
                 anomalies,
@@ -433,7 +455,11 @@ impl Station {
                         .get_mut(&router)
                         .is_some_and(|r| r.anomalies_logged.insert(*a));
                     if first {
-                        tracing::warn!(%router, %peer, reason = a.as_str(), "bmp: an UPDATE announces paths with a missing or malformed attribute; its paths are counted as the router holds them (RFC 7606's treat-as-withdraw is for a BGP speaker; logged once per router and reason, counted in ribbridge_bmp_update_anomalies_total)");
+                        self.note(Note::AnomalyFirst {
+                            router: router.clone(),
+                            peer: *peer,
+                            anomaly: *a,
+                        });
                     }
                 }
             }
@@ -446,7 +472,10 @@ impl Station {
         }
         let after = self.view.state(&router);
         if before != after {
-            tracing::info!(%router, state = %state_name(after), "bmp: router state");
+            self.note(Note::State {
+                router: router.clone(),
+                state: after,
+            });
             self.export_all(&router);
         }
     }
@@ -458,23 +487,30 @@ impl Station {
     /// first message), whatever its earlier sessions did.
     fn adopt(&mut self, name: &str, session: SessionId, address: SocketAddr, first: Millis) {
         let mut anomalies_logged = BTreeSet::new();
+        let mut replaced = false;
         if let Some(old) = self.routers.get_mut(name) {
             if let Some(s) = old.session.and_then(|o| self.sessions.get_mut(&o)) {
                 // The old session's messages and end must not touch the
                 // new view.
                 s.role = Role::Ignored;
-                tracing::warn!(router = name, %address, "bmp: a new session from the router's address replaces its open one");
+                replaced = true;
             }
             if let Some(t) = old.forget_at {
                 self.forgets.remove(&(t, name.to_string()));
             }
-            // Logged once per router, not once per session.
+            // Noted once per router, not once per session.
             anomalies_logged = std::mem::take(&mut old.anomalies_logged);
+        }
+        if replaced {
+            self.note(Note::Replaced {
+                router: name.to_string(),
+                address,
+            });
         }
         self.view.session_up_at(name, first);
         self.routers.insert(
             name.to_string(),
-            Router {
+            Speaker {
                 address,
                 sys_name: None,
                 session: Some(session),
@@ -486,7 +522,7 @@ impl Station {
         self.export_all(name);
     }
 
-    fn down(&mut self, session: SessionId, kind: &'static str, reason: &str, now: Millis) {
+    fn down(&mut self, session: SessionId, kind: &'static str, reason: String, now: Millis) {
         self.out.push(Output::SessionEnd(kind));
         let Some(s) = self.sessions.remove(&session) else {
             return;
@@ -494,23 +530,26 @@ impl Station {
         let name = match s.role {
             Role::Speaks(name) => name,
             Role::Silent => {
-                tracing::debug!(address = %s.address, session, %reason, "bmp: a connection ended before its first BMP message (no router)");
+                self.note(Note::SilentEnded {
+                    address: s.address,
+                    session,
+                    reason,
+                });
                 return;
             }
             Role::Ignored => {
-                tracing::info!(address = %s.address, %reason, "bmp: a replaced or ignored session ended");
+                self.note(Note::IgnoredEnded {
+                    address: s.address,
+                    reason,
+                });
                 return;
             }
         };
-        if kind == "malformed" {
-            tracing::error!(
-                router = %name,
-                %reason,
-                "bmp: malformed input; session closed (the router reconnects with its retry timer; if this repeats, capture the session with tcpdump and report the router's release)"
-            );
-        } else {
-            tracing::warn!(router = %name, %reason, "bmp: session ended");
-        }
+        self.note(Note::Ended {
+            router: name.clone(),
+            reason,
+            malformed: kind == "malformed",
+        });
         let Some(r) = self.routers.get_mut(&name) else {
             return;
         };
@@ -544,19 +583,31 @@ impl Station {
         for e in self.view.expire(now) {
             let name = e.router;
             if !e.late.is_empty() {
-                tracing::warn!(router = %name, peers = ?e.late.iter().map(ToString::to_string).collect::<Vec<_>>(), "bmp: no End-of-RIB from these peers in time (--bmp-sync-secs); counting the paths they sent (counts may be low until their dumps are complete)");
+                self.note(Note::Late {
+                    router: name.clone(),
+                    peers: e.late.clone(),
+                });
             }
             if !e.stale_ended.is_empty() {
-                tracing::info!(router = %name, peers = ?e.stale_ended.iter().map(ToString::to_string).collect::<Vec<_>>(), "bmp: graceful restart over for these peers: the router's stale paths of theirs are gone");
+                self.note(Note::StaleEnded {
+                    router: name.clone(),
+                    peers: e.stale_ended,
+                });
             }
             for prefix in &e.changed {
                 self.export(&name, prefix);
             }
             if e.synced {
                 if e.late.is_empty() {
-                    tracing::info!(router = %name, "bmp: no peer owed an End-of-RIB within --bmp-sync-secs of the session's first message; counting what the router sent");
+                    self.note(Note::NothingOwed {
+                        router: name.clone(),
+                    });
                 }
-                tracing::info!(router = %name, state = %state_name(self.view.state(&name)), "bmp: router state");
+                let state = self.view.state(&name);
+                self.note(Note::State {
+                    router: name,
+                    state,
+                });
             }
         }
         self.count();
@@ -565,7 +616,10 @@ impl Station {
                 break;
             }
             self.forgets.pop_first();
-            tracing::info!(router = %name, stale_ms = self.stale_ms, "bmp: stale router forgotten");
+            self.note(Note::Forgotten {
+                router: name.clone(),
+                stale_ms: self.stale_ms,
+            });
             self.routers.remove(&name);
             self.view.forget(&name);
             for p in &self.vips {
@@ -577,7 +631,7 @@ impl Station {
         }
     }
 
-    /// Export a router's paths for a VIP; log when the number (or its
+    /// Export a router's paths for a VIP; note when the number (or its
     /// known-ness) changes: "how many nodes does this router spread the VIP
     /// over".
     fn export(&mut self, router: &str, prefix: &Prefix) {
@@ -593,8 +647,12 @@ impl Station {
             .exported
             .insert((router.to_string(), *prefix), (paths, stale));
         if old != Some((paths, stale)) {
-            let shown = |n: Option<u32>| n.map_or_else(|| "unknown".to_string(), |n| n.to_string());
-            tracing::info!(%router, %prefix, paths = %shown(paths), stale = %shown(stale), "bmp: router paths");
+            self.note(Note::Paths {
+                router: router.to_string(),
+                prefix: *prefix,
+                paths,
+                stale,
+            });
         }
     }
 
@@ -631,9 +689,7 @@ impl Station {
                     sys_name: r.and_then(|r| r.sys_name.clone()),
                     address: r.map_or_else(String::new, |r| r.address.ip().to_string()),
                     state: state_name(Some(state)).to_string(),
-                    forget_at: r
-                        .and_then(|r| r.forget_at)
-                        .map(|t| crate::status::rfc3339(unix_ms(t))),
+                    forget_at: r.and_then(|r| r.forget_at).map(|t| rfc3339(unix_ms(t))),
                     vips: self
                         .vips
                         .iter()
@@ -661,7 +717,8 @@ impl Station {
     }
 }
 
-fn state_name(s: Option<RouterState>) -> &'static str {
+/// A router's state as `/status` and the log name it.
+pub fn state_name(s: Option<RouterState>) -> &'static str {
     match s {
         Some(RouterState::Syncing) => "syncing",
         Some(RouterState::Synced) => "synced",
@@ -756,7 +813,7 @@ mod tests {
 
     #[test]
     fn captured_frr_8_4_sessions_count_paths_go_stale_and_reconnect() {
-        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let mut st = Station::new([vip()], 300, Bounds::default());
         assert!(st.not_ready().is_some_and(|w| w.contains("no router")));
         // A starting router: known at once (0), the nodes' sessions come
         // up (1, 2), node1 withdraws and re-adds.
@@ -832,11 +889,11 @@ mod tests {
 
     /// A station keeping at most `max_routers` routers.
     fn with_max_routers(max_routers: usize) -> Station {
-        let limits = crate::config::BmpLimits {
+        let limits = Bounds {
             max_routers,
-            ..crate::config::BmpLimits::default()
+            ..Bounds::default()
         };
-        Station::new([vip()], 300, &limits)
+        Station::new([vip()], 300, limits)
     }
 
     /// The `n`th of many source addresses in 10.`net`.0.0/16.
@@ -871,9 +928,9 @@ mod tests {
             .any(|o| matches!(o, Output::Paths { .. } | Output::Forgotten { .. }))
     }
 
-    /// A TCP connect and close, or a connection that sends only
-    /// what says nothing of a router (Statistics, Termination), is a session
-    /// and no router: no series, no `/status` entry, no forget pending, and
+    /// A TCP connect and close, or a connection that sends only what says
+    /// nothing of a router (Statistics, Termination), is a session and no
+    /// router: no series, no `/status` entry, no forget pending, and
     /// more of them than `--bmp-max-routers` keep no router out.
     #[test]
     fn a_connection_that_sends_no_router_message_creates_no_router() {
@@ -914,8 +971,9 @@ mod tests {
     /// router's address leaves it stale, its forget time unchanged.
     #[test]
     fn a_router_exists_from_its_first_initiation_peer_up_or_route_monitoring() {
-        use crate::bmp::{Family, PeerKey, Rib};
-        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        use crate::bmp::{PeerKey, Rib};
+        use crate::model::Family;
+        let mut st = Station::new([vip()], 300, Bounds::default());
         let peer = PeerKey {
             address: std::net::IpAddr::from([198, 18, 1, 2]),
             distinguisher: 0,
@@ -966,13 +1024,13 @@ mod tests {
         assert_eq!(forget_at(&st), at, "forget time unchanged");
     }
 
-    /// An UPDATE's anomalies come out for telemetry each time,
-    /// by reason, and are logged once per router (a reconnect does not log
+    /// An UPDATE's anomalies come out for telemetry each time, by reason,
+    /// and are logged once per router (a reconnect does not log
     /// them again; another router does); its path is counted.
     #[test]
     fn anomalies_are_counted_every_time_and_logged_once_per_router() {
         use crate::bmp::{Anomaly, Path, PeerKey, Rib};
-        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let mut st = Station::new([vip()], 300, Bounds::default());
         let route = Message::Route {
             peer: PeerKey {
                 address: std::net::IpAddr::from([198, 18, 1, 2]),
@@ -1015,13 +1073,13 @@ mod tests {
         assert_eq!(logged(&st, "192.0.2.99"), Some(2), "another router's own");
     }
 
-    /// The session accepted last speaks for the router, whatever
-    /// order the tasks report in. Session 2 (accepted after 1) syncs first;
+    /// The session accepted last speaks for the router, whatever order the
+    /// tasks report in. Session 2 (accepted after 1) syncs first;
     /// session 1's Up, messages and end arrive after: they change nothing,
     /// and after session 2's end the older one still cannot take over.
     #[test]
     fn the_session_accepted_last_wins_though_the_older_one_reports_after() {
-        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let mut st = Station::new([vip()], 300, Bounds::default());
         let messages = session_file("tests/data/bmp/8.4/session1.bin");
         feed(&mut st, 2, messages.clone(), 0);
         assert_eq!(st.view.paths(ROUTER, &vip()), Some(2));
@@ -1052,7 +1110,7 @@ mod tests {
 
     #[test]
     fn a_stale_router_is_forgotten_and_a_replaced_session_changes_nothing() {
-        let mut st = Station::new([vip()], 10, &crate::config::BmpLimits::default());
+        let mut st = Station::new([vip()], 10, Bounds::default());
         let messages = session_file("tests/data/bmp/8.4/session1.bin");
         feed(&mut st, 1, messages.clone(), 0);
         // A second session under the same name before the first one's end.
@@ -1111,7 +1169,7 @@ mod tests {
             asn: 64512,
             bgp_id: std::net::Ipv4Addr::new(198, 18, n, 2),
             loc_rib: false,
-            families: vec![crate::bmp::Family::Ipv4],
+            families: vec![crate::model::Family::Ipv4],
             graceful_restart: None,
         }
     }
@@ -1119,7 +1177,8 @@ mod tests {
     /// Peer `n`'s post-policy route to the VIP, or (`end`) its IPv4
     /// End-of-RIB.
     fn xr_route(n: u8, end: bool) -> Message {
-        use crate::bmp::{EndOfRib, Family, Path, Rib};
+        use crate::bmp::{EndOfRib, Path, Rib};
+        use crate::model::Family;
         Message::Route {
             peer: xr_peer(n),
             asn: 64512,
@@ -1150,7 +1209,7 @@ mod tests {
     /// both paying in session 2; then session 3's `messages`, at
     /// [`THIRD_AT`] plus each one's offset.
     fn two_sessions_then_a_third(messages: Vec<(Millis, Message)>) -> Station {
-        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let mut st = Station::new([vip()], 300, Bounds::default());
         let from = "127.0.0.1:40000";
         up_from(&mut st, 1, from);
         for (at, m) in [
@@ -1266,7 +1325,7 @@ mod tests {
 
     #[test]
     fn a_router_without_end_of_rib_is_counted_after_the_patience() {
-        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let mut st = Station::new([vip()], 300, Bounds::default());
         // The reconnect's dump, without its End-of-RIBs, before node2 dies.
         let messages: Vec<Message> = session_file("tests/data/bmp/8.4/session2.bin")
             .into_iter()
@@ -1311,7 +1370,7 @@ mod tests {
 
     #[test]
     fn a_session_speaks_only_for_its_own_address_whatever_its_sys_name() {
-        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let mut st = Station::new([vip()], 300, Bounds::default());
         let real = session_file("tests/data/bmp/8.4/session1.bin");
         feed(&mut st, 1, real, 0);
         assert_eq!(st.view.paths(ROUTER, &vip()), Some(2));
@@ -1345,7 +1404,7 @@ mod tests {
 
     #[test]
     fn a_sys_name_is_a_printable_label_of_at_most_255_bytes() {
-        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        let mut st = Station::new([vip()], 300, Bounds::default());
         up_from(&mut st, 1, "127.0.0.1:40000");
         let long = format!("evil\n\x1b[2J{}", "x".repeat(65_000));
         st.apply(
@@ -1378,11 +1437,14 @@ mod tests {
 
     #[test]
     fn peers_beyond_the_limit_are_refused_and_counted_per_router() {
-        let limits = crate::config::BmpLimits {
-            max_peers: 100,
-            ..crate::config::BmpLimits::default()
+        let limits = Bounds {
+            view: Limits {
+                peers_per_router: 100,
+                ..Limits::default()
+            },
+            ..Bounds::default()
         };
-        let mut st = Station::new([vip()], 300, &limits);
+        let mut st = Station::new([vip()], 300, limits);
         up_from(&mut st, 1, "127.0.0.1:40000");
         for n in 0..200_000u32 {
             let message = Message::PeerUp {
@@ -1393,7 +1455,7 @@ mod tests {
                 asn: 64512,
                 bgp_id: std::net::Ipv4Addr::new(198, 18, 0, 1),
                 loc_rib: false,
-                families: vec![crate::bmp::Family::Ipv4],
+                families: vec![crate::model::Family::Ipv4],
                 graceful_restart: None,
             };
             st.apply(
@@ -1410,8 +1472,9 @@ mod tests {
 
     #[test]
     fn stale_paths_are_exported_with_the_paths_and_shown_in_status() {
-        use crate::bmp::{Family, GracefulRestart, Notification, PeerKey, Rib};
-        let mut st = Station::new([vip()], 300, &crate::config::BmpLimits::default());
+        use crate::bmp::{GracefulRestart, Notification, PeerKey, Rib};
+        use crate::model::Family;
+        let mut st = Station::new([vip()], 300, Bounds::default());
         up_from(&mut st, 1, "127.0.0.1:40000");
         let node = PeerKey {
             address: std::net::IpAddr::from([198, 18, 1, 2]),
