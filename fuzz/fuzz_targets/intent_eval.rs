@@ -36,6 +36,7 @@ fuzz_target!(|data: &[u8]| {
             if let Some(Verdict::Deny {
                 route_map,
                 seq: Some(seq),
+                ..
             }) = intent.redistributed(r.table, p)
             {
                 let entries = &intent.route_maps[route_map];
