@@ -202,22 +202,11 @@ fn routes(ns: &str, op: &str, prefixes: &[Prefix]) {
     if prefixes.is_empty() {
         return;
     }
-    let f = tempfile::NamedTempFile::new().expect("a batch file");
     let text: String = prefixes
         .iter()
         .map(|p| format!("route {op} {p} dev lo table 198 proto 248\n"))
         .collect();
-    std::fs::write(f.path(), &text).expect("write the batch");
-    let out = std::process::Command::new("ip")
-        .args(["-n", ns, "-batch"])
-        .arg(f.path())
-        .output()
-        .expect("ip -batch");
-    assert!(
-        out.status.success(),
-        "ip -n {ns} -batch ({op}) failed: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::ip_batch(ns, &text);
 }
 
 /// ribbridge's answer for one candidate and peer.

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::daemon::Daemon;
 use crate::support::env_count;
-use crate::support::{Lab, RouteWatch, lab, metric_sum};
+use crate::support::{Lab, RouteWatch, ip_batch, lab, metric_sum};
 use ribbridge::reconcile::Class;
 use ribbridge::status::{StatusDoc, VipStatus};
 
@@ -737,22 +737,6 @@ fn pid_of(sockdir: &Path, name: &str) -> u32 {
         .trim()
         .parse()
         .unwrap_or_else(|e| panic!("{}: {e}", f.display()))
-}
-
-/// Run `ip -n NS -batch FILE` with `lines`.
-fn ip_batch(ns: &str, lines: &str) {
-    let f = tempfile::NamedTempFile::new().expect("batch file");
-    std::fs::write(f.path(), lines).expect("write batch");
-    let out = StdCommand::new("ip")
-        .args(["-n", ns, "-batch"])
-        .arg(f.path())
-        .output()
-        .expect("ip -batch");
-    assert!(
-        out.status.success(),
-        "ip -n {ns} -batch failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// What one mass batch on node1 did.

@@ -751,3 +751,19 @@ pub fn metric_sum(text: &str, name: &str) -> f64 {
         .filter_map(|l| l.rsplit(' ').next()?.trim().parse::<f64>().ok())
         .sum()
 }
+
+/// Run `ip -n NS -batch FILE` with `lines`; a failure names the lines.
+pub fn ip_batch(ns: &str, lines: &str) {
+    let f = tempfile::NamedTempFile::new().expect("batch file");
+    std::fs::write(f.path(), lines).expect("write batch");
+    let out = std::process::Command::new("ip")
+        .args(["-n", ns, "-batch"])
+        .arg(f.path())
+        .output()
+        .expect("ip -batch");
+    assert!(
+        out.status.success(),
+        "ip -n {ns} -batch failed: {}\n{lines}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
