@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::owner::{Input, Source};
+use super::seam::{Input, Source};
 use crate::drain::watch::{self, StateWatch};
 use crate::reconcile::{DrainFile, Event};
 

@@ -7,14 +7,13 @@
 //! what bgpd being unreachable means for the VIPs.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::supervise::Supervisor;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::owner::{Input, Source};
+use super::seam::{Input, PollTrigger, Source};
 use crate::config::Settings;
 use crate::frr::vty::json::Negotiated;
 use crate::frr::zapi::client::{self as zapi, ZapiConfig};
@@ -24,18 +23,6 @@ use crate::model::PrefixSet;
 use crate::model::{Families, PeerView};
 use crate::reconcile::Event;
 use crate::telemetry;
-
-/// Coalescing trigger for the poller: many triggers while a poll runs make
-/// exactly one more poll.
-#[derive(Debug, Clone, Default)]
-pub struct PollTrigger(Arc<Notify>);
-
-impl PollTrigger {
-    /// Ask for a poll.
-    pub fn trigger(&self) {
-        self.0.notify_one();
-    }
-}
 
 fn zapi_config(s: &Settings) -> ZapiConfig {
     let mut cfg = ZapiConfig::in_dir(&s.frr_dir, s.zapi_table());
@@ -110,7 +97,7 @@ async fn run_poller(
     loop {
         tokio::select! {
             () = stop.cancelled() => return,
-            () = poll.0.notified() => {}
+            () = poll.asked() => {}
             _ = slow.tick() => {}
             _ = config_tick.tick() => {
                 // Only bgpd's configuration; when it changed (a drain,

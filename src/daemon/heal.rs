@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::owner::{Input, Source};
+use super::seam::{Input, Source};
 use crate::drain::Change;
 use crate::frr::{VtyClient, VtyError};
 use crate::kernel::{KernelError, KernelWriter, Route, RouteLookup};

@@ -14,76 +14,27 @@
 
 pub mod bmp;
 mod drain_watch;
+mod error;
+mod execute;
 mod frr_tasks;
 mod heal;
 mod notify;
 mod owner;
 mod probes;
+mod seam;
 pub mod supervise;
 pub mod translate;
 
-use std::path::PathBuf;
+pub use error::DaemonError;
+pub use translate::core_config;
+
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
-use crate::kernel::{KernelError, Watcher, WatcherConfig};
-use crate::reconcile;
-
-/// Why the daemon cannot start, or a one-shot join cannot be built.
-#[derive(Debug, thiserror::Error)]
-pub enum DaemonError {
-    /// The metrics recorder cannot be installed.
-    #[error(transparent)]
-    Telemetry(#[from] crate::telemetry::TelemetryError),
-    /// The HTTP endpoint cannot listen.
-    #[error(transparent)]
-    Http(#[from] crate::http::BindError),
-    /// The kernel watcher cannot open its sockets or dump the tables.
-    #[error(transparent)]
-    Kernel(#[from] KernelError),
-    /// The BMP station cannot listen.
-    #[error(transparent)]
-    Bmp(#[from] bmp::ListenError),
-    /// The connection caps do not fit under the descriptor limit.
-    #[error(transparent)]
-    Descriptors(#[from] crate::config::DescriptorError),
-    /// A backend probe cannot be set up (its CA file).
-    #[error(transparent)]
-    Probe(#[from] crate::probe::ProbeError),
-    /// `--record` cannot be created.
-    #[error("--record {}: cannot create the event log: {source} (check the directory exists and is writable)", path.display())]
-    Record {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A signal handler cannot be installed.
-    #[error("cannot install the {signal} handler: {source}")]
-    Signal {
-        /// SIGTERM or SIGINT.
-        signal: &'static str,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// An essential task ended (docs/RELIABILITY.md, "Supervision"): the
-    /// process exits with code 4 (`cli` numbers it) so that its runtime restarts it.
-    #[error(
-        "{0} (the daemon stops so that its runtime restarts it: see the log above for the cause)"
-    )]
-    TaskEnded(supervise::Ended),
-    /// zebra gave no complete view (one-shot only; the daemon retries).
-    #[error("zebra at {}: {reason} (is FRR running, and is --frr-dir its socket directory?)", dir.display())]
-    Zebra {
-        /// The socket directory.
-        dir: PathBuf,
-        /// What went wrong.
-        reason: String,
-    },
-}
+use crate::kernel::{Watcher, WatcherConfig};
 
 /// How long the owner loop may go without a turn before `/healthz` fails
 /// (it turns at least once a second when idle; the probes' period is 10 s).
@@ -103,44 +54,6 @@ pub const RESULT_CHANNEL: usize = 64;
 pub const STATUS_CHANNEL: usize = 16;
 /// BMP session tasks to owner (decoded messages).
 pub const BMP_CHANNEL: usize = 1024;
-
-/// The core's configuration from the settings.
-pub fn core_config(s: &Settings) -> reconcile::Config {
-    reconcile::Config {
-        mode: s.mode,
-        grace_ms: s.grace_ms,
-        bgp_grace_ms: s.bgp_grace_ms,
-        max_attempts: s.max_attempts,
-        heal_rate_per_s: s.heal_rate,
-        heal_burst: s.heal_burst,
-        forget_after_ms: s.forget_after_secs.saturating_mul(1_000),
-        heal_addresses: s.heal_addresses,
-        require_address: s.require_address,
-        writer_silent_ticks: s.writer_silent_ticks,
-        writer_interval_ms: s.writer_interval_ms,
-        flap_pairs: s.flap_pairs,
-        flap_window_ms: s.flap_window_secs.saturating_mul(1_000),
-        vips: s.vips.clone(),
-        tables: s.tables.clone(),
-        vantage: s.vantage,
-        withdraw: s
-            .probes
-            .iter()
-            .filter(|p| p.withdraw)
-            .map(|p| p.prefix)
-            .collect(),
-        ..reconcile::Config::default()
-    }
-}
-
-/// The destinations the kernel mirror keeps: at the router only the
-/// configured VIPs (it may watch main, a million routes the join never
-/// reads); at a node every route of the watched table is a VIP.
-pub(crate) fn mirrored_prefixes(
-    s: &Settings,
-) -> Option<std::collections::BTreeSet<crate::model::Prefix>> {
-    (s.vantage == crate::model::Vantage::Router).then(|| s.vips.clone())
-}
 
 /// Refuse to start when the connection caps and the daemon's own reserve
 /// do not fit under the soft `RLIMIT_NOFILE` limit, read once here: the
@@ -179,7 +92,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     // Every configured VIP has its series before the endpoint can answer
     // (the first scrape): unknown until the views are complete. A station's
     // series are per router: they appear when a router does.
-    for (table, prefix) in owner::configured(&s).into_iter().filter(|_| !station) {
+    for (table, prefix) in translate::configured(&s).into_iter().filter(|_| !station) {
         crate::telemetry::vip_unknown(&prefix, table);
         crate::telemetry::ecmp_unknown(&prefix, table);
     }
@@ -197,7 +110,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     } else {
         Some(Watcher::new(WatcherConfig {
             tables: s.tables.clone(),
-            prefixes: mirrored_prefixes(&s),
+            prefixes: translate::mirrored_prefixes(&s),
             resync_period: Duration::from_secs(s.resync_secs),
             ..WatcherConfig::default()
         })?)
@@ -217,7 +130,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     let (status_tx, status_rx) = mpsc::channel(STATUS_CHANNEL);
     let (bmp_tx, bmp_rx) = mpsc::channel(BMP_CHANNEL);
     let (ready_tx, ready_rx) = watch::channel((false, "starting".to_string()));
-    let poll = frr_tasks::PollTrigger::default();
+    let poll = seam::PollTrigger::default();
 
     let live = crate::http::Liveness::new(LIVENESS_BOUND);
     let mut tasks = supervise::Supervisor::new();

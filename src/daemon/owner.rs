@@ -1,5 +1,7 @@
-//! The one owner of state: receives from every channel, steps the pure core,
-//! executes its actions, records, and answers status requests.
+//! The one owner of state: receives from every channel, records, steps the
+//! pure core, dispatches each of its actions to the place that executes its
+//! kind (`execute`), and answers status requests. Also `oneshot`, the same
+//! core run once without a loop (`status --oneshot`).
 //!
 //! Contract: nothing else holds `reconcile::State`. The loop never blocks on
 //! I/O: heal actions and vty polls run in their own tasks and come back as
@@ -14,13 +16,12 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::DaemonError;
 use super::bmp::{BmpInput, Station};
-use super::frr_tasks::PollTrigger;
-use super::heal;
-use super::translate::{self, ZapiView};
+use super::error::DaemonError;
+use super::execute::{self, Executor};
+use super::seam::{Input, PollTrigger, Source};
+use super::translate::{self, ZapiView, configured, core_config, mirrored_prefixes};
 use crate::config::Settings;
-use crate::drain::Change;
 use crate::frr::ZapiEvent;
 use crate::kernel::{KernelEvent, Route, RouteLookup, RouteSet};
 use crate::model::intent::Family;
@@ -30,48 +31,6 @@ use crate::telemetry;
 
 /// The owner's heartbeat period when nothing else wakes it.
 const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// What the I/O tasks send back to the owner (results and polled views).
-#[derive(Debug)]
-pub enum Input {
-    /// A core event produced by a task (heal result, bgpd or zebra view).
-    Core(Event, Source),
-}
-
-/// Where a core event came from: the `source` label of
-/// `ribbridge_events_total`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    /// The owner's own heartbeat and deadlines.
-    Timer,
-    /// The kernel watcher.
-    Kernel,
-    /// The ZAPI client.
-    Zapi,
-    /// The vty poller (bgpd's and zebra's views and configuration).
-    Vty,
-    /// A heal's result.
-    Heal,
-    /// The drain: the intent file's watch and the re-apply's result.
-    Drain,
-    /// The backend probes.
-    Probe,
-}
-
-impl Source {
-    /// The label value.
-    pub fn name(self) -> &'static str {
-        match self {
-            Source::Timer => "timer",
-            Source::Kernel => "kernel",
-            Source::Zapi => "zapi",
-            Source::Vty => "vty",
-            Source::Heal => "heal",
-            Source::Drain => "drain",
-            Source::Probe => "probe",
-        }
-    }
-}
 
 /// The owner's receivers.
 #[derive(Debug)]
@@ -96,8 +55,8 @@ pub struct Owner {
     zero_unix_ms: u64,
     record: Option<BufWriter<File>>,
     frr_release: Option<crate::model::Release>,
-    results: mpsc::Sender<Input>,
-    poll: PollTrigger,
+    /// Where the actions that start or wake a task go.
+    execute: Executor,
     ready: watch::Sender<(bool, String)>,
     wake_at: Option<Millis>,
     zapi: ZapiView,
@@ -105,9 +64,6 @@ pub struct Owner {
     /// (bounded like `legs`; the others show none). Heal actions do not
     /// read it: they ask the watcher's mirror, the one full copy.
     routes: HashMap<(TableId, Prefix), Route>,
-    /// Asks the watcher's mirror for a route at heal time (none at the
-    /// bmp vantage, which heals nothing).
-    lookup: Option<RouteLookup>,
     /// Last exported ECMP legs per VIP with series (only they log a change;
     /// the others' legs are in the mirror and `/status`, not kept twice).
     legs: HashMap<(TableId, Prefix), u32>,
@@ -149,18 +105,16 @@ impl Owner {
         };
         let zero_unix_ms = now_unix_ms();
         let owner = Owner {
-            state: State::new(super::core_config(s), 0),
+            state: State::new(core_config(s), 0),
             start: Instant::now(),
             zero_unix_ms,
             record,
             frr_release: None,
-            results,
-            poll,
+            execute: Executor::new(s, results, poll, lookup),
             ready,
             wake_at: None,
             zapi: ZapiView::new(s.node_table()),
             routes: HashMap::new(),
-            lookup,
             legs: HashMap::new(),
             series: telemetry::VipSeries::new(configured(s), s.max_detailed_vips),
             settings: s.clone(),
@@ -586,154 +540,46 @@ impl Owner {
         }
     }
 
+    /// One action of the core, to the place that executes its kind.
     fn act(&mut self, a: Action, now: Millis) {
+        let ready = self.state.ready();
+        let x = &self.execute;
         match a {
-            Action::RefreshBgp => self.poll.trigger(),
-            Action::WakeAt { at } => {
-                if at > now {
-                    self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
-                }
-            }
+            Action::RefreshBgp => x.refresh_bgp(),
+            Action::WakeAt { at } => execute::wake_at(&mut self.wake_at, at, now),
             Action::StateChanged {
                 table,
                 prefix,
                 from,
                 to,
                 drift_ms,
-            } => {
-                let exported = self.series.admit(table, &prefix);
-                // While a view is incomplete the gauge says `unknown`; the
-                // readiness change publishes every VIP's class.
-                if self.state.ready() && exported {
-                    telemetry::vip_state(&prefix, table, to);
-                }
-                if to.is_drift() {
-                    if exported {
-                        telemetry::drift(&prefix, to);
-                    }
-                    match to {
-                        reconcile::Class::Blackhole => tracing::warn!(
-                            %prefix, table, %from, %to,
-                            "VIP drift: advertised, but this node cannot serve it: its address is \
-                             missing or unusable (a kube-vip restarted while its backend was down, an \
-                             IPv6 dadfailed address) or its backend's health probe fails; the router \
-                             sends traffic this node drops; check `ribbridge status` (ADDRESS, \
-                             BACKEND) and the RibbridgeVIPBlackhole runbook"
-                        ),
-                        reconcile::Class::Unready => tracing::warn!(
-                            %prefix, table, %from, %to,
-                            "VIP drift: advertised while its backend's ready probe fails (the \
-                             backend drains): new connections reach a backend about to refuse them; \
-                             see the RibbridgeVIPUnready runbook"
-                        ),
-                        reconcile::Class::CapacityLost => tracing::warn!(
-                            %prefix, table, %from, %to,
-                            "VIP drift: its backend is up but its route is not in the kernel: this \
-                             node could serve it and does not; check that kube-vip runs (see the \
-                             RibbridgeVIPCapacityLost runbook)"
-                        ),
-                        reconcile::Class::Orphaned => tracing::warn!(
-                            %prefix, table, %from, %to,
-                            "VIP drift: advertised, but its writer stopped re-asserting the route: \
-                             nobody will withdraw it when the backend fails; check that kube-vip \
-                             runs (see the RibbridgeVIPOrphaned runbook)"
-                        ),
-                        _ => tracing::warn!(%prefix, table, %from, %to, "VIP drift"),
-                    }
-                } else if to == reconcile::Class::Unconfigured {
-                    // The configuration's own state: no drift, but a person
-                    // must act; said for every VIP with series.
-                    if exported {
-                        tracing::warn!(
-                            %prefix, table, %from, %to,
-                            "VIP unconfigured: bgpd's configuration does not redistribute its table in its \
-                             family; restore the redistribution where FRR's configuration comes from"
-                        );
-                    }
-                } else if exported || drift_ms.is_some() {
-                    // Per VIP only for those with series: a first dump of
-                    // 100 000 VIPs would log 100 000 lines; a drift's end is
-                    // always logged.
-                    tracing::info!(%prefix, table, %from, %to, drift_ms, "VIP consistent");
-                }
-                if let Some(ms) = drift_ms {
-                    telemetry::drift_ended(ms);
-                }
-            }
+            } => execute::state_changed(
+                &mut self.series,
+                ready,
+                (table, prefix),
+                (from, to),
+                drift_ms,
+            ),
             Action::GaveUp {
                 table,
                 prefix,
                 class,
-            } => {
-                if self.series.admit(table, &prefix) {
-                    telemetry::heal_given_up(&prefix);
-                }
-                tracing::error!(%prefix, table, %class, "healing given up after the bounded attempts; the VIP needs an operator");
-            }
-            Action::Forgot { table, prefix } => {
-                telemetry::vip_forgotten();
-                self.routes.remove(&(table, prefix));
-                tracing::debug!(%prefix, table, "VIP forgotten: absent from every view past the retention");
-            }
-            Action::ReapplyDrain => heal::spawn_reconfigure(
-                Change::Drain,
-                self.settings.frr_dir.clone(),
-                self.settings.tables.clone(),
-                self.settings.drain_state.clone(),
-                ("", true),
-                self.results.clone(),
-            ),
+            } => execute::gave_up(&mut self.series, (table, prefix), class),
+            Action::Forgot { table, prefix } => execute::forgot(&mut self.routes, (table, prefix)),
+            Action::ReapplyDrain => x.reapply_drain(),
             Action::Withdraw {
                 table,
                 prefix,
                 out,
                 why,
                 first,
-            } => heal::spawn_reconfigure(
-                if out {
-                    Change::Withdraw(prefix)
-                } else {
-                    Change::Restore(prefix)
-                },
-                self.settings.frr_dir.clone(),
-                vec![table],
-                self.settings.drain_state.clone(),
-                (why.text(), first),
-                self.results.clone(),
-            ),
-            Action::DrainLost { lost } => {
-                telemetry::drain_lost(lost);
-                if lost {
-                    tracing::error!(
-                        intent = %self.settings.drain_state.display(),
-                        mode = %self.state.config.mode,
-                        "the drain recorded by ribbridge drain is lost: bgpd's configuration lacks it \
-                         and it is not re-applied (observe mode, an unreadable record, or bgpd refuses it), \
-                         so this node advertises its VIPs; end the drain with ribbridge undrain, or fix \
-                         what the log names (ribbridge_drain_lost)"
-                    );
-                } else {
-                    tracing::info!("the drain's intent and bgpd's configuration agree again");
-                }
-            }
+            } => x.withdraw((table, prefix), out, why, first),
+            Action::DrainLost { lost } => x.drain_lost(lost, self.state.config.mode),
             Action::Heal {
                 table,
                 prefix,
                 action,
-            } => {
-                tracing::warn!(%prefix, table, action = action.name(), "healing");
-                heal::spawn(
-                    heal::Job {
-                        table,
-                        prefix,
-                        action,
-                        lookup: self.lookup.clone(),
-                        tables: self.settings.tables.clone(),
-                        zebra_vty: self.settings.frr_dir.join("zebra.vty"),
-                    },
-                    self.results.clone(),
-                );
-            }
+            } => x.heal((table, prefix), action),
         }
     }
 }
@@ -763,12 +609,12 @@ pub async fn oneshot(
     let now = || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
     let mut w = Watcher::new(WatcherConfig {
         tables: s.tables.clone(),
-        prefixes: super::mirrored_prefixes(s),
+        prefixes: mirrored_prefixes(s),
         ..WatcherConfig::default()
     })?;
     let config = reconcile::Config {
         mode: crate::model::Mode::Observe,
-        ..super::core_config(s)
+        ..core_config(s)
     };
     let mut state = State::new(config, 0);
     let mut wake: Option<Millis> = None;
@@ -849,12 +695,6 @@ fn next_hops(r: &Route) -> Vec<String> {
             (None, None) => "-".to_string(),
         })
         .collect()
-}
-
-/// The configured VIPs, in the table the core reports them in.
-pub(super) fn configured(s: &Settings) -> Vec<(TableId, Prefix)> {
-    let table = s.node_table();
-    s.vips.iter().map(|p| (table, *p)).collect()
 }
 
 fn now_unix_ms() -> u64 {

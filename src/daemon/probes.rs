@@ -14,7 +14,7 @@
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::owner::{Input, Source};
+use super::seam::{Input, Source};
 use crate::model::TableId;
 use crate::probe::{Dropped, Key, Kind, Outcome, Probe, ProbeError, State, VipProbes};
 use crate::reconcile::{BackendState, Event, ProbeKind};

@@ -1,4 +1,7 @@
-//! Pure translations from the I/O tasks' events to the core's [`Event`]s.
+//! Pure translations into the core's vocabulary: the I/O tasks' events into
+//! the core's [`Event`]s, and the settings into the core's configuration
+//! ([`core_config`]), the VIPs it reports (`configured`) and the routes
+//! the kernel mirror keeps (`mirrored_prefixes`).
 //!
 //! Contract: no I/O, no clock; one input event gives zero or more core
 //! events. Kept apart from the loop so the mapping is unit-tested and the
@@ -6,10 +9,11 @@
 
 use std::collections::HashSet;
 
+use crate::config::Settings;
 use crate::frr::ZapiEvent;
 use crate::kernel::{KernelEvent, Route, RouteSet};
 use crate::model::{Prefix, TableId};
-use crate::reconcile::{Event, KernelEntry, KernelFacts};
+use crate::reconcile::{self, Event, KernelEntry, KernelFacts};
 
 /// The core's view of a kernel route.
 pub fn facts(route: &Route) -> KernelFacts {
@@ -129,6 +133,50 @@ impl ZapiView {
             ZapiEvent::Undecodable { .. } => vec![],
         }
     }
+}
+
+/// The core's configuration from the settings.
+pub fn core_config(s: &Settings) -> reconcile::Config {
+    reconcile::Config {
+        mode: s.mode,
+        grace_ms: s.grace_ms,
+        bgp_grace_ms: s.bgp_grace_ms,
+        max_attempts: s.max_attempts,
+        heal_rate_per_s: s.heal_rate,
+        heal_burst: s.heal_burst,
+        forget_after_ms: s.forget_after_secs.saturating_mul(1_000),
+        heal_addresses: s.heal_addresses,
+        require_address: s.require_address,
+        writer_silent_ticks: s.writer_silent_ticks,
+        writer_interval_ms: s.writer_interval_ms,
+        flap_pairs: s.flap_pairs,
+        flap_window_ms: s.flap_window_secs.saturating_mul(1_000),
+        vips: s.vips.clone(),
+        tables: s.tables.clone(),
+        vantage: s.vantage,
+        withdraw: s
+            .probes
+            .iter()
+            .filter(|p| p.withdraw)
+            .map(|p| p.prefix)
+            .collect(),
+        ..reconcile::Config::default()
+    }
+}
+
+/// The destinations the kernel mirror keeps: at the router only the
+/// configured VIPs (it may watch main, a million routes the join never
+/// reads); at a node every route of the watched table is a VIP.
+pub(crate) fn mirrored_prefixes(
+    s: &Settings,
+) -> Option<std::collections::BTreeSet<crate::model::Prefix>> {
+    (s.vantage == crate::model::Vantage::Router).then(|| s.vips.clone())
+}
+
+/// The configured VIPs, in the table the core reports them in.
+pub(super) fn configured(s: &Settings) -> Vec<(TableId, Prefix)> {
+    let table = s.node_table();
+    s.vips.iter().map(|p| (table, *p)).collect()
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //! `heal`'s. The policy is evaluated only for a VIP bgpd does not send: a
 //! healthy table costs no evaluation.
 
-use super::vocab::{Class, Vip};
+use super::vip::Vip;
+use super::vocab::Class;
 use crate::model::intent::{Intent, Verdict};
 use crate::model::{PeerView, Prefix, TableId};
 

@@ -20,80 +20,11 @@
 //!   from the views: they are advertised, and `/status` says so.
 //! - Pure like the rest of the core: the time is an argument.
 
-use serde::{Deserialize, Serialize};
-
-use super::vocab::{Action, Millis, State};
+use super::event::Action;
+use super::scope::{Next, Scope};
+use super::state::State;
+use super::vocab::{DrainFile, Millis, Reapply};
 use crate::model::{Mode, Vantage};
-
-/// What the drain state file says, as last read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DrainFile {
-    /// No file (or `drained: false`): no drain is recorded.
-    #[default]
-    Absent,
-    /// A drain is recorded.
-    Drained,
-    /// The file exists but cannot be read or parsed (the daemon logs why).
-    Unreadable,
-}
-
-impl DrainFile {
-    /// The snake_case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            DrainFile::Absent => "absent",
-            DrainFile::Drained => "drained",
-            DrainFile::Unreadable => "unreadable",
-        }
-    }
-}
-
-/// Where the re-apply of a lost drain stands.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "reapply", rename_all = "snake_case")]
-pub enum Reapply {
-    /// Nothing asked.
-    #[default]
-    Idle,
-    /// Held back by the ceiling until its slot.
-    Slot {
-        /// The slot's time.
-        at: Millis,
-    },
-    /// Asked; the daemon answers with `Event::DrainReapplied`.
-    InFlight,
-    /// bgpd accepted the drain's entry at `at`; the next read of its
-    /// configuration confirms it.
-    Applied {
-        /// When it was applied.
-        at: Millis,
-    },
-    /// The re-apply failed at `at`.
-    Failed {
-        /// When it failed.
-        at: Millis,
-    },
-}
-
-/// The core's drain bookkeeping (part of [`State`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DrainTrack {
-    /// The drain state file, as last read.
-    pub file: DrainFile,
-    /// When the file last started saying drained.
-    pub recorded_at: Millis,
-    /// bgpd's configuration was read at least once.
-    pub config_read: bool,
-    /// A read of bgpd's configuration since the recording found no drain.
-    pub read_since: bool,
-    /// The re-apply's progress.
-    pub reapply: Reapply,
-    /// The drain is reported lost.
-    pub lost: bool,
-    /// Re-applies bgpd accepted since the start.
-    pub reapplied: u64,
-}
 
 /// How long `ribbridge drain` has, after recording the drain, to configure
 /// bgpd before the core takes the drain for lost and configures it itself
@@ -111,11 +42,22 @@ pub(super) fn holds(state: &State) -> bool {
     state.drained || (state.drain.file == DrainFile::Drained && !state.drain.lost)
 }
 
-/// The drain state file changed. True when it did.
-pub(super) fn on_file(state: &mut State, file: DrainFile, now: Millis) -> bool {
+/// The drain read from bgpd's configuration.
+pub(super) fn on_drain(state: &mut State, drained: bool) -> Option<Next> {
+    on_config(state, drained);
+    if drained == state.drained {
+        return None;
+    }
+    state.drained = drained;
+    Next::all()
+}
+
+/// The drain state file changed: the VIPs whose deadline passed are
+/// looked at (the drain's own change is the dispatch's).
+pub(super) fn on_file(state: &mut State, file: DrainFile, now: Millis) -> Option<Next> {
     let d = &mut state.drain;
     if d.file == file {
-        return false;
+        return None;
     }
     if file == DrainFile::Drained {
         d.recorded_at = now;
@@ -123,11 +65,11 @@ pub(super) fn on_file(state: &mut State, file: DrainFile, now: Millis) -> bool {
     }
     d.file = file;
     d.reapply = Reapply::Idle;
-    true
+    Next::only(Scope::Due)
 }
 
 /// bgpd's configuration was read: it holds the drain (`drained`) or not.
-pub(super) fn on_config(state: &mut State, drained: bool) {
+fn on_config(state: &mut State, drained: bool) {
     let d = &mut state.drain;
     d.config_read = true;
     if drained {
@@ -137,19 +79,28 @@ pub(super) fn on_config(state: &mut State, drained: bool) {
     }
 }
 
-/// The re-apply the core asked for ran: bgpd accepted it (`ok`) or not.
-pub(super) fn on_reapplied(state: &mut State, ok: bool, now: Millis) {
+/// The re-apply the core asked for ran: bgpd accepted it (`ok`) or not;
+/// when it did, the next read of bgpd's configuration confirms it.
+pub(super) fn on_reapplied(
+    state: &mut State,
+    ok: bool,
+    now: Millis,
+    actions: &mut Vec<Action>,
+) -> Option<Next> {
     let d = &mut state.drain;
-    if d.reapply != Reapply::InFlight {
-        // The file changed meanwhile (an undrain): the answer is stale.
-        return;
+    // The file changed meanwhile (an undrain): the answer is stale.
+    if d.reapply == Reapply::InFlight {
+        if ok {
+            d.reapplied += 1;
+            d.reapply = Reapply::Applied { at: now };
+        } else {
+            d.reapply = Reapply::Failed { at: now };
+        }
     }
     if ok {
-        d.reapplied += 1;
-        d.reapply = Reapply::Applied { at: now };
-    } else {
-        d.reapply = Reapply::Failed { at: now };
+        actions.push(Action::RefreshBgp);
     }
+    None
 }
 
 /// Decide the re-apply and the lost report at `now`; push the actions.

@@ -17,11 +17,24 @@ use std::collections::BTreeMap;
 
 use super::classify::{Local, classify};
 use super::drain;
+use super::event::Action;
 use super::fast_path::fast_relearn;
 use super::forget::forget;
 use super::heal::decide_heal;
-use super::vocab::{Action, Class, Config, HealResult, Millis, State};
+use super::scope::Next;
+use super::state::State;
+use super::vocab::{Backend, Class, Config, HealResult, Millis};
 use crate::model::{PeerView, Prefix, TableId, Vantage};
+
+/// bgpd's per-peer view, freshly polled: the sessions that sent something
+/// noted ([`note_sent`]), the view kept with its time; every VIP is
+/// re-evaluated (a bgpd view is what confirms a class).
+pub(super) fn on_bgp_view(state: &mut State, peers: Vec<PeerView>, now: Millis) -> Option<Next> {
+    note_sent(&mut state.sent, &peers, now);
+    state.peers = peers;
+    state.bgp_view_at = Some(now);
+    Next::all()
+}
 
 /// Re-classify one VIP, promote a persisted difference, decide its heal,
 /// schedule its deadline. Returns true when it needs a fresh bgpd view.
@@ -264,12 +277,7 @@ pub fn pending(state: &State, key: (TableId, Prefix)) -> Option<Pending> {
 /// The backend is up and the VIP has been absent from every view for more
 /// than two of its writer's ticks (a wake-up is set for that moment while
 /// it is not yet so).
-fn capacity_lost(
-    state: &mut State,
-    key: (TableId, Prefix),
-    backend: super::vocab::Backend,
-    now: Millis,
-) -> bool {
+fn capacity_lost(state: &mut State, key: (TableId, Prefix), backend: Backend, now: Millis) -> bool {
     // Only a probed VIP can lose capacity: most VIPs stop here.
     if !backend.up() {
         return false;

@@ -16,10 +16,14 @@
 //! failed one (or any other release, table mode or timing) leaves the VIP
 //! to the graced path (`evaluate`, `heal`).
 
+use super::ceiling::Ceiling;
 use super::drain;
+use super::event::Action;
 use super::heal::start_heal;
-use super::heal_policy;
-use super::vocab::{Action, Ceiling, Class, Config, Millis, Stamp, State};
+use super::policy::heal_policy;
+use super::state::State;
+use super::vip::Stamp;
+use super::vocab::{Class, Config, Millis};
 use crate::model::{Mode, Prefix, Release, TableId, TableMode, Vantage};
 
 /// Fast paths act only in repair mode, on a node, not drained, with the

@@ -2,8 +2,10 @@
 //! VIP of the scenarios, a node made ready on a release by the fields its
 //! events set, and a VIP's route put in place without an event.
 
-use super::HealAction;
-use super::vocab::{Action, Config, KernelFacts, Millis, State, Vip};
+use super::event::Action;
+use super::state::State;
+use super::vip::Vip;
+use super::vocab::{Config, HealAction, KernelFacts, Millis};
 use crate::model::{PeerView, Prefix, Release, TableId, TableMode};
 
 /// The watched table.

@@ -10,7 +10,9 @@
 //! from `evaluate` (a whole-view walk neither adds nor removes VIPs while
 //! it goes); a configured VIP is never forgotten.
 
-use super::vocab::{Action, Millis, State};
+use super::event::Action;
+use super::state::State;
+use super::vocab::Millis;
 use crate::model::{Prefix, TableId};
 
 /// A discovered VIP (not configured) withdrawn and absent from every view

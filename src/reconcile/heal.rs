@@ -15,8 +15,14 @@
 //! `/status`. An action is only asked for ([`Action::Heal`]); the daemon
 //! runs it and answers with [`Event::HealDone`](super::Event::HealDone).
 
-use super::vocab::{Action, HealResult, Millis, Stamp, State, Vip};
-use super::{HealAction, heal_policy};
+use super::classify::policy_unknown;
+use super::event::Action;
+use super::policy::heal_policy;
+use super::reimport;
+use super::scope::{Next, Scope};
+use super::state::State;
+use super::vip::{Stamp, Vip};
+use super::vocab::{Class, HealAction, HealResult, Millis};
 use crate::model::{Mode, Prefix, TableId};
 
 /// For a VIP in drift: pick the policy action and, in repair mode and when
@@ -61,11 +67,11 @@ pub(super) fn decide_heal(
     // may be denied by it: one heal episode (an FRR bug is healed by it),
     // then it is reported as such, never healed again while it lasts.
     if h.attempts >= 1 {
-        let unknown = class == super::Class::NotRedistributed
+        let unknown = class == Class::NotRedistributed
             && state
                 .intent
                 .as_ref()
-                .and_then(|i| super::policy_unknown(i, key.0, &key.1, &state.peers))
+                .and_then(|i| policy_unknown(i, key.0, &key.1, &state.peers))
                 .is_some();
         if unknown {
             if let Some(v) = state.vips.get_mut(&key) {
@@ -129,7 +135,7 @@ pub(super) fn start_heal(
     actions: &mut Vec<Action>,
 ) {
     if action == HealAction::ReimportTable {
-        super::reimport::note(state, key.0, now);
+        reimport::note(state, key.0, now);
     }
     let Some(v) = state.vips.get_mut(&key) else {
         return;
@@ -143,6 +149,26 @@ pub(super) fn start_heal(
         prefix: key.1,
         action,
     });
+}
+
+/// The daemon ran a heal action ([`Event::HealDone`](super::Event::HealDone)):
+/// a re-import is noted for its table, the result taken
+/// ([`on_heal_done`]); the VIP is re-evaluated when it is known.
+pub(super) fn on_done(
+    state: &mut State,
+    key: (TableId, Prefix),
+    action: HealAction,
+    (ok, detail): (bool, String),
+    now: Millis,
+) -> Option<Next> {
+    if action == HealAction::ReimportTable {
+        reimport::note(state, key.0, now);
+    }
+    if on_heal_done(state, key, action, ok, detail, now) {
+        Next::touching(Scope::One(key.0, key.1))
+    } else {
+        None
+    }
 }
 
 /// A heal action's result: backoff, then verification after a new grace.

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::vocab::Vip;
+use super::vip::Vip;
 use crate::model::{Prefix, TableId};
 
 /// Merges a full view into the VIPs: `fresh` in ascending key order without

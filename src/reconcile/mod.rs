@@ -37,10 +37,21 @@
 //! goes on at the capped backoff.
 //!
 //! Layout, one concern a file, each with its contract and its unit tests:
-//! - `vocab`: the vocabulary (events, actions, classes, configuration,
-//!   state, the heal ceiling, a heal's result);
-//! - `step`: the dispatch: one event applied to the state, the VIPs it can
-//!   change re-evaluated, the next wake-up named;
+//! - the vocabulary: `vocab` (classes, configuration, heal actions and
+//!   results, the drain's and a withdrawal's records: plain data), `event`
+//!   (the events and actions), `vip` (one VIP and its compact layout),
+//!   `state` (what the daemon's loop owns), `writer` (a writer's beats,
+//!   cadence, silence and withdrawals), `wakeups` (the deadlines),
+//!   `ceiling` (the node-wide heal ceiling), `scope` (what a handler leaves
+//!   to the dispatch);
+//! - `step`: the dispatch: one event routed to its handler, the timers
+//!   advanced, the VIPs it can change re-evaluated, the next wake-up named;
+//! - the handlers, one per event kind, in the file of their concern:
+//!   `kernel_view` (the kernel's routes), `local` (the node's addresses,
+//!   writers' beats and backends), `zebra_view` (zebra's session, routes
+//!   and table), `intent` (bgpd's configuration read as the intent),
+//!   `evaluate` (bgpd's view), `heal` (a heal's result), `drain`,
+//!   `withdraw`;
 //! - `classify`: the instantaneous class of a VIP from the joined views and
 //!   the intent ([`classify`](fn@classify), [`filtered_by`]);
 //! - `evaluate`: grace and confirmation: when an observed class becomes
@@ -53,7 +64,13 @@
 //! - `policy`: the table from (class, release, table mode) to a proven
 //!   heal action;
 //! - `drain`: the drain's record joined with bgpd's configuration (when
-//!   every VIP is `drained`, when a lost drain is re-applied).
+//!   every VIP is `drained`, when a lost drain is re-applied);
+//! - `withdraw`: a `withdraw = true` VIP taken out of BGP and put back;
+//! - `reimport`: a read of the configuration that is a re-import's own
+//!   middle, held.
+//!
+//! The files import one another in no cycle (`tests/architecture.rs`): the
+//! vocabulary uses no handler, a handler no dispatch.
 //!
 //! Everything is re-exported here: callers name `crate::reconcile::X`,
 //! never a submodule.
@@ -65,30 +82,46 @@
 
 #![deny(missing_docs)]
 
+mod ceiling;
 mod classify;
 mod drain;
 mod evaluate;
+mod event;
 mod fast_path;
 mod forget;
 mod heal;
+mod intent;
+mod kernel_view;
+mod local;
 mod merge;
 mod policy;
 mod reimport;
+mod scope;
+mod state;
 mod step;
+mod vip;
 mod vocab;
+mod wakeups;
 mod withdraw;
+mod writer;
+mod zebra_view;
 
+pub use ceiling::Ceiling;
 pub use classify::{Local, classify, filtered_by, policy_unknown};
-pub use drain::{DRAIN_SETTLE_MS, DrainFile, DrainTrack, REAPPLY_RETRY_MS, Reapply};
+pub use drain::{DRAIN_SETTLE_MS, REAPPLY_RETRY_MS};
 pub use evaluate::{Pending, pending};
-pub use policy::{HealAction, heal_policy};
+pub use event::{Action, Event};
+pub use policy::heal_policy;
+pub use state::State;
 pub use step::step;
+pub use vip::Vip;
 pub use vocab::{
-    Action, Backend, BackendState, Ceiling, Class, Config, DEFAULT_HEAL_BURST,
-    DEFAULT_HEAL_RATE_PER_S, Event, HealResult, HealState, KernelEntry, KernelFacts,
-    MAX_FLAP_PAIRS, Millis, ProbeKind, State, Vip, Writer, WriterState,
+    Backend, BackendState, Class, Config, DEFAULT_HEAL_BURST, DEFAULT_HEAL_RATE_PER_S, DrainFile,
+    DrainTrack, HealAction, HealResult, HealState, KernelEntry, KernelFacts, Millis, ProbeKind,
+    Reapply, WithdrawWhy, Withdrawal,
 };
-pub use withdraw::{WITHDRAW_RETRY_MS, WithdrawWhy, Withdrawal};
+pub use withdraw::WITHDRAW_RETRY_MS;
+pub use writer::{MAX_FLAP_PAIRS, Writer, WriterState};
 
 #[cfg(test)]
 mod fixture;

@@ -7,39 +7,8 @@
 //! replayed without root. A class with no proven safe action gets none:
 //! ribbridge then reports and waits.
 
-use serde::{Deserialize, Serialize};
-
-use super::Class;
+use super::vocab::{Class, HealAction};
 use crate::model::{Release, TableMode};
-
-/// An action that heals a VIP. Kernel actions only ever touch a route that
-/// the mirror found in a watched table, and only that route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HealAction {
-    /// `ip route replace` of the same route with the realm toggled 1<->2:
-    /// a real change the kernel announces, so zebra re-learns the route.
-    RealmToggle,
-    /// Delete the route, then add it back unchanged.
-    DeleteAdd,
-    /// On zebra's vty: `no ip import-table N`, then `ip import-table N`.
-    ReimportTable,
-    /// Remove the local address of the VIP, replace the route, re-add the
-    /// address (off unless `heal_addresses`).
-    AddressCycle,
-}
-
-impl HealAction {
-    /// The snake_case name used in metrics and `/status`.
-    pub fn name(self) -> &'static str {
-        match self {
-            HealAction::RealmToggle => "realm_toggle",
-            HealAction::DeleteAdd => "delete_add",
-            HealAction::ReimportTable => "reimport_table",
-            HealAction::AddressCycle => "address_cycle",
-        }
-    }
-}
 
 /// FRR 10.7 fixed the SELECTED-flag bug; a realm toggle heals a lost route there.
 const FIXED_SELECTED: Release = Release::new(10, 7);

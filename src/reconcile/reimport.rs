@@ -18,7 +18,8 @@
 //!   the import at the moment of a heal is late, never lost.
 //! - Pure like the rest of the core: the time is an argument.
 
-use super::vocab::{Millis, State};
+use super::state::State;
+use super::vocab::Millis;
 use crate::model::TableId;
 use crate::model::intent::Intent;
 

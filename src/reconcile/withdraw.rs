@@ -24,111 +24,43 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
-
-use super::drain::Reapply;
-use super::vocab::{Action, Millis, State, WriterState};
+use super::event::Action;
+use super::scope::Next;
+use super::state::State;
+use super::vocab::{Millis, Reapply, WithdrawWhy, Withdrawal};
+use super::writer::WriterState;
 use crate::model::{Mode, Prefix, TableId, Vantage};
-
-/// Why ribbridge takes a VIP out of BGP, or puts it back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WithdrawWhy {
-    /// Out: the backend failed and the writer went silent.
-    WriterSilent,
-    /// Out: the backend failed and the address is missing or unusable.
-    AddressUnusable,
-    /// Out: found so in bgpd's configuration (a restarted ribbridge's).
-    Found,
-    /// Back: the backend is up again.
-    BackendUp,
-    /// Back: the writer re-asserts the route.
-    WriterBack,
-    /// Back: the VIP is not configured `withdraw` (any more).
-    NotConfigured,
-}
-
-impl WithdrawWhy {
-    /// What it means, for the log.
-    pub fn text(self) -> &'static str {
-        match self {
-            WithdrawWhy::WriterSilent => {
-                "its backend's health probe fails and its writer is silent"
-            }
-            WithdrawWhy::AddressUnusable => {
-                "its backend's health probe fails and its address is missing or unusable"
-            }
-            WithdrawWhy::Found => "bgpd's configuration holds ribbridge's withdrawal of it",
-            WithdrawWhy::BackendUp => "its backend's health probe passes again",
-            WithdrawWhy::WriterBack => "its writer re-asserts the route again",
-            WithdrawWhy::NotConfigured => "it is not configured `withdraw = true`",
-        }
-    }
-}
-
-/// One VIP ribbridge takes out of BGP or puts back (part of [`State`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Withdrawal {
-    /// Out (true) or back.
-    pub out: bool,
-    /// Why.
-    pub why: WithdrawWhy,
-    /// When this direction was decided.
-    pub since: Millis,
-    /// The configuration's progress.
-    pub apply: Reapply,
-    /// Asked at least once in this direction, and not refused since.
-    pub asked: bool,
-}
-
-impl Withdrawal {
-    fn new(out: bool, why: WithdrawWhy, now: Millis) -> Withdrawal {
-        Withdrawal {
-            out,
-            why,
-            since: now,
-            apply: Reapply::Idle,
-            asked: false,
-        }
-    }
-
-    /// Where it stands, for `/status`: `withdrawing`, `withdrawn` (bgpd's
-    /// configuration holds it) or `restoring`.
-    pub fn name(&self, in_bgpd: bool) -> &'static str {
-        match (self.out, in_bgpd) {
-            (true, false) => "withdrawing",
-            (true, true) => "withdrawn",
-            (false, _) => "restoring",
-        }
-    }
-}
 
 /// The wait before a failed or unconfirmed ask is made again: bgpd's
 /// configuration is read every second, so a confirmation takes up to two.
 pub const WITHDRAW_RETRY_MS: Millis = 2_000;
 
-/// The ask the daemon answered: applied (`ok`) or not.
+/// The ask the daemon answered: applied (`ok`) or not; when it was, the
+/// next read of bgpd's configuration confirms it.
 pub(super) fn on_withdrew(
     state: &mut State,
     key: (TableId, Prefix),
-    out: bool,
-    ok: bool,
+    (out, ok): (bool, bool),
     now: Millis,
-) {
-    let Some(w) = state.withdrawals.get_mut(&key) else {
-        return;
-    };
-    if w.out != out || w.apply != Reapply::InFlight {
+    actions: &mut Vec<Action>,
+) -> Option<Next> {
+    if let Some(w) = state.withdrawals.get_mut(&key)
         // The direction changed meanwhile: the answer is stale.
-        return;
+        && w.out == out
+        && w.apply == Reapply::InFlight
+    {
+        w.apply = if ok {
+            Reapply::Applied { at: now }
+        } else {
+            // The episode's log line comes with the first ask bgpd accepts.
+            w.asked = false;
+            Reapply::Failed { at: now }
+        };
     }
-    w.apply = if ok {
-        Reapply::Applied { at: now }
-    } else {
-        // The episode's log line comes with the first ask bgpd accepts.
-        w.asked = false;
-        Reapply::Failed { at: now }
-    };
+    if ok {
+        actions.push(Action::RefreshBgp);
+    }
+    None
 }
 
 /// Decide, at `now`, which VIPs go out or back; push the asks. Returns the
