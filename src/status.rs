@@ -15,6 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::bmp::station::{RouterPeer, RouterStatus, RouterVip};
+use crate::config::{NodeRole, RouterRole, StationRole};
 use crate::model::Vantage;
 use crate::model::{Prefix, TableId, rfc3339};
 use crate::reconcile::{Class, Millis, State, WriterState};
@@ -209,7 +210,7 @@ pub struct PeerStatus {
 }
 
 /// Healing of one VIP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HealStatus {
     /// Attempts in the current drift.
     pub attempts: u32,
@@ -317,7 +318,6 @@ pub fn document(
     not_ready: Option<String>,
 ) -> StatusDoc {
     let ready = state.ready();
-    let node = state.config.vantage == Vantage::Node;
     let kernel_seen = state.kernel_synced;
     let zebra_seen = state.zebra.is_some() && state.zebra_synced;
     let state_of = |c: Class| {
@@ -369,7 +369,7 @@ pub fn document(
                 last_action: v.heal().last_action.map(|a| a.name().to_string()),
                 last_result: v.heal().last_result.as_ref().map(ToString::to_string),
             },
-            address: (node && kernel_seen).then(|| {
+            address: kernel_seen.then(|| {
                 match (
                     state.addresses.contains(prefix),
                     state.address_usable(prefix),
@@ -380,7 +380,7 @@ pub fn document(
                 }
                 .to_string()
             }),
-            writer: node.then(|| {
+            writer: Some({
                 let w = state.writers.get(&(*table, *prefix));
                 WriterStatus {
                     state: w
@@ -420,7 +420,7 @@ pub fn document(
             crate::model::Mode::Repair => "repair",
         }
         .to_string(),
-        vantage: state.config.vantage,
+        vantage: NodeRole::VANTAGE,
         ready,
         not_ready: if ready {
             None
@@ -429,7 +429,7 @@ pub fn document(
         },
         vips,
         routers: Vec::new(),
-        heal_ceiling: (state.config.vantage == Vantage::Node).then(|| {
+        heal_ceiling: Some({
             let c = &state.config;
             CeilingStatus {
                 rate_per_s: c.heal_rate_per_s,
@@ -458,6 +458,60 @@ fn policy(state: &State, table: TableId, prefix: &Prefix, class: Class) -> Optio
     }
 }
 
+/// A router's document: each configured VIP, `advertised` while the
+/// router's kernel holds a route to it, with its legs (how many nodes the
+/// router sends it to) and their next hops (`nexthops`).
+pub fn router_document(
+    join: &crate::reconcile::RouterJoin,
+    nexthops: &dyn Fn(TableId, Prefix) -> Vec<String>,
+    zero_unix_ms: u64,
+    not_ready: Option<String>,
+) -> StatusDoc {
+    let ready = join.ready();
+    let vips = join
+        .vips()
+        .iter()
+        .map(|(prefix, v)| VipStatus {
+            prefix: *prefix,
+            table: v.table,
+            state: if ready {
+                VipState::Known(v.state)
+            } else {
+                VipState::UNKNOWN
+            },
+            kernel: ready.then_some(v.state == Class::Advertised),
+            zebra: None,
+            peers: Vec::new(),
+            ecmp_nexthops: ready.then_some(v.legs),
+            nexthops: nexthops(v.table, *prefix),
+            policy: None,
+            since: rfc3339(zero_unix_ms + v.since),
+            heal: HealStatus::default(),
+            address: None,
+            writer: None,
+            backend: None,
+            withdrawal: None,
+            pending: None,
+        })
+        .collect();
+    StatusDoc {
+        frr_release: None,
+        // The router only reads: it never acts on anything.
+        mode: crate::model::Mode::Observe.to_string(),
+        vantage: RouterRole::VANTAGE,
+        ready,
+        not_ready: if ready {
+            None
+        } else {
+            Some(not_ready.unwrap_or_else(|| "the kernel is not read yet".to_string()))
+        },
+        vips,
+        routers: Vec::new(),
+        heal_ceiling: None,
+        omitted: Omitted::default(),
+    }
+}
+
 /// A BMP station's document: `routers` as the station's view has them;
 /// ready when at least one router is synced (`not_ready` says why not).
 pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -> StatusDoc {
@@ -465,7 +519,7 @@ pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -
         frr_release: None,
         // The station only reads: it never acts on anything.
         mode: crate::model::Mode::Observe.to_string(),
-        vantage: Vantage::Bmp,
+        vantage: StationRole::VANTAGE,
         ready: not_ready.is_none(),
         not_ready,
         vips: Vec::new(),
@@ -478,9 +532,9 @@ pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -
 /// The table a person reads: one line per VIP.
 pub fn render_table(doc: &StatusDoc) -> String {
     match doc.vantage {
-        Vantage::Router => return render_router(doc),
-        Vantage::Bmp => return render_station(doc),
-        Vantage::Node => {}
+        RouterRole::VANTAGE => return render_router(doc),
+        StationRole::VANTAGE => return render_station(doc),
+        NodeRole::VANTAGE => {}
     }
     let mut out = format!(
         "FRR {}  mode {}  {}\n",
@@ -962,16 +1016,9 @@ mod tests {
     #[test]
     fn router_vantage_shows_paths_and_next_hops_not_the_node_columns() {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
-        let config = Config {
-            vantage: Vantage::Router,
-            tables: vec![254],
-            vips: [vip].into(),
-            ..Config::default()
-        };
-        let mut s = State::new(config, 0);
-        step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
-        step(
-            &mut s,
+        let mut j = crate::reconcile::RouterJoin::new([254], [vip], 0);
+        j.step(Event::KernelSynced { routes: vec![] }, 0);
+        j.step(
             Event::KernelRoute {
                 table: 254,
                 prefix: vip,
@@ -983,11 +1030,7 @@ mod tests {
             5,
         );
         let hops = |_, _| vec!["198.18.1.2".to_string(), "198.18.2.2".to_string()];
-        let detail = Detail {
-            nexthops: &hops,
-            detailed: &|_, _| true,
-        };
-        let doc = document(&s, None, (0, 0), &detail, None);
+        let doc = router_document(&j, &hops, 0, None);
         let table = render_table(&doc);
         assert!(table.starts_with("router vantage  ready\n"), "{table}");
         assert!(

@@ -343,6 +343,8 @@ fn help_entry(help: &str, flag: &str) -> String {
 #[test]
 fn run_help_shows_the_defaults_the_daemon_runs_with() {
     let d = ribbridge::config::Settings::default();
+    let n = ribbridge::config::NodeRole::default();
+    let st = ribbridge::config::StationRole::default();
     // The daemon's grace is the core's: one value, written once.
     assert_eq!(d.grace_ms, ribbridge::reconcile::Config::default().grace_ms);
     let out = ribbridge(&["run", "--help"]);
@@ -351,8 +353,8 @@ fn run_help_shows_the_defaults_the_daemon_runs_with() {
     for (flag, default) in [
         ("--grace-ms", d.grace_ms.to_string()),
         ("--require-address", d.require_address.to_string()),
-        ("--frr-dir", d.frr_dir.display().to_string()),
-        ("--table", d.tables[0].to_string()),
+        ("--frr-dir", n.frr_dir.display().to_string()),
+        ("--table", n.table.to_string()),
         ("--listen", d.listen.to_string()),
         ("--mode", d.mode.to_string()),
         ("--writer-silent-ticks", d.writer_silent_ticks.to_string()),
@@ -361,19 +363,19 @@ fn run_help_shows_the_defaults_the_daemon_runs_with() {
         ("--heal-rate", d.heal_rate.to_string()),
         ("--heal-burst", d.heal_burst.to_string()),
         ("--forget-after-secs", d.forget_after_secs.to_string()),
-        ("--bmp-stale-secs", d.bmp_stale_secs.to_string()),
-        ("--bmp-sync-secs", d.bmp.sync_secs.to_string()),
-        ("--bmp-max-routers", d.bmp.max_routers.to_string()),
-        ("--bmp-max-peers", d.bmp.max_peers.to_string()),
-        ("--bmp-max-paths", d.bmp.max_paths.to_string()),
+        ("--bmp-stale-secs", st.stale_secs.to_string()),
+        ("--bmp-sync-secs", st.limits.sync_secs.to_string()),
+        ("--bmp-max-routers", st.limits.max_routers.to_string()),
+        ("--bmp-max-peers", st.limits.max_peers.to_string()),
+        ("--bmp-max-paths", st.limits.max_paths.to_string()),
         (
             "--bmp-sessions-per-address",
-            d.bmp.sessions_per_address.to_string(),
+            st.limits.sessions_per_address.to_string(),
         ),
-        ("--bmp-max-sessions", d.bmp.max_sessions.to_string()),
+        ("--bmp-max-sessions", st.limits.max_sessions.to_string()),
         ("--http-max-connections", d.http_max_connections.to_string()),
         ("--max-detailed-vips", d.max_detailed_vips.to_string()),
-        ("--drain-state", d.drain_state.display().to_string()),
+        ("--drain-state", n.drain_state.display().to_string()),
     ] {
         let entry = help_entry(&help, flag);
         assert!(
@@ -386,12 +388,13 @@ fn run_help_shows_the_defaults_the_daemon_runs_with() {
 #[test]
 fn status_and_drain_help_show_the_defaults_they_run_with() {
     let d = ribbridge::config::Settings::default();
+    let n = ribbridge::config::NodeRole::default();
     let out = ribbridge(&["status", "--help"]);
     let help = String::from_utf8_lossy(&out.stdout);
     for (flag, default) in [
         ("--require-address", d.require_address.to_string()),
-        ("--frr-dir", d.frr_dir.display().to_string()),
-        ("--table", d.tables[0].to_string()),
+        ("--frr-dir", n.frr_dir.display().to_string()),
+        ("--table", n.table.to_string()),
     ] {
         let entry = help_entry(&help, flag);
         assert!(

@@ -107,7 +107,10 @@ fn example_config_is_every_key_at_its_default() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let s = Settings::resolve(Some((&path, file)), Layer::default()).expect("the example resolves");
-    assert_eq!(s.probes.len(), 1, "{:?}", s.probes);
+    let ribbridge::config::Role::Node(node) = &s.role else {
+        panic!("the example resolves to a node: {:?}", s.role);
+    };
+    assert_eq!(node.probes.len(), 1, "{:?}", node.probes);
 }
 
 #[test]

@@ -14,6 +14,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use ribbridge::config::Role;
 use ribbridge::reconcile::{self, Action, Event, Millis};
 use ribbridge::status::StatusDoc;
 use tokio::process::{Child, Command};
@@ -324,7 +325,7 @@ impl Daemon {
         std::fs::copy(&self.record, to("jsonl")).unwrap_or_else(|e| {
             panic!("{KEEP_RECORDS}: cannot copy {}: {e}", self.record.display())
         });
-        let config = core_config_of(&self.args).unwrap_or_else(|e| {
+        let config = case_config_of(&self.args).unwrap_or_else(|e| {
             panic!(
                 "{KEEP_RECORDS}: the core's configuration of {:?}: {e}",
                 self.args
@@ -337,10 +338,7 @@ impl Daemon {
                 panic!("{KEEP_RECORDS}: cannot write {}: {e}", to(ext).display())
             });
         };
-        write(
-            "config.json",
-            &serde_json::to_value(&config).expect("config"),
-        );
+        write("config.json", &config);
         // A `--config` file is a temporary path: its effect is in
         // config.json, its name is noise.
         let mut args = self.args.clone();
@@ -360,7 +358,7 @@ impl Daemon {
         );
         // The recording is only worth keeping if it replays to what the
         // daemon logged: say so at once, not when the case is filed.
-        let replayed = replay_changes(&self.record, config);
+        let replayed = replay_changes(&self.record, &config);
         if replayed != logged {
             eprintln!(
                 "{KEEP_RECORDS}: {test}/{stem}: the replay's state changes differ from the daemon's log:\nreplayed {replayed:?}\nlogged   {logged:?}"
@@ -434,14 +432,15 @@ pub fn logged_changes(log: &[String]) -> Vec<Change> {
         .collect()
 }
 
-/// The state changes of a recording replayed through the core.
-pub fn replay_changes(record: &Path, config: reconcile::Config) -> Vec<Change> {
+/// The state changes of a recording replayed through the join it ran
+/// (`config`: the case's `config.json`).
+pub fn replay_changes(record: &Path, config: &serde_json::Value) -> Vec<Change> {
     let text = std::fs::read_to_string(record).expect("record");
-    let mut s = reconcile::State::new(config, 0);
+    let mut join = reconcile::Replay::from_case(config).expect("the case's config.json");
     let mut changes = Vec::new();
     for line in text.lines() {
         let (t, e): (Millis, Event) = serde_json::from_str(line).expect("record line");
-        for a in reconcile::step(&mut s, e, t) {
+        for a in join.step(e, t) {
             if let Action::StateChanged {
                 table, prefix, to, ..
             } = a
@@ -458,7 +457,30 @@ pub fn replay_changes(record: &Path, config: reconcile::Config) -> Vec<Change> {
 /// drift from what `ribbridge run` does.
 pub fn core_config_of(args: &[String]) -> Result<reconcile::Config, String> {
     let s = ribbridge::cli::run_settings(args).map_err(|e| e.to_string())?;
-    Ok(ribbridge::daemon::core_config(&s))
+    match &s.role {
+        Role::Node(node) => Ok(ribbridge::daemon::core_config(&s, node)),
+        Role::Router(_) | Role::Station(_) => {
+            Err(format!("a {} ribbridge runs no node core", s.vantage()))
+        }
+    }
+}
+
+/// A recorded case's `config.json` for a daemon started with `args`: the
+/// node's core configuration, or the router's join (its tables and VIPs,
+/// `tests/reconcile_cases.rs` replays it through `RouterJoin`).
+fn case_config_of(args: &[String]) -> Result<serde_json::Value, String> {
+    let s = ribbridge::cli::run_settings(args).map_err(|e| e.to_string())?;
+    match &s.role {
+        Role::Node(node) => serde_json::to_value(ribbridge::daemon::core_config(&s, node))
+            .map_err(|e| e.to_string()),
+        Role::Router(router) => Ok(serde_json::json!({
+            "vantage": "router",
+            "mode": s.mode,
+            "tables": router.tables,
+            "vips": s.vips,
+        })),
+        Role::Station(_) => Err("a BMP station records no core case".to_string()),
+    }
 }
 
 /// The environment the image and the systemd unit give the daemon

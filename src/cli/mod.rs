@@ -31,6 +31,14 @@ use crate::config::Settings;
 /// the flags' help shows.
 static DEFAULTS: LazyLock<Settings> = LazyLock::new(Settings::default);
 
+/// A node's own defaults, for the help of the keys only a node reads.
+static NODE_DEFAULTS: LazyLock<crate::config::NodeRole> =
+    LazyLock::new(crate::config::NodeRole::default);
+
+/// A station's own defaults, for the help of the keys only it reads.
+static STATION_DEFAULTS: LazyLock<crate::config::StationRole> =
+    LazyLock::new(crate::config::StationRole::default);
+
 /// A flag's help ending in its default as clap writes its own
 /// (`[default: VALUE]`), from the value the code uses, so that `--help`
 /// cannot say another. For flags that are `Option`s (a flag overrides the

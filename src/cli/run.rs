@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{DEFAULTS, Exit, defaulted, words};
+use super::{DEFAULTS, Exit, NODE_DEFAULTS, STATION_DEFAULTS, defaulted, words};
 use crate::config::{self, Layer, Settings};
 use crate::model::{Mode, Vantage};
 use crate::model::{Prefix, TableId};
@@ -24,12 +24,12 @@ pub struct Args {
     config: Option<PathBuf>,
     #[arg(long, value_name = "DIR", help = defaulted(
         "Directory holding zserv.api, zebra.vty and bgpd.vty",
-        DEFAULTS.frr_dir.display(),
+        NODE_DEFAULTS.frr_dir.display(),
     ))]
     frr_dir: Option<PathBuf>,
     #[arg(long = "table", value_name = "ID", help = defaulted(
         "Kernel routing table to watch (repeatable)",
-        words(&DEFAULTS.tables),
+        words(&[NODE_DEFAULTS.table]),
     ))]
     tables: Vec<TableId>,
     /// A prefix to treat as a VIP even when no table holds it (repeatable).
@@ -123,7 +123,7 @@ pub struct Args {
     #[arg(long, value_name = "SECS", help = defaulted(
         "Seconds a router whose BMP session ended stays (stale: its paths \
          unknown) before it is forgotten (--vantage bmp only)",
-        DEFAULTS.bmp_stale_secs,
+        STATION_DEFAULTS.stale_secs,
     ))]
     bmp_stale_secs: Option<u64>,
     /// A network routers may connect from (repeatable; required with
@@ -133,33 +133,33 @@ pub struct Args {
     #[arg(long, value_name = "SECS", help = defaulted(
         "Seconds after a router's BMP session starts before its initial dump \
          is taken as complete, End-of-RIBs or not (--vantage bmp only)",
-        DEFAULTS.bmp.sync_secs,
+        STATION_DEFAULTS.limits.sync_secs,
     ))]
     bmp_sync_secs: Option<u64>,
     #[arg(long, value_name = "N", help = defaulted(
         "The most routers the station keeps (--vantage bmp only)",
-        DEFAULTS.bmp.max_routers,
+        STATION_DEFAULTS.limits.max_routers,
     ))]
     bmp_max_routers: Option<usize>,
     #[arg(long, value_name = "N", help = defaulted(
         "The most BGP peers per router (--vantage bmp only)",
-        DEFAULTS.bmp.max_peers,
+        STATION_DEFAULTS.limits.max_peers,
     ))]
     bmp_max_peers: Option<usize>,
     #[arg(long, value_name = "N", help = defaulted(
         "The most paths per VIP per router (--vantage bmp only)",
-        DEFAULTS.bmp.max_paths,
+        STATION_DEFAULTS.limits.max_paths,
     ))]
     bmp_max_paths: Option<usize>,
     #[arg(long, value_name = "N", help = defaulted(
         "The most BMP sessions at once from one address (--vantage bmp only)",
-        DEFAULTS.bmp.sessions_per_address,
+        STATION_DEFAULTS.limits.sessions_per_address,
     ))]
     bmp_sessions_per_address: Option<usize>,
     #[arg(long, value_name = "N", help = defaulted(
         "The most BMP sessions at once in all; more are refused at accept \
          (--vantage bmp only)",
-        DEFAULTS.bmp.max_sessions,
+        STATION_DEFAULTS.limits.max_sessions,
     ))]
     bmp_max_sessions: Option<usize>,
     #[arg(long, value_name = "N", help = defaulted(
@@ -178,7 +178,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH", help = defaulted(
         "The drain's intent file, which `ribbridge drain` writes and \
          `ribbridge undrain` removes",
-        DEFAULTS.drain_state.display(),
+        NODE_DEFAULTS.drain_state.display(),
     ))]
     drain_state: Option<PathBuf>,
     /// Started as root: become UID:GID (FRR's user, the owner of
@@ -274,11 +274,12 @@ pub fn run(args: Args) -> ExitCode {
         Ok(s) => s,
         Err(e) => return super::fail_err(CMD, &e),
     };
-    let need = if settings.mode == Mode::Repair && settings.vantage == Vantage::Node {
-        Need::NetAdmin
-    } else {
-        Need::Nothing
-    };
+    let need =
+        if settings.mode == Mode::Repair && matches!(settings.role, crate::config::Role::Node(_)) {
+            Need::NetAdmin
+        } else {
+            Need::Nothing
+        };
     match privilege::narrow(&entered, need) {
         Ok(held) => super::log_privileges(&held),
         Err(e) => return super::fail_err(CMD, &e),

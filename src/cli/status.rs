@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{DEFAULTS, Exit, defaulted, words};
+use super::{DEFAULTS, Exit, NODE_DEFAULTS, defaulted, words};
 use crate::config::{Layer, Settings};
 use crate::model::TableId;
 use crate::status::StatusDoc;
@@ -26,12 +26,12 @@ pub struct Args {
     oneshot: bool,
     #[arg(long, value_name = "DIR", requires = "oneshot", help = defaulted(
         "Directory holding zserv.api, zebra.vty and bgpd.vty",
-        DEFAULTS.frr_dir.display(),
+        NODE_DEFAULTS.frr_dir.display(),
     ))]
     frr_dir: Option<PathBuf>,
     #[arg(long = "table", value_name = "ID", requires = "oneshot", help = defaulted(
         "Kernel routing table (repeatable)",
-        words(&DEFAULTS.tables),
+        words(&[NODE_DEFAULTS.table]),
     ))]
     tables: Vec<TableId>,
     /// The daemon's TOML configuration file: a one-shot join judges with

@@ -37,6 +37,14 @@ pub enum DaemonError {
         /// Why.
         source: std::io::Error,
     },
+    /// `status --oneshot` was given the settings of another role.
+    #[error(
+        "status --oneshot joins a node's views, and the settings resolve to the {vantage} vantage: drop `vantage` from the file given with --config (or run `ribbridge status` against that daemon's endpoint)"
+    )]
+    OneshotNotNode {
+        /// The role the settings resolve to.
+        vantage: crate::model::Vantage,
+    },
     /// A signal handler cannot be installed.
     #[error("cannot install the {signal} handler: {source}")]
     Signal {

@@ -10,16 +10,16 @@
 //! records (its wake-up, the routes it keeps for `/status`, the VIPs with
 //! series) is passed in.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
+use super::exports::RouteExports;
 use super::heal;
 use super::seam::{Input, PollTrigger};
-use crate::config::Settings;
+use crate::config::NodeRole;
 use crate::drain::Change;
-use crate::kernel::{Route, RouteLookup};
+use crate::kernel::RouteLookup;
 use crate::model::{Mode, Prefix, TableId};
 use crate::reconcile::{Class, HealAction, Millis, WithdrawWhy};
 use crate::telemetry;
@@ -35,14 +35,14 @@ pub(super) struct Executor {
     /// bmp vantage, which heals nothing).
     lookup: Option<RouteLookup>,
     frr_dir: PathBuf,
-    tables: Vec<TableId>,
+    table: TableId,
     drain_state: PathBuf,
 }
 
 impl Executor {
     /// The handles, and what the settings say of FRR and the drain.
     pub(super) fn new(
-        s: &Settings,
+        s: &NodeRole,
         results: mpsc::Sender<Input>,
         poll: PollTrigger,
         lookup: Option<RouteLookup>,
@@ -52,7 +52,7 @@ impl Executor {
             poll,
             lookup,
             frr_dir: s.frr_dir.clone(),
-            tables: s.tables.clone(),
+            table: s.table,
             drain_state: s.drain_state.clone(),
         }
     }
@@ -73,7 +73,7 @@ impl Executor {
                 prefix,
                 action,
                 lookup: self.lookup.clone(),
-                tables: self.tables.clone(),
+                tables: vec![self.table],
                 zebra_vty: self.frr_dir.join("zebra.vty"),
             },
             self.results.clone(),
@@ -86,7 +86,7 @@ impl Executor {
         heal::spawn_reconfigure(
             Change::Drain,
             self.frr_dir.clone(),
-            self.tables.clone(),
+            self.table,
             self.drain_state.clone(),
             ("", true),
             self.results.clone(),
@@ -110,7 +110,7 @@ impl Executor {
                 Change::Restore(prefix)
             },
             self.frr_dir.clone(),
-            vec![table],
+            table,
             self.drain_state.clone(),
             (why.text(), first),
             self.results.clone(),
@@ -231,11 +231,8 @@ pub(super) fn gave_up(
 
 /// [`Action::Forgot`](crate::reconcile::Action::Forgot): the core forgot a
 /// discovered VIP; its route kept for `/status` goes too.
-pub(super) fn forgot(
-    routes: &mut HashMap<(TableId, Prefix), Route>,
-    (table, prefix): (TableId, Prefix),
-) {
+pub(super) fn forgot(exports: &mut RouteExports, (table, prefix): (TableId, Prefix)) {
     telemetry::vip_forgotten();
-    routes.remove(&(table, prefix));
+    exports.forget((table, prefix));
     tracing::debug!(%prefix, table, "VIP forgotten: absent from every view past the retention");
 }

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::seam::{Input, PollTrigger, Source};
-use crate::config::Settings;
+use crate::config::NodeRole;
 use crate::frr::vty::json::Negotiated;
 use crate::frr::zapi::client::{self as zapi, ZapiConfig};
 use crate::frr::{VtyClient, ZapiEvent};
@@ -24,7 +24,7 @@ use crate::model::{Families, PeerView};
 use crate::reconcile::Event;
 use crate::telemetry;
 
-fn zapi_config(s: &Settings) -> ZapiConfig {
+fn zapi_config(s: &NodeRole) -> ZapiConfig {
     let mut cfg = ZapiConfig::in_dir(&s.frr_dir, s.zapi_table());
     cfg.mode = s.table_mode;
     cfg
@@ -34,7 +34,7 @@ fn zapi_config(s: &Settings) -> ZapiConfig {
 /// is read again from FRR.
 pub fn spawn(
     tasks: &mut Supervisor,
-    s: &Settings,
+    s: &NodeRole,
     frr_tx: mpsc::Sender<ZapiEvent>,
     results: mpsc::Sender<Input>,
     poll: PollTrigger,
@@ -83,7 +83,7 @@ impl Drop for Gone {
 /// The vty poller: a full poll when asked, every `bgp_poll_secs`, and
 /// after bgpd's configuration changed (read every [`CONFIG_POLL`]).
 async fn run_poller(
-    s: &Settings,
+    s: &NodeRole,
     results: &mpsc::Sender<Input>,
     poll: &PollTrigger,
     stop: &CancellationToken,
@@ -277,12 +277,12 @@ fn without_counters(text: &str) -> String {
 }
 
 impl Poller {
-    fn new(s: &Settings) -> Poller {
+    fn new(s: &NodeRole) -> Poller {
         let timeout = Duration::from_secs(5);
         Poller {
             bgpd: VtyClient::lazy(s.frr_dir.join("bgpd.vty"), timeout),
             zebra: VtyClient::lazy(s.frr_dir.join("zebra.vty"), timeout),
-            tables: s.tables.clone(),
+            tables: vec![s.table],
             drained: None,
             intent: None,
             texts: None,
@@ -579,13 +579,13 @@ impl Poller {
 }
 
 /// One poll with fresh clients (for `status --oneshot`).
-pub async fn poll_once(s: &Settings) -> Vec<Event> {
+pub async fn poll_once(s: &NodeRole) -> Vec<Event> {
     Poller::new(s).poll().await
 }
 
 /// One ZAPI session until its first complete view: the release and the
 /// events up to and including `Synced`.
-pub async fn zapi_snapshot(s: &Settings) -> Result<(String, Vec<ZapiEvent>), super::DaemonError> {
+pub async fn zapi_snapshot(s: &NodeRole) -> Result<(String, Vec<ZapiEvent>), super::DaemonError> {
     let events = zapi::until_synced(zapi_config(s), SNAPSHOT_LIMIT)
         .await
         .map_err(|e| super::DaemonError::Zebra {
@@ -651,9 +651,9 @@ mod tests {
         let tmp = tempfile::tempdir().expect("tempdir");
         let drained = Arc::new(AtomicBool::new(true));
         let bgpd = bgpd_with_a_drain(tmp.path(), Arc::clone(&drained));
-        let mut poller = Poller::new(&crate::config::Settings {
+        let mut poller = Poller::new(&crate::config::NodeRole {
             frr_dir: tmp.path().to_path_buf(),
-            tables: vec![198],
+            table: 198,
             ..Default::default()
         });
         let first = poller.read_config().await;
@@ -679,9 +679,9 @@ mod tests {
     async fn a_reported_change_is_confirmed_by_a_whole_read_a_second_later() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let bgpd = bgpd_with_a_drain(tmp.path(), Arc::new(AtomicBool::new(true)));
-        let mut poller = Poller::new(&crate::config::Settings {
+        let mut poller = Poller::new(&crate::config::NodeRole {
             frr_dir: tmp.path().to_path_buf(),
-            tables: vec![198],
+            table: 198,
             ..Default::default()
         });
         let whole = || {

@@ -102,15 +102,14 @@ const REAPPLY_VTY_TIMEOUT: Duration = Duration::from_secs(5);
 pub fn spawn_reconfigure(
     change: Change,
     frr_dir: PathBuf,
-    tables: Vec<TableId>,
+    table: TableId,
     drain_state: PathBuf,
     (why, first): (&'static str, bool),
     results: mpsc::Sender<Input>,
 ) {
     tokio::spawn(async move {
-        let table = tables.first().copied().unwrap_or_default();
         let mut worker = tokio::spawn(async move {
-            crate::drain::reconfigure(&frr_dir, &tables, change, REAPPLY_VTY_TIMEOUT).await
+            crate::drain::reconfigure(&frr_dir, &[table], change, REAPPLY_VTY_TIMEOUT).await
         });
         let outcome = match tokio::time::timeout(HEAL_DEADLINE, &mut worker).await {
             Ok(Ok(r)) => r.map_err(|e| e.to_string()),

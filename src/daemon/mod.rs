@@ -16,12 +16,17 @@ pub mod bmp;
 mod drain_watch;
 mod error;
 mod execute;
+mod exports;
 mod frr_tasks;
 mod heal;
+mod node;
 mod notify;
 mod owner;
 mod probes;
+mod record;
+mod router;
 mod seam;
+mod station;
 pub mod supervise;
 pub mod translate;
 
@@ -33,7 +38,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Settings;
+use crate::config::{Role, Settings};
 use crate::kernel::{Watcher, WatcherConfig};
 
 /// How long the owner loop may go without a turn before `/healthz` fails
@@ -82,95 +87,92 @@ fn check_descriptors(s: &Settings) -> Result<(), DaemonError> {
     Ok(())
 }
 
-/// Run until SIGTERM or SIGINT.
+/// Run until SIGTERM or SIGINT: what every role shares is started here,
+/// then the role's own tasks and its instance of the owner loop (the one
+/// place the role is matched).
 pub async fn run(s: Settings) -> Result<(), DaemonError> {
     check_descriptors(&s)?;
     let handle = crate::telemetry::install()?;
     let metrics = crate::http::Metrics::new(move || crate::telemetry::render(&handle));
     crate::telemetry::build_info(None, crate::telemetry::UNKNOWN_RELEASE);
-    let station = s.vantage == crate::model::Vantage::Bmp;
-    // Every configured VIP has its series before the endpoint can answer
-    // (the first scrape): unknown until the views are complete. A station's
-    // series are per router: they appear when a router does.
-    for (table, prefix) in translate::configured(&s).into_iter().filter(|_| !station) {
-        crate::telemetry::vip_unknown(&prefix, table);
-        crate::telemetry::ecmp_unknown(&prefix, table);
-    }
     let stop = CancellationToken::new();
     let listener = crate::http::bind(s.listen)
         .await
         .map_err(DaemonError::Http)?;
-    tracing::info!(listen = %s.listen, frr_dir = %s.frr_dir.display(), tables = ?s.tables, mode = ?s.mode, vantage = %s.vantage, "ribbridge starting");
-
-    // The kernel watcher opens its socket here, before anything else: a
-    // missing capability fails the start with the watcher's own message.
-    // A BMP station reads no kernel; it binds its own listener instead.
-    let mut watcher = if station {
-        None
-    } else {
-        Some(Watcher::new(WatcherConfig {
-            tables: s.tables.clone(),
-            prefixes: translate::mirrored_prefixes(&s),
-            resync_period: Duration::from_secs(s.resync_secs),
-            ..WatcherConfig::default()
-        })?)
-    };
-    let bmp_listener = match s.bmp_listen.filter(|_| station) {
-        Some(addr) => {
-            let l = bmp::bind(addr).await?;
-            tracing::info!(bmp_listen = %addr, stale_secs = s.bmp_stale_secs, "bmp: station listening");
-            Some(l)
-        }
-        None => None,
-    };
-    let lookup = watcher.as_mut().map(Watcher::lookup);
+    tracing::info!(listen = %s.listen, tables = ?s.role.tables(), mode = ?s.mode, vantage = %s.vantage(), "ribbridge starting");
     let (kernel_tx, kernel_rx) = mpsc::channel(KERNEL_CHANNEL);
     let (frr_tx, frr_rx) = mpsc::channel(FRR_CHANNEL);
     let (result_tx, result_rx) = mpsc::channel(RESULT_CHANNEL);
     let (status_tx, status_rx) = mpsc::channel(STATUS_CHANNEL);
     let (bmp_tx, bmp_rx) = mpsc::channel(BMP_CHANNEL);
     let (ready_tx, ready_rx) = watch::channel((false, "starting".to_string()));
-    let poll = seam::PollTrigger::default();
-
+    let inputs = owner::Inputs {
+        kernel: kernel_rx,
+        frr: frr_rx,
+        results: result_rx,
+        status: status_rx,
+        bmp: bmp_rx,
+    };
     let live = crate::http::Liveness::new(LIVENESS_BOUND);
     let mut tasks = supervise::Supervisor::new();
-    if let Some(watcher) = watcher {
-        let stop = stop.clone();
-        tasks.essential("kernel watcher", async move {
-            Ok(watcher.run(kernel_tx, stop.cancelled_owned()).await?)
-        });
-    }
-    if let Some(l) = bmp_listener {
-        let adm = bmp::Admission {
-            allow: s.bmp.allow.clone(),
-            per_address: s.bmp.sessions_per_address,
-            max_sessions: s.bmp.max_sessions,
-        };
-        let (tx, stop) = (bmp_tx, stop.clone());
-        tasks.essential("bmp listener", async move {
-            bmp::listen(l, adm, tx, stop).await;
-            Ok(())
-        });
-    }
-    // The router vantage reads only its kernel: no ZAPI, no vty.
-    if s.vantage == crate::model::Vantage::Node {
-        let (r, p, st) = (result_tx.clone(), poll.clone(), stop.clone());
-        frr_tasks::spawn(&mut tasks, &s, frr_tx, r, p, st);
-        let (path, r, st) = (s.drain_state.clone(), result_tx.clone(), stop.clone());
-        tasks.essential("drain state watch", async move {
-            drain_watch::run(&path, r, st).await;
-            Ok(())
-        });
-        if !s.probes.is_empty() {
-            let list = probes::probes(s.node_table(), &s.probes)?;
-            let (r, st) = (result_tx.clone(), stop.clone());
-            tasks.restartable("backend probes", move || {
-                let (list, r, st) = (list.clone(), r.clone(), st.clone());
-                Box::pin(async move {
-                    probes::run(list, r, st).await;
-                    Ok(())
-                })
+    let start = Start {
+        inputs,
+        ready: ready_tx,
+        live: live.clone(),
+        stop: stop.clone(),
+    };
+    match &s.role {
+        Role::Node(node) => {
+            // The kernel watcher opens its socket first: a missing
+            // capability fails the start with the watcher's own message.
+            let mut watcher = watcher(&s, vec![node.table], None)?;
+            let lookup = Some(watcher.lookup());
+            spawn_watcher(&mut tasks, watcher, kernel_tx, &stop);
+            let poll = seam::PollTrigger::default();
+            let (r, p, st) = (result_tx.clone(), poll.clone(), stop.clone());
+            frr_tasks::spawn(&mut tasks, node, frr_tx, r, p, st);
+            let (path, r, st) = (node.drain_state.clone(), result_tx.clone(), stop.clone());
+            tasks.essential("drain state watch", async move {
+                drain_watch::run(&path, r, st).await;
+                Ok(())
             });
+            if !node.probes.is_empty() {
+                let list = probes::probes(node.table, &node.probes)?;
+                let (r, st) = (result_tx.clone(), stop.clone());
+                tasks.restartable("backend probes", move || {
+                    let (list, r, st) = (list.clone(), r.clone(), st.clone());
+                    Box::pin(async move {
+                        probes::run(list, r, st).await;
+                        Ok(())
+                    })
+                });
+            }
+            let instance = node::NodeInstance::new(&s, node, result_tx, poll, lookup)?;
+            start.owner(&mut tasks, instance);
+        }
+        Role::Router(router) => {
+            // Main may hold a million routes the join never reads: the
+            // mirror keeps only the configured VIPs'.
+            let watcher = watcher(&s, router.tables.clone(), Some(s.vips.clone()))?;
+            spawn_watcher(&mut tasks, watcher, kernel_tx, &stop);
+            start.owner(&mut tasks, router::RouterInstance::new(&s, router)?);
+        }
+        Role::Station(station) => {
+            // A station reads no kernel and no FRR: its input is the
+            // routers' BMP sessions.
+            let l = bmp::bind(station.listen).await?;
+            tracing::info!(bmp_listen = %station.listen, stale_secs = station.stale_secs, "bmp: station listening");
+            let adm = bmp::Admission {
+                allow: station.limits.allow.clone(),
+                per_address: station.limits.sessions_per_address,
+                max_sessions: station.limits.max_sessions,
+            };
+            let (tx, st) = (bmp_tx, stop.clone());
+            tasks.essential("bmp listener", async move {
+                bmp::listen(l, adm, tx, st).await;
+                Ok(())
+            });
+            start.owner(&mut tasks, station::StationInstance::new(&s, station));
         }
     }
     {
@@ -186,19 +188,6 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
             Ok(())
         });
     }
-    let owner = owner::Owner::new(&s, result_tx, poll, ready_tx, lookup, live.clone())?;
-    let inputs = owner::Inputs {
-        kernel: kernel_rx,
-        frr: frr_rx,
-        results: result_rx,
-        status: status_rx,
-        bmp: bmp_rx,
-    };
-    let ostop = stop.clone();
-    tasks.essential("owner", async move {
-        owner.run(inputs, ostop).await;
-        Ok(())
-    });
     if let Some(period) = notify::watchdog_period() {
         tracing::info!(
             ?period,
@@ -246,6 +235,67 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     }
 }
 
+/// What every role's owner loop is started with.
+struct Start {
+    inputs: owner::Inputs,
+    ready: watch::Sender<(bool, String)>,
+    live: crate::http::Liveness,
+    stop: CancellationToken,
+}
+
+impl Start {
+    /// The owner loop around `instance`, an essential task.
+    fn owner<I: owner::Instance + Send + 'static>(
+        self,
+        tasks: &mut supervise::Supervisor,
+        instance: I,
+    ) {
+        let owner = owner::Owner::new(instance, self.ready, self.live);
+        let (inputs, stop) = (self.inputs, self.stop);
+        tasks.essential("owner", async move {
+            owner.run(inputs, stop).await;
+            Ok(())
+        });
+    }
+}
+
+/// The kernel watcher over `tables` (keeping only `prefixes`' routes when
+/// given), its socket opened now; the configured VIPs' series, unknown.
+fn watcher(
+    s: &Settings,
+    tables: Vec<crate::model::TableId>,
+    prefixes: Option<std::collections::BTreeSet<crate::model::Prefix>>,
+) -> Result<Watcher, DaemonError> {
+    // Every configured VIP has its series before the endpoint can answer
+    // (the first scrape): unknown until the views are complete, in the
+    // table it is reported in (the lowest watched). A station's series are
+    // per router: they appear when a router does.
+    let home = tables.iter().min().copied().unwrap_or_default();
+    for prefix in &s.vips {
+        crate::telemetry::vip_unknown(prefix, home);
+        crate::telemetry::ecmp_unknown(prefix, home);
+    }
+    Ok(Watcher::new(WatcherConfig {
+        tables,
+        prefixes,
+        resync_period: Duration::from_secs(s.resync_secs),
+        ..WatcherConfig::default()
+    })?)
+}
+
+/// The kernel watcher, an essential task.
+fn spawn_watcher(
+    tasks: &mut supervise::Supervisor,
+    watcher: Watcher,
+    tx: mpsc::Sender<crate::kernel::KernelEvent>,
+    stop: &CancellationToken,
+) {
+    let stop = stop.clone();
+    tasks.essential("kernel watcher", async move {
+        Ok(watcher.run(tx, stop.cancelled_owned()).await?)
+    });
+}
+
 async fn shutdown_signal() -> Result<(), DaemonError> {
     use tokio::signal::unix::{SignalKind, signal};
     let handler = |kind, signal_name| {
@@ -269,5 +319,10 @@ pub async fn oneshot(
     s: &Settings,
     wait: std::time::Duration,
 ) -> Result<crate::status::StatusDoc, DaemonError> {
-    owner::oneshot(s, wait).await
+    match &s.role {
+        Role::Node(node) => node::oneshot(s, node, wait).await,
+        Role::Router(_) | Role::Station(_) => Err(DaemonError::OneshotNotNode {
+            vantage: s.vantage(),
+        }),
+    }
 }

@@ -1,7 +1,6 @@
 //! Pure translations into the core's vocabulary: the I/O tasks' events into
 //! the core's [`Event`]s, and the settings into the core's configuration
-//! ([`core_config`]), the VIPs it reports (`configured`) and the routes
-//! the kernel mirror keeps (`mirrored_prefixes`).
+//! ([`core_config`]) and the VIPs it reports (`configured`).
 //!
 //! Contract: no I/O, no clock; one input event gives zero or more core
 //! events. Kept apart from the loop so the mapping is unit-tested and the
@@ -9,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use crate::config::Settings;
+use crate::config::{NodeRole, Settings};
 use crate::frr::ZapiEvent;
 use crate::kernel::{KernelEvent, Route, RouteSet};
 use crate::model::{Prefix, TableId};
@@ -136,7 +135,7 @@ impl ZapiView {
 }
 
 /// The core's configuration from the settings.
-pub fn core_config(s: &Settings) -> reconcile::Config {
+pub fn core_config(s: &Settings, node: &NodeRole) -> reconcile::Config {
     reconcile::Config {
         mode: s.mode,
         grace_ms: s.grace_ms,
@@ -152,9 +151,8 @@ pub fn core_config(s: &Settings) -> reconcile::Config {
         flap_pairs: s.flap_pairs,
         flap_window_ms: s.flap_window_secs.saturating_mul(1_000),
         vips: s.vips.clone(),
-        tables: s.tables.clone(),
-        vantage: s.vantage,
-        withdraw: s
+        table: node.table,
+        withdraw: node
             .probes
             .iter()
             .filter(|p| p.withdraw)
@@ -164,18 +162,8 @@ pub fn core_config(s: &Settings) -> reconcile::Config {
     }
 }
 
-/// The destinations the kernel mirror keeps: at the router only the
-/// configured VIPs (it may watch main, a million routes the join never
-/// reads); at a node every route of the watched table is a VIP.
-pub(crate) fn mirrored_prefixes(
-    s: &Settings,
-) -> Option<std::collections::BTreeSet<crate::model::Prefix>> {
-    (s.vantage == crate::model::Vantage::Router).then(|| s.vips.clone())
-}
-
-/// The configured VIPs, in the table the core reports them in.
-pub(super) fn configured(s: &Settings) -> Vec<(TableId, Prefix)> {
-    let table = s.node_table();
+/// The configured VIPs, in the table `table` they are reported in.
+pub(super) fn configured(s: &Settings, table: TableId) -> Vec<(TableId, Prefix)> {
     s.vips.iter().map(|p| (table, *p)).collect()
 }
 
@@ -190,7 +178,7 @@ mod tests {
     use super::*;
     use crate::frr::ZapiRoute;
     use crate::kernel::{Nexthop, ResyncReason};
-    use crate::model::{Release, TableMode, Vantage};
+    use crate::model::{Release, TableMode};
     use crate::reconcile::{self, Config, State};
 
     const VIP: &str = "192.0.2.10/32";
@@ -403,27 +391,16 @@ mod tests {
         }
         assert!(node.vips.is_empty(), "{:?}", node.vips);
 
-        let mut router = State::new(
-            Config {
-                vantage: Vantage::Router,
-                tables: vec![254],
-                vips: [p(VIP)].into(),
-                ..Config::default()
-            },
-            0,
-        );
+        let mut router = reconcile::RouterJoin::new([254], [p(VIP)], 0);
         for e in kernel(&KernelEvent::Resynced {
             reason: ResyncReason::Startup,
             routes: Some(vec![route(254, VIP, 2), route(254, "10.0.0.0/8", 1)].into()),
         }) {
-            reconcile::step(&mut router, e, 10);
+            router.step(e, 10);
         }
-        let keys: Vec<_> = router.vips.keys().copied().collect();
-        assert_eq!(keys, vec![(254, p(VIP))], "only the configured VIP");
-        assert_eq!(
-            router.vips[&(254, p(VIP))].kernel(),
-            Some(facts(&route(254, VIP, 2)))
-        );
+        let keys: Vec<_> = router.vips().keys().copied().collect();
+        assert_eq!(keys, vec![p(VIP)], "only the configured VIP");
+        assert_eq!(router.vips()[&p(VIP)].state, reconcile::Class::Advertised);
     }
 
     #[test]

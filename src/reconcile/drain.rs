@@ -24,7 +24,7 @@ use super::event::Action;
 use super::scope::{Next, Scope};
 use super::state::State;
 use super::vocab::{DrainFile, Millis, Reapply};
-use crate::model::{Mode, Vantage};
+use crate::model::Mode;
 
 /// How long `ribbridge drain` has, after recording the drain, to configure
 /// bgpd before the core takes the drain for lost and configures it itself
@@ -106,7 +106,7 @@ pub(super) fn on_reapplied(
 /// Decide the re-apply and the lost report at `now`; push the actions.
 /// Returns the drain's next deadline, if one is pending.
 pub(super) fn advance(state: &mut State, now: Millis, actions: &mut Vec<Action>) -> Option<Millis> {
-    let repair = state.config.mode == Mode::Repair && state.config.vantage == Vantage::Node;
+    let repair = state.config.mode == Mode::Repair;
     let (rate, burst) = (state.config.heal_rate_per_s, state.config.heal_burst);
     let configured = state.drained;
     let d = &mut state.drain;

@@ -24,7 +24,7 @@ use super::heal::decide_heal;
 use super::scope::Next;
 use super::state::State;
 use super::vocab::{Backend, Class, Config, HealResult, Millis};
-use crate::model::{PeerView, Prefix, TableId, Vantage};
+use crate::model::{PeerView, Prefix, TableId};
 
 /// bgpd's per-peer view, freshly polled: the sessions that sent something
 /// noted ([`note_sent`]), the view kept with its time; every VIP is
@@ -53,14 +53,7 @@ pub(super) fn evaluate(
     let Some(v) = state.vips.get(&key) else {
         return false;
     };
-    let router = state.config.vantage == Vantage::Router;
-    let observed = if router {
-        if v.in_kernel() {
-            Class::Advertised
-        } else {
-            Class::Withdrawn
-        }
-    } else if drain::holds(state) {
+    let observed = if drain::holds(state) {
         // A drained node withdrew every VIP on purpose, whatever the views
         // (or is about to: its drain is recorded, bgpd is being told).
         Class::Drained
@@ -76,12 +69,7 @@ pub(super) fn evaluate(
         classify(v, key.0, &key.1, local, &state.peers, state.intent.as_ref())
     };
     let grace = grace_of(&state.config, observed, v.zebra);
-    // The router polls nothing: its kernel view is the whole truth.
-    let bgp_view_at = if router {
-        Some(Millis::MAX)
-    } else {
-        state.bgp_view_at
-    };
+    let bgp_view_at = state.bgp_view_at;
     // After a change, the polled views must be re-read once the grace has
     // passed, whatever the class: bgpd's reaction lags zebra's.
     let settle = v.touched_at + state.config.settle_ms();
@@ -601,24 +589,6 @@ mod tests {
             (0, Some(HealResult::Healed))
         );
         assert_eq!(s.vips[&KEY()].drift_since(), None);
-    }
-
-    #[test]
-    fn a_router_reports_its_kernel_alone_without_a_bgpd_view() {
-        let config = Config {
-            vantage: Vantage::Router,
-            vips: [vip()].into(),
-            ..Config::default()
-        };
-        let mut s = State::new(config, 0);
-        s.kernel_synced = true;
-        with_route(&mut s, 0, false);
-        let mut actions = Vec::new();
-        assert!(!evaluate(&mut s, KEY(), 10, &mut actions));
-        assert_eq!(
-            changes(&actions),
-            [(Class::Withdrawn, Class::Advertised, None)]
-        );
     }
 
     #[test]

@@ -24,16 +24,12 @@ use super::policy::heal_policy;
 use super::state::State;
 use super::vip::Stamp;
 use super::vocab::{Class, Config, Millis};
-use crate::model::{Mode, Prefix, Release, TableId, TableMode, Vantage};
+use crate::model::{Mode, Prefix, Release, TableId, TableMode};
 
-/// Fast paths act only in repair mode, on a node, not drained, with the
+/// Fast paths act only in repair mode, not drained, with the
 /// views complete; the release and table mode come with zebra's session.
 fn fast_paths_on(state: &State) -> Option<(Release, TableMode)> {
-    if state.config.mode != Mode::Repair
-        || state.config.vantage != Vantage::Node
-        || drain::holds(state)
-        || !state.ready()
-    {
+    if state.config.mode != Mode::Repair || drain::holds(state) || !state.ready() {
         return None;
     }
     state.zebra
@@ -252,9 +248,6 @@ mod tests {
         let mut unsynced = repair.clone();
         unsynced.zebra_synced = false;
         assert_eq!(fast_paths_on(&unsynced), None);
-        let mut router = repair;
-        router.config.vantage = Vantage::Router;
-        assert_eq!(fast_paths_on(&router), None);
     }
 
     #[test]

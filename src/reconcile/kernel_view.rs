@@ -5,8 +5,7 @@
 //! Contract: the VIP's kernel facts and their times are recorded; a route
 //! that came is a trigger (`heal::triggered`) and, right after its address,
 //! 10.7's lost-route trigger (`fast_path::route_after_address`); a route
-//! that went is its writer's withdrawal (counted for flapping). At the
-//! router vantage only the configured VIPs are tracked.
+//! that went is its writer's withdrawal (counted for flapping).
 
 use super::fast_path::route_after_address;
 use super::heal::triggered;

@@ -67,7 +67,11 @@
 //!   every VIP is `drained`, when a lost drain is re-applied);
 //! - `withdraw`: a `withdraw = true` VIP taken out of BGP and put back;
 //! - `reimport`: a read of the configuration that is a re-import's own
-//!   middle, held.
+//!   middle, held;
+//! - `router`: the router's reduced join ([`RouterJoin`]), its own type: a
+//!   configured VIP is `advertised` while the router's kernel holds a route
+//!   to it; no view polled, no grace, no heal. The node's core above knows
+//!   no router. `replay`: a recorded run through the join it ran.
 //!
 //! The files import one another in no cycle (`tests/architecture.rs`): the
 //! vocabulary uses no handler, a handler no dispatch.
@@ -96,6 +100,8 @@ mod local;
 mod merge;
 mod policy;
 mod reimport;
+mod replay;
+mod router;
 mod scope;
 mod state;
 mod step;
@@ -112,6 +118,8 @@ pub use drain::{DRAIN_SETTLE_MS, REAPPLY_RETRY_MS};
 pub use evaluate::{Pending, pending};
 pub use event::{Action, Event};
 pub use policy::heal_policy;
+pub use replay::Replay;
+pub use router::{RouterJoin, RouterVip};
 pub use state::State;
 pub use step::step;
 pub use vip::Vip;

@@ -20,7 +20,7 @@ use super::vocab::{Backend, Config, DrainTrack, Millis, Withdrawal};
 use super::wakeups::Wakeups;
 use super::writer::{KUBE_VIP_TICK_MS, Writer, WriterState};
 use crate::model::intent::Intent;
-use crate::model::{PeerView, Prefix, Release, TableId, TableMode, Vantage};
+use crate::model::{PeerView, Prefix, Release, TableId, TableMode};
 
 /// VIPs added one at a time before [`State::vip`] considers repacking
 /// the map (a handful of half-full nodes is not worth a rebuild).
@@ -141,12 +141,7 @@ impl State {
             held_intent: None,
             config,
         };
-        let table = s
-            .config
-            .tables
-            .first()
-            .copied()
-            .unwrap_or(crate::model::VIP_TABLE);
+        let table = s.config.table;
         for p in s.config.vips.clone() {
             s.vip(table, p, now);
         }
@@ -156,20 +151,12 @@ impl State {
     /// Ready: the kernel mirror is synced and the ZAPI session has delivered
     /// a complete view. Nothing is classified anew before.
     pub fn ready(&self) -> bool {
-        match self.config.vantage {
-            Vantage::Node => self.kernel_synced && self.zebra.is_some() && self.zebra_synced,
-            Vantage::Router => self.kernel_synced,
-            // The station's readiness is its routers' (daemon::bmp); the
-            // core classifies nothing there.
-            Vantage::Bmp => false,
-        }
+        self.kernel_synced && self.zebra.is_some() && self.zebra_synced
     }
 
-    /// At the router only the configured VIPs are tracked (its table holds
-    /// every route of the network).
-    pub(super) fn tracks(&self, table: TableId, prefix: &Prefix) -> bool {
+    /// Every route of the node's table is a VIP.
+    pub(super) fn tracks(&self, table: TableId, _prefix: &Prefix) -> bool {
         self.is_watched(table)
-            && (self.config.vantage == Vantage::Node || self.config.vips.contains(prefix))
     }
 
     /// The VIP at (`table`, `prefix`), added (first seen at `now`) if new.
@@ -201,7 +188,7 @@ impl State {
     }
 
     pub(super) fn is_watched(&self, table: TableId) -> bool {
-        self.config.tables.contains(&table)
+        self.config.table == table
     }
 
     /// The VIP's address is on the node and usable.

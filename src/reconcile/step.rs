@@ -27,7 +27,7 @@ use super::scope::{Next, Scope};
 use super::state::State;
 use super::vocab::Millis;
 use super::{drain, heal, intent, kernel_view, local, withdraw, zebra_view};
-use crate::model::{Prefix, TableId, Vantage};
+use crate::model::{Prefix, TableId};
 
 /// Apply one event at time `now`; return what to do.
 ///
@@ -146,7 +146,7 @@ fn finish(
     mut actions: Vec<Action>,
     timer_at: Option<Millis>,
 ) -> Vec<Action> {
-    let mut want_bgp = touched_bgp && state.ready() && state.config.vantage == Vantage::Node;
+    let mut want_bgp = touched_bgp && state.ready();
     let keys: Vec<(TableId, Prefix)> = match scope {
         Scope::One(t, p) => vec![(t, p)],
         Scope::Prefix(p) => state.vips.keys().filter(|k| k.1 == p).copied().collect(),

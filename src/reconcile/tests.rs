@@ -1616,7 +1616,7 @@ fn withdrawable(mode: Mode) -> State {
     let config = Config {
         mode,
         vips: [vip()].into(),
-        tables: vec![T],
+        table: T,
         withdraw: [vip()].into(),
         writer_interval_ms: Some(1_000),
         ..address_required()
@@ -1760,7 +1760,7 @@ fn a_withdraw_vip_is_never_taken_out_in_observe_mode_nor_beside_a_live_writer() 
 fn the_address_gone_with_the_backend_down_withdraws_without_waiting_for_the_writer() {
     let config = Config {
         vips: [vip()].into(),
-        tables: vec![T],
+        table: T,
         withdraw: [vip()].into(),
         ..address_required()
     };

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Mode, Prefix, TableId, Vantage};
+use crate::model::{Mode, Prefix, TableId};
 
 /// Milliseconds on the daemon's monotonic clock (the model's, named here
 /// too: the core's time argument).
@@ -268,11 +268,10 @@ pub struct Config {
     pub heal_addresses: bool,
     /// Prefixes that are VIPs even while no table holds them.
     pub vips: BTreeSet<Prefix>,
-    /// Watched tables (configured VIPs are reported in the first).
-    pub tables: Vec<TableId>,
-    /// Node or router.
-    #[serde(default)]
-    pub vantage: Vantage,
+    /// The node's one table (kube-vip's; zebra redistributes it). Recorded
+    /// configurations spell it `tables = [N]`, read as the one table.
+    #[serde(alias = "tables", deserialize_with = "one_table")]
+    pub table: TableId,
     /// The node-wide ceiling on heal actions: this many a second on
     /// average...
     #[serde(default = "default_heal_rate")]
@@ -343,6 +342,26 @@ impl Config {
     }
 }
 
+/// A table id, or a list of exactly one (how configurations recorded
+/// before the node's one table were written).
+fn one_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TableId, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrList {
+        One(TableId),
+        List(Vec<TableId>),
+    }
+    match OneOrList::deserialize(d)? {
+        OneOrList::One(t) => Ok(t),
+        OneOrList::List(l) => match l[..] {
+            [t] => Ok(t),
+            _ => Err(serde::de::Error::custom(format!(
+                "a node's core watches one table, not {l:?}"
+            ))),
+        },
+    }
+}
+
 impl Default for Config {
     fn default() -> Config {
         Config {
@@ -355,8 +374,7 @@ impl Default for Config {
             backoff_max_ms: 30_000,
             heal_addresses: false,
             vips: BTreeSet::new(),
-            tables: vec![crate::model::VIP_TABLE],
-            vantage: Vantage::Node,
+            table: crate::model::VIP_TABLE,
             heal_rate_per_s: default_heal_rate(),
             heal_burst: default_heal_burst(),
             forget_after_ms: default_forget_after(),

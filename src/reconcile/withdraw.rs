@@ -29,7 +29,7 @@ use super::scope::Next;
 use super::state::State;
 use super::vocab::{Millis, Reapply, WithdrawWhy, Withdrawal};
 use super::writer::WriterState;
-use crate::model::{Mode, Prefix, TableId, Vantage};
+use crate::model::{Mode, Prefix, TableId};
 
 /// The wait before a failed or unconfirmed ask is made again: bgpd's
 /// configuration is read every second, so a confirmation takes up to two.
@@ -68,7 +68,7 @@ pub(super) fn on_withdrew(
 /// writer goes silent while its backend is down, or the time bgpd's view
 /// is due to show what its configuration now says.
 pub(super) fn advance(state: &mut State, now: Millis, actions: &mut Vec<Action>) -> Option<Millis> {
-    let repair = state.config.mode == Mode::Repair && state.config.vantage == Vantage::Node;
+    let repair = state.config.mode == Mode::Repair;
     if !repair {
         state.withdrawals.clear();
         return None;
@@ -84,14 +84,10 @@ pub(super) fn advance(state: &mut State, now: Millis, actions: &mut Vec<Action>)
             .copied(),
     );
     for p in intent.withdraw_listed() {
-        keys.extend(
-            state
-                .config
-                .tables
-                .iter()
-                .filter(|&&t| intent.withdrawn_by_ribbridge(t, p))
-                .map(|&t| (t, *p)),
-        );
+        let t = state.config.table;
+        if intent.withdrawn_by_ribbridge(t, p) {
+            keys.insert((t, *p));
+        }
     }
     let mut deadline: Option<Millis> = None;
     let mut wake = |at: Millis| deadline = Some(deadline.map_or(at, |d| d.min(at)));

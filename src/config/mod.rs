@@ -20,6 +20,12 @@ use serde::Deserialize;
 use crate::model::{Mode, TableMode, Vantage};
 use crate::model::{Prefix, TableId, VIP_TABLE};
 
+mod budget;
+mod role;
+
+pub use budget::{DescriptorBudget, DescriptorError};
+pub use role::{BmpLimits, NodeRole, Role, RouterRole, StationRole};
+
 /// Where FRR's sockets are when nothing says otherwise.
 pub const DEFAULT_FRR_DIR: &str = "/var/run/frr";
 
@@ -70,6 +76,12 @@ pub const DESCRIPTOR_RESERVE: u64 = 128;
 /// the recorded runs and the core's tests predate the rule; the daemon
 /// always sets it from here.
 pub const DEFAULT_REQUIRE_ADDRESS: bool = true;
+
+/// bgpd's slow refresh when nothing says otherwise (`bgp_poll_secs`), seconds.
+pub const DEFAULT_BGP_POLL_SECS: u64 = 30;
+
+/// The kernel's slow re-dump when nothing says otherwise (`resync_secs`), seconds.
+pub const DEFAULT_RESYNC_SECS: u64 = 60;
 
 /// Allowed graces, milliseconds.
 pub const GRACE_MS: RangeInclusive<u64> = 10..=600_000;
@@ -159,47 +171,9 @@ pub struct Layer {
     pub drain_state: Option<PathBuf>,
 }
 
-/// The BMP station's allowlist and bounds (docs/BMP.md, "An open port").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BmpLimits {
-    /// Where routers may connect from; anything else is refused at accept.
-    pub allow: Vec<Prefix>,
-    /// How long after a router's session starts its peers may owe their
-    /// End-of-RIB, seconds.
-    pub sync_secs: u64,
-    /// Routers kept (synced, syncing and stale).
-    pub max_routers: usize,
-    /// BGP peers per router.
-    pub max_peers: usize,
-    /// Paths per VIP per router.
-    pub max_paths: usize,
-    /// Sessions at once from one source address.
-    pub sessions_per_address: usize,
-    /// Sessions at once in all.
-    pub max_sessions: usize,
-}
-
-impl Default for BmpLimits {
-    fn default() -> BmpLimits {
-        BmpLimits {
-            allow: Vec::new(),
-            sync_secs: 60,
-            max_routers: 256,
-            max_peers: 4_096,
-            max_paths: 4_096,
-            sessions_per_address: 2,
-            max_sessions: DEFAULT_BMP_MAX_SESSIONS,
-        }
-    }
-}
-
-/// The resolved settings.
+/// The resolved settings: what every role reads, and the role with its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    /// Directory with FRR's sockets.
-    pub frr_dir: PathBuf,
-    /// Watched tables.
-    pub tables: Vec<TableId>,
     /// Configured VIPs.
     pub vips: BTreeSet<Prefix>,
     /// HTTP listen address.
@@ -244,107 +218,30 @@ pub struct Settings {
     pub flap_pairs: u32,
     /// The flap window, seconds.
     pub flap_window_secs: u64,
-    /// The VIPs' backend probes, validated, one entry per VIP (the file's
-    /// `[[vip]]` tables, then `--health` and `--ready`, which set the URL
-    /// of a VIP's probe and keep the rest of its table). Every probed VIP
-    /// is configured (in `vips`).
-    pub probes: Vec<crate::probe::VipProbes>,
-    /// Forced table mode (None: read from bgpd).
-    pub table_mode: Option<TableMode>,
-    /// bgpd slow refresh, seconds.
-    pub bgp_poll_secs: u64,
     /// Kernel slow re-dump, seconds.
     pub resync_secs: u64,
-    /// Node, router or bmp.
-    pub vantage: Vantage,
-    /// The BMP station's listen address (set exactly when the vantage is bmp).
-    pub bmp_listen: Option<SocketAddr>,
-    /// Seconds a stale router is kept before it is forgotten.
-    pub bmp_stale_secs: u64,
-    /// The BMP station's bounds and allowlist.
-    pub bmp: BmpLimits,
-    /// The drain's intent file: a drain recorded there is re-applied when
-    /// bgpd's configuration loses it.
-    pub drain_state: PathBuf,
+    /// The role, resolved once, with the settings only it reads.
+    pub role: Role,
 }
 
 impl Settings {
-    /// The one table a node watches: the checks leave a node exactly one
-    /// (`tables` is a list for the router vantage).
-    pub fn node_table(&self) -> TableId {
-        self.tables.first().copied().unwrap_or(VIP_TABLE)
-    }
-
-    /// [`Settings::node_table`] in ZAPI's 16 bits, which the checks
-    /// enforce.
-    pub fn zapi_table(&self) -> u16 {
-        u16::try_from(self.node_table()).unwrap_or(u16::MAX)
-    }
-
     /// The descriptors the daemon may hold at once: the HTTP cap, the BMP
     /// cap (a station only) and [`DESCRIPTOR_RESERVE`].
     pub fn descriptors_needed(&self) -> DescriptorBudget {
         DescriptorBudget {
             http: self.http_max_connections as u64,
-            bmp: if self.vantage == Vantage::Bmp {
-                self.bmp.max_sessions as u64
-            } else {
-                0
+            bmp: match &self.role {
+                Role::Station(st) => st.limits.max_sessions as u64,
+                Role::Node(_) | Role::Router(_) => 0,
             },
             reserve: DESCRIPTOR_RESERVE,
         }
     }
-}
 
-/// What the daemon's descriptors go to ([`Settings::descriptors_needed`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DescriptorBudget {
-    /// `http_max_connections`.
-    pub http: u64,
-    /// `bmp_max_sessions` at the bmp vantage, else 0.
-    pub bmp: u64,
-    /// The daemon's own files and sockets.
-    pub reserve: u64,
-}
-
-impl DescriptorBudget {
-    /// The whole budget.
-    pub fn total(&self) -> u64 {
-        self.http + self.bmp + self.reserve
+    /// The role's word (`node`, `router`, `bmp`).
+    pub fn vantage(&self) -> Vantage {
+        self.role.vantage()
     }
-
-    /// Whether it fits under the soft `RLIMIT_NOFILE` limit `soft`: when it
-    /// does not, the caps could take descriptors the daemon's own sockets
-    /// need, which is what the caps are for.
-    pub fn check(&self, soft: u64, hard: u64) -> Result<(), DescriptorError> {
-        if self.total() <= soft {
-            Ok(())
-        } else {
-            Err(DescriptorError {
-                budget: *self,
-                soft,
-                hard,
-            })
-        }
-    }
-}
-
-/// The connection caps do not fit under the descriptor limit.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error(
-    "the descriptor limit (RLIMIT_NOFILE soft {soft}, hard {hard}) is below what the daemon may hold: {need} = {http} HTTP connections (http_max_connections) + {bmp} BMP sessions (bmp_max_sessions) + {reserve} of its own: raise the limit to at least {need} (systemd: LimitNOFILE=; a shell: ulimit -n; a container: the runtime's nofile ulimit), or lower --http-max-connections / --bmp-max-sessions",
-    need = budget.total(),
-    http = budget.http,
-    bmp = budget.bmp,
-    reserve = budget.reserve
-)]
-pub struct DescriptorError {
-    /// The budget asked for.
-    pub budget: DescriptorBudget,
-    /// The soft limit.
-    pub soft: u64,
-    /// The hard limit.
-    pub hard: u64,
 }
 
 impl Default for Settings {
@@ -355,8 +252,6 @@ impl Default for Settings {
     fn default() -> Settings {
         let core = crate::reconcile::Config::default();
         Settings {
-            frr_dir: PathBuf::from(DEFAULT_FRR_DIR),
-            tables: core.tables,
             vips: BTreeSet::new(),
             listen: crate::http::DEFAULT_LISTEN,
             http_max_connections: crate::http::DEFAULT_MAX_CONNECTIONS,
@@ -375,15 +270,8 @@ impl Default for Settings {
             writer_interval_ms: core.writer_interval_ms,
             flap_pairs: core.flap_pairs,
             flap_window_secs: core.flap_window_ms / 1_000,
-            probes: Vec::new(),
-            table_mode: None,
-            bgp_poll_secs: 30,
-            resync_secs: 60,
-            vantage: core.vantage,
-            bmp_listen: None,
-            bmp_stale_secs: DEFAULT_BMP_STALE_SECS,
-            bmp: BmpLimits::default(),
-            drain_state: PathBuf::from(DEFAULT_DRAIN_STATE),
+            resync_secs: DEFAULT_RESYNC_SECS,
+            role: Role::Node(NodeRole::default()),
         }
     }
 }
@@ -489,16 +377,19 @@ impl Settings {
             };
         }
         let mut s = Settings::default();
+        // The role's own settings, gathered here and given to the role it
+        // resolves into at the end.
+        let mut node = NodeRole::default();
+        let (mut station, mut bmp_listen) = (StationRole::default(), None);
         let probes = probes(&flags, &file, path)?;
-        if let Some((v, _)) = pick!(vantage) {
-            s.vantage = v;
-        }
+        let vantage = pick!(vantage).map_or(Vantage::default(), |(v, _)| v);
         if let Some((v, _)) = pick!(frr_dir) {
-            s.frr_dir = v;
+            node.frr_dir = v;
         }
-        if let Some((t, o)) = pick!(tables) {
-            s.tables = check_tables(t, s.vantage, o)?;
-        }
+        let tables = match pick!(tables) {
+            Some((t, o)) => Some((check_tables(t, vantage, o)?, o)),
+            None => None,
+        };
         if let Some((v, _)) = pick!(vips) {
             s.vips = v.into_iter().collect();
         }
@@ -553,48 +444,49 @@ impl Settings {
             s.flap_window_secs = in_range(n, 10..=86_400, o, "flap_window_secs")?;
         }
         if let Some((v, _)) = pick!(table_mode) {
-            s.table_mode = Some(v);
+            node.table_mode = Some(v);
         }
         if let Some((p, o)) = pick!(bgp_poll_secs) {
-            s.bgp_poll_secs = in_range(p, 1..=3600, o, "bgp_poll_secs")?;
+            node.bgp_poll_secs = in_range(p, 1..=3600, o, "bgp_poll_secs")?;
         }
         if let Some((r, o)) = pick!(resync_secs) {
             s.resync_secs = in_range(r, 1..=86_400, o, "resync_secs")?;
         }
         if let Some((v, _)) = pick!(bmp_listen) {
-            s.bmp_listen = Some(v);
+            bmp_listen = Some(v);
         }
         if let Some((n, o)) = pick!(bmp_stale_secs) {
-            s.bmp_stale_secs = in_range(n, 1..=86_400, o, "bmp_stale_secs")?;
+            station.stale_secs = in_range(n, 1..=86_400, o, "bmp_stale_secs")?;
         }
         let (bmp_allow_flag, bmp_allow_file) =
             (flags.bmp_allow.is_some(), file.bmp_allow.is_some());
         let bmp_allow_given = bmp_allow_flag || bmp_allow_file;
         if let Some((v, _)) = pick!(bmp_allow) {
-            s.bmp.allow = v;
+            station.limits.allow = v;
         }
         if let Some((n, o)) = pick!(bmp_sync_secs) {
-            s.bmp.sync_secs = in_range(n, 1..=3_600, o, "bmp_sync_secs")?;
+            station.limits.sync_secs = in_range(n, 1..=3_600, o, "bmp_sync_secs")?;
         }
         if let Some((n, o)) = pick!(bmp_max_routers) {
-            s.bmp.max_routers = in_range(n, 1..=100_000, o, "bmp_max_routers")?;
+            station.limits.max_routers = in_range(n, 1..=100_000, o, "bmp_max_routers")?;
         }
         if let Some((n, o)) = pick!(bmp_max_peers) {
-            s.bmp.max_peers = in_range(n, 1..=1_000_000, o, "bmp_max_peers")?;
+            station.limits.max_peers = in_range(n, 1..=1_000_000, o, "bmp_max_peers")?;
         }
         if let Some((n, o)) = pick!(bmp_max_paths) {
-            s.bmp.max_paths = in_range(n, 1..=1_000_000, o, "bmp_max_paths")?;
+            station.limits.max_paths = in_range(n, 1..=1_000_000, o, "bmp_max_paths")?;
         }
         if let Some((n, o)) = pick!(bmp_sessions_per_address) {
-            s.bmp.sessions_per_address = in_range(n, 1..=64, o, "bmp_sessions_per_address")?;
+            station.limits.sessions_per_address =
+                in_range(n, 1..=64, o, "bmp_sessions_per_address")?;
         }
         if let Some((n, o)) = pick!(bmp_max_sessions) {
-            s.bmp.max_sessions = in_range(n, CONNECTION_CAPS, o, "bmp_max_sessions")?;
+            station.limits.max_sessions = in_range(n, CONNECTION_CAPS, o, "bmp_max_sessions")?;
         }
         if let Some((p, o)) = pick!(drain_state) {
-            s.drain_state = check_drain_state(p, o)?;
+            node.drain_state = check_drain_state(p, o)?;
         }
-        if s.vantage != Vantage::Bmp {
+        if vantage != Vantage::Bmp {
             // A station's key on a node or router would silently do nothing.
             let bmp_only = [
                 (
@@ -649,46 +541,57 @@ impl Settings {
                     o,
                     key,
                     format!(
-                        "only the BMP station reads it, and the vantage is {}: add --vantage bmp (or `vantage = \"bmp\"`), or drop it",
-                        s.vantage
+                        "only the BMP station reads it, and the vantage is {vantage}: add --vantage bmp (or `vantage = \"bmp\"`), or drop it"
                     ),
                 ));
             }
         }
-        s.probes = probes;
-        if !s.probes.is_empty() && s.vantage != Vantage::Node {
+        if !probes.is_empty() && vantage != Vantage::Node {
             return Err(ConfigError::Value {
                 at: "probes (--health, --ready, [[vip]])".to_string(),
                 reason: format!(
-                    "only the node vantage probes backends, and the vantage is {}: drop them or run at the node",
-                    s.vantage
+                    "only the node vantage probes backends, and the vantage is {vantage}: drop them or run at the node"
                 ),
             });
         }
-        s.vips.extend(s.probes.iter().map(|p| p.prefix));
-        if s.vantage != Vantage::Node && s.vips.is_empty() {
+        s.vips.extend(probes.iter().map(|p| p.prefix));
+        if vantage != Vantage::Node && s.vips.is_empty() {
             return Err(ConfigError::Value {
-                at: format!("vantage {}", s.vantage),
+                at: format!("vantage {vantage}"),
                 reason: format!(
-                    "the {} vantage needs the VIPs to count: give --vip PREFIX (or `vips` in the file)",
-                    s.vantage
+                    "the {vantage} vantage needs the VIPs to count: give --vip PREFIX (or `vips` in the file)"
                 ),
             });
         }
-        if s.vantage == Vantage::Bmp && s.bmp_listen.is_none() {
-            return Err(ConfigError::Value {
-                at: "vantage bmp".to_string(),
-                reason: "the BMP station needs the address routers connect to: give --bmp-listen ADDR:PORT (e.g. 0.0.0.0:11019; or `bmp_listen` in the file)"
-                    .to_string(),
-            });
-        }
-        if s.vantage == Vantage::Bmp && (!bmp_allow_given || s.bmp.allow.is_empty()) {
-            return Err(ConfigError::Value {
-                at: "vantage bmp".to_string(),
-                reason: "the BMP station accepts routers only from the addresses it is given: name the routers' networks with --bmp-allow CIDR (repeatable, e.g. --bmp-allow 198.51.100.0/24; or `bmp_allow = [...]` in the file); --bmp-allow 0.0.0.0/0 --bmp-allow ::/0 accepts anyone"
-                    .to_string(),
-            });
-        }
+        s.role = match vantage {
+            Vantage::Node => {
+                node.probes = probes;
+                if let Some((t, o)) = tables {
+                    node.table = one_table(&t, o)?;
+                }
+                Role::Node(node)
+            }
+            Vantage::Router => Role::Router(RouterRole {
+                tables: tables.map_or_else(|| vec![VIP_TABLE], |(t, _)| t),
+            }),
+            Vantage::Bmp => {
+                let Some(listen) = bmp_listen else {
+                    return Err(ConfigError::Value {
+                        at: "vantage bmp".to_string(),
+                        reason: "the BMP station needs the address routers connect to: give --bmp-listen ADDR:PORT (e.g. 0.0.0.0:11019; or `bmp_listen` in the file)"
+                            .to_string(),
+                    });
+                };
+                if !bmp_allow_given || station.limits.allow.is_empty() {
+                    return Err(ConfigError::Value {
+                        at: "vantage bmp".to_string(),
+                        reason: "the BMP station accepts routers only from the addresses it is given: name the routers' networks with --bmp-allow CIDR (repeatable, e.g. --bmp-allow 198.51.100.0/24; or `bmp_allow = [...]` in the file); --bmp-allow 0.0.0.0/0 --bmp-allow ::/0 accepts anyone"
+                            .to_string(),
+                    });
+                }
+                Role::Station(StationRole { listen, ..station })
+            }
+        };
         Ok(s)
     }
 }
@@ -846,24 +749,42 @@ fn check_tables(
     let mut t = t;
     t.sort_unstable();
     t.dedup();
-    // A node subscribes to one redistribution over ZAPI, and its heals
-    // (8.4's re-import among them) know one table: refused rather than
-    // half watched. A router only reads its kernel: any number.
-    if vantage == Vantage::Node && t.len() > 1 {
-        return Err(value(
+    Ok(t)
+}
+
+/// A node subscribes to one redistribution over ZAPI, and its heals (8.4's
+/// re-import among them) know one table: several are refused rather than
+/// half watched. A router only reads its kernel: any number.
+fn one_table(t: &[TableId], o: Origin<'_>) -> Result<TableId, ConfigError> {
+    match t {
+        [one] => Ok(*one),
+        _ => Err(value(
             o,
             "tables",
             format!(
                 "a node watches one table, not {t:?} (zebra is subscribed to one table's redistribution and the heals act on one): give the table kube-vip writes (198 by default); several tables are for --vantage router"
             ),
-        ));
+        )),
     }
-    Ok(t)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn node(s: &Settings) -> &NodeRole {
+        match &s.role {
+            Role::Node(n) => n,
+            other => panic!("not a node: {other:?}"),
+        }
+    }
+
+    fn station(s: &Settings) -> &StationRole {
+        match &s.role {
+            Role::Station(st) => st,
+            other => panic!("not a station: {other:?}"),
+        }
+    }
 
     fn p() -> &'static Path {
         Path::new("/etc/ribbridge.toml")
@@ -879,12 +800,12 @@ mod tests {
             "frr_dir = \"/run/frr\"\ntables = [199]\nvips = [\"192.0.2.10/32\"]\nlisten = \"127.0.0.1:7999\"\nmode = \"observe\"\ngrace_ms = 300\ntable_mode = \"import-table\"\nvantage = \"node\"\n",
         )
         .expect("resolve");
-        assert_eq!(s.tables, vec![199]);
+        assert_eq!(node(&s).table, 199);
         assert_eq!(s.mode, Mode::Observe);
         assert_eq!(s.grace_ms, 300);
         assert_eq!(s.listen.port(), 7999);
         assert_eq!(s.vips.len(), 1);
-        assert_eq!(s.table_mode, Some(TableMode::ImportTable));
+        assert_eq!(node(&s).table_mode, Some(TableMode::ImportTable));
     }
 
     #[test]
@@ -945,7 +866,7 @@ mod tests {
             ..Layer::default()
         };
         let s = Settings::resolve(Some((p(), f)), flags).expect("router may watch 254");
-        assert_eq!((s.vantage, s.tables.clone()), (Vantage::Router, vec![254]));
+        assert_eq!(s.role, Role::Router(RouterRole { tables: vec![254] }));
         // A flag's bad value names the flag, not the file.
         let f = parse("grace_ms = 300\n", p()).expect("parse");
         let flags = Layer {
@@ -974,18 +895,19 @@ mod tests {
             "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_stale_secs = 60\nbmp_allow = [\"198.18.0.0/16\"]\nbmp_max_routers = 8\n",
         )
         .expect("a station");
+        let st = station(&s);
         assert_eq!(
-            s.bmp.allow,
+            st.limits.allow,
             ["198.18.0.0/16".parse::<Prefix>().expect("cidr")]
         );
-        assert_eq!(s.bmp.max_routers, 8);
-        assert_eq!(s.vantage, Vantage::Bmp);
-        assert_eq!(s.bmp_listen.map(|a| a.port()), Some(11019));
-        assert_eq!(s.bmp_stale_secs, 60);
+        assert_eq!(st.limits.max_routers, 8);
+        assert_eq!(s.vantage(), Vantage::Bmp);
+        assert_eq!(st.listen.port(), 11019);
+        assert_eq!(st.stale_secs, 60);
         let s =
             file("vantage = \"bmp\"\nbmp_listen = \"[::]:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_allow = [\"198.18.0.0/16\"]\n")
                 .expect("default stale time");
-        assert_eq!(s.bmp_stale_secs, DEFAULT_BMP_STALE_SECS);
+        assert_eq!(station(&s).stale_secs, DEFAULT_BMP_STALE_SECS);
         let cases = [
             (
                 "vantage = \"bmp\"\nvips = [\"192.0.2.10/32\"]\n",
@@ -1056,7 +978,10 @@ mod tests {
             "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_allow = [\"198.18.0.0/16\"]\nbmp_max_sessions = 500\nhttp_max_connections = 600\n",
         )
         .expect("station");
-        assert_eq!((st.http_max_connections, st.bmp.max_sessions), (600, 500));
+        assert_eq!(
+            (st.http_max_connections, station(&st).limits.max_sessions),
+            (600, 500)
+        );
         let e = st
             .descriptors_needed()
             .check(1_024, 4_096)
@@ -1094,8 +1019,8 @@ mod tests {
         };
         let s = Settings::resolve(Some((p(), parse(text, p()).expect("parse"))), flags)
             .expect("resolve");
-        assert_eq!(s.probes.len(), 3);
-        let first = &s.probes[0];
+        assert_eq!(node(&s).probes.len(), 3);
+        let first = &node(&s).probes[0];
         assert_eq!(first.fall, 2, "the table's settings kept");
         assert_eq!(
             first.ready.as_deref(),
@@ -1178,11 +1103,11 @@ mod tests {
     #[test]
     fn drain_state_defaults_to_run_and_must_name_a_file() {
         assert_eq!(
-            file("").expect("defaults").drain_state,
+            node(&file("").expect("defaults")).drain_state,
             Path::new(DEFAULT_DRAIN_STATE)
         );
         let s = file("drain_state = \"/var/run/ribbridge/intent\"\n").expect("a file");
-        assert_eq!(s.drain_state, Path::new("/var/run/ribbridge/intent"));
+        assert_eq!(node(&s).drain_state, Path::new("/var/run/ribbridge/intent"));
         let e = file("drain_state = \"/run/ribbridge/\"\n")
             .expect_err("a directory")
             .to_string();
