@@ -64,7 +64,7 @@ fn state(n: usize) -> State {
         },
         Event::BgpView {
             peers: vec![PeerView {
-                peer: "198.18.1.1".to_string(),
+                peer: "198.18.1.1".into(),
                 established: true,
                 advertised: prefixes,
                 up_ms: None,

@@ -521,11 +521,59 @@ impl<'de> Deserialize<'de> for PrefixSet {
     }
 }
 
+/// A BGP neighbour as bgpd names it: the address of a numbered session,
+/// or the interface of an unnumbered one (`neighbor swp1 interface`).
+/// Compared, ordered and shown by bgpd's spelling, which is what its
+/// configuration and its JSON key the neighbour by; recorded as that text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub struct PeerAddr {
+    name: String,
+    ip: Option<IpAddr>,
+}
+
+impl PeerAddr {
+    /// bgpd's spelling.
+    pub fn as_str(&self) -> &str {
+        &self.name
+    }
+
+    /// The address of a numbered session (None: an interface).
+    pub fn ip(&self) -> Option<IpAddr> {
+        self.ip
+    }
+}
+
+impl From<String> for PeerAddr {
+    fn from(name: String) -> PeerAddr {
+        let ip = name.parse().ok();
+        PeerAddr { name, ip }
+    }
+}
+
+impl From<&str> for PeerAddr {
+    fn from(name: &str) -> PeerAddr {
+        PeerAddr::from(name.to_string())
+    }
+}
+
+impl From<PeerAddr> for String {
+    fn from(p: PeerAddr) -> String {
+        p.name
+    }
+}
+
+impl fmt::Display for PeerAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
 /// One BGP peer as the core sees it (both address families merged).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerView {
-    /// Peer address or name as bgpd prints it.
-    pub peer: String,
+    /// The neighbour, as bgpd names it.
+    pub peer: PeerAddr,
     /// Session state is Established.
     pub established: bool,
     /// Prefixes in this peer's advertised-routes.

@@ -355,7 +355,7 @@ pub fn document(
                 .iter()
                 .filter(|p| p.serves(prefix))
                 .map(|p| PeerStatus {
-                    peer: p.peer.clone(),
+                    peer: p.peer.to_string(),
                     established: p.carries(prefix),
                     sent: p.carries(prefix) && p.advertised.contains(prefix),
                 })

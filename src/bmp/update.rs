@@ -384,29 +384,22 @@ fn check(ok: bool) -> Seen {
     if ok { Seen::Good } else { Seen::Bad }
 }
 
+/// A field after its two-byte length (`what` names it in the error).
+fn length_prefixed<'a>(c: &mut Cursor<'a>, what: &'static str) -> Result<&'a [u8], UpdateError> {
+    let short = |len, available| UpdateError::Length {
+        what,
+        len,
+        available,
+    };
+    let len = usize::from(c.u16().ok_or_else(|| short(2, c.len()))?);
+    c.take(len).ok_or_else(|| short(len, c.len()))
+}
+
 /// Decodes one UPDATE body (after the BGP header) per the module's rules.
 pub fn decode(body: &[u8], options: Options) -> Result<Update, UpdateError> {
     let mut c = Cursor(body);
-    let withdrawn_len = usize::from(c.u16().ok_or(UpdateError::Length {
-        what: "withdrawn routes",
-        len: 2,
-        available: body.len(),
-    })?);
-    let withdrawn_field = c.take(withdrawn_len).ok_or(UpdateError::Length {
-        what: "withdrawn routes",
-        len: withdrawn_len,
-        available: c.len(),
-    })?;
-    let attrs_len = usize::from(c.u16().ok_or(UpdateError::Length {
-        what: "total path attribute",
-        len: 2,
-        available: c.len(),
-    })?);
-    let attrs_field = c.take(attrs_len).ok_or(UpdateError::Length {
-        what: "total path attribute",
-        len: attrs_len,
-        available: c.len(),
-    })?;
+    let withdrawn_field = length_prefixed(&mut c, "withdrawn routes")?;
+    let attrs_field = length_prefixed(&mut c, "total path attribute")?;
     let nlri_field = c.0;
 
     let mut out = Update::default();

@@ -40,8 +40,12 @@ impl RouteExports {
         }
     }
 
-    /// A route's change, when `is_vip` says it is one of the role's VIPs.
+    /// A route's change, when `is_vip` says it is one of the role's VIPs
+    /// (a re-assertion counted whatever the route).
     pub fn route(&mut self, ev: &KernelEvent, is_vip: impl Fn(&Route) -> bool) {
+        if matches!(ev, KernelEvent::Reasserted { .. }) {
+            telemetry::kernel_reassertion();
+        }
         match ev {
             KernelEvent::RouteAdded { route }
             | KernelEvent::RouteChanged { new: route, .. }
@@ -129,6 +133,24 @@ impl RouteExports {
         if old.unwrap_or(0) != n {
             tracing::info!(%prefix, table, nexthops = n, "VIP ECMP legs");
         }
+    }
+}
+
+/// A kernel resync, counted and logged; its whole route list, when it
+/// comes with one (startup, after a full channel), is the role's to read.
+/// Without one, the differences before it already told the role.
+pub(super) fn resynced(reason: crate::kernel::ResyncReason, routes: Option<&RouteSet>) {
+    telemetry::kernel_resync(reason.label());
+    match routes {
+        Some(routes) => tracing::info!(
+            reason = reason.label(),
+            routes = routes.len(),
+            "kernel mirror resynced"
+        ),
+        None => tracing::info!(
+            reason = reason.label(),
+            "kernel mirror resynced; its differences were the change"
+        ),
     }
 }
 

@@ -528,7 +528,7 @@ impl Poller {
                             Family::Ipv6 => n.ipv6_unicast,
                         });
                 let e = peers.entry(name.clone()).or_insert_with(|| PeerView {
-                    peer: name,
+                    peer: name.into(),
                     established: false,
                     advertised: PrefixSet::default(),
                     up_ms: None,
@@ -547,7 +547,7 @@ impl Poller {
         self.established = peers
             .values()
             .filter(|p| p.established)
-            .map(|p| p.peer.clone())
+            .map(|p| p.peer.to_string())
             .collect();
         self.negotiated
             .retain(|peer, _| peers.get(peer).is_some_and(|p| p.established));

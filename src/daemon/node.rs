@@ -81,19 +81,10 @@ impl NodeInstance {
         routes: Option<RouteSet>,
         ctx: &mut Ctx,
     ) {
-        telemetry::kernel_resync(reason.label());
+        super::exports::resynced(reason, routes.as_ref());
         let Some(routes) = routes else {
-            tracing::info!(
-                reason = reason.label(),
-                "kernel mirror resynced; its differences were the change"
-            );
             return;
         };
-        tracing::info!(
-            reason = reason.label(),
-            routes = routes.len(),
-            "kernel mirror resynced"
-        );
         // Every route of the node's table is a VIP.
         self.exports.resync(&routes, |_| true);
         let synced = translate::kernel_synced(&routes);
@@ -162,7 +153,7 @@ impl NodeInstance {
         self.record.write(now, &ev);
         if let Event::BgpView { peers } = &ev {
             for p in peers {
-                telemetry::bgp_peer_up(&p.peer, p.established);
+                telemetry::bgp_peer_up(p.peer.as_str(), p.established);
             }
         }
         if let Event::Drain { drained } = &ev {
@@ -301,9 +292,6 @@ impl Instance for NodeInstance {
             other => other,
         };
         self.exports.route(&ev, |_| true);
-        if matches!(ev, KernelEvent::Reasserted { .. }) {
-            telemetry::kernel_reassertion();
-        }
         for e in translate::kernel(&ev) {
             self.feed(e, Source::Kernel, ctx);
         }

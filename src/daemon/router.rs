@@ -79,7 +79,7 @@ impl Instance for RouterInstance {
 
     fn on_kernel(&mut self, ev: KernelEvent, ctx: &mut Ctx) {
         if let KernelEvent::Resynced { reason, routes } = ev {
-            telemetry::kernel_resync(reason.label());
+            super::exports::resynced(reason, routes.as_ref());
             if let Some(routes) = routes {
                 let vips = &self.vips;
                 self.exports.resync(&routes, |r| vips.contains(&r.prefix));

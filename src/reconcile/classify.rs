@@ -164,7 +164,7 @@ fn outbound(
 ) -> Option<Judged> {
     let (mut denied, mut unknown) = (None, None);
     for p in peers.iter().filter(|p| p.carries(prefix)) {
-        match intent.sent_from(&p.peer, table, prefix) {
+        match intent.sent_from(p.peer.as_str(), table, prefix) {
             Verdict::Permit => return None,
             v @ Verdict::Unknown { .. } => {
                 unknown.get_or_insert_with(|| format!("to {}: {v}", p.peer));

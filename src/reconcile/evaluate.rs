@@ -24,7 +24,7 @@ use super::heal::decide_heal;
 use super::scope::Next;
 use super::state::State;
 use super::vocab::{Backend, Class, Config, HealResult, Millis};
-use crate::model::{PeerView, Prefix, TableId};
+use crate::model::{PeerAddr, PeerView, Prefix, TableId};
 
 /// bgpd's per-peer view, freshly polled: the sessions that sent something
 /// noted ([`note_sent`]), the view kept with its time; every VIP is
@@ -372,7 +372,7 @@ pub(super) fn zebra_behind_due(
 pub(super) fn initial_update_due(
     peers: &[PeerView],
     view_at: Option<Millis>,
-    sent: &BTreeMap<String, Option<i64>>,
+    sent: &BTreeMap<PeerAddr, Option<i64>>,
     grace: Millis,
     prefix: &Prefix,
 ) -> Option<Millis> {
@@ -397,7 +397,11 @@ pub(super) fn initial_update_due(
 /// or came up again since (its coming up moved later by more than bgpd's
 /// one-second uptime resolution), has not sent it any more; an established
 /// session that advertises something has.
-pub(super) fn note_sent(sent: &mut BTreeMap<String, Option<i64>>, peers: &[PeerView], at: Millis) {
+pub(super) fn note_sent(
+    sent: &mut BTreeMap<PeerAddr, Option<i64>>,
+    peers: &[PeerView],
+    at: Millis,
+) {
     let ms = |t: Millis| i64::try_from(t).unwrap_or(i64::MAX);
     let came_up = |p: &PeerView| p.up_ms.map(|up| ms(at).saturating_sub(ms(up)));
     sent.retain(|name, before| {

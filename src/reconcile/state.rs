@@ -20,7 +20,7 @@ use super::vocab::{Backend, Config, DrainTrack, Millis, Withdrawal};
 use super::wakeups::Wakeups;
 use super::writer::{KUBE_VIP_TICK_MS, Writer, WriterState};
 use crate::model::intent::Intent;
-use crate::model::{PeerView, Prefix, Release, TableId, TableMode};
+use crate::model::{PeerAddr, PeerView, Prefix, Release, TableId, TableMode};
 
 /// VIPs added one at a time before [`State::vip`] considers repacking
 /// the map (a handful of half-full nodes is not worth a rebuild).
@@ -101,7 +101,7 @@ pub struct State {
     /// they came up on our clock (negative: before this process started;
     /// None: bgpd did not say).
     #[serde(skip)]
-    pub(super) sent: BTreeMap<String, Option<i64>>,
+    pub(super) sent: BTreeMap<PeerAddr, Option<i64>>,
     /// When a `reimport_table` heal of each table was last asked or
     /// answered (`reimport`).
     #[serde(skip)]

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use super::evaluate::initial_update_due;
 use super::fixture::heals;
 use super::*;
-use crate::model::{Mode, PeerView, Prefix, PrefixSet, Release, TableId, TableMode};
+use crate::model::{Mode, PeerAddr, PeerView, Prefix, PrefixSet, Release, TableId, TableMode};
 
 const T: TableId = 198;
 
@@ -342,7 +342,7 @@ fn sessions_just_up_get_the_startup_grace() {
         Some(0),
         "up for a minute: over"
     );
-    let sent: BTreeMap<String, Option<i64>> = [("198.18.1.1".to_string(), Some(0))].into();
+    let sent: BTreeMap<PeerAddr, Option<i64>> = [("198.18.1.1".into(), Some(0))].into();
     assert_eq!(
         initial_update_due(&[up(500)], Some(1_000), &sent, 10_000, &vip()),
         None
@@ -365,7 +365,7 @@ fn sessions_just_up_get_the_startup_grace() {
             ..up(500)
         },
     );
-    let v6_sent: BTreeMap<String, Option<i64>> = [(v6.peer.clone(), Some(0))].into();
+    let v6_sent: BTreeMap<PeerAddr, Option<i64>> = [(v6.peer.clone(), Some(0))].into();
     let v6_vip: Prefix = "2001:db8::10/128".parse().expect("prefix");
     assert_eq!(
         initial_update_due(

@@ -707,34 +707,23 @@ mod tests {
     #[test]
     fn timers_follow_the_three_to_one_ratio() {
         assert_eq!(timers(None, None).unwrap(), None);
-        assert_eq!(
-            timers(Some(9), None).unwrap(),
-            Some(Timers {
-                keepalive: 3,
-                hold: 9
-            })
-        );
-        assert_eq!(
-            timers(None, Some(10)).unwrap(),
-            Some(Timers {
-                keepalive: 10,
-                hold: 30
-            })
-        );
-        assert_eq!(
-            timers(Some(4), None).unwrap(),
-            Some(Timers {
-                keepalive: 1,
-                hold: 4
-            })
-        );
-        assert_eq!(
-            timers(None, Some(60000)).unwrap(),
-            Some(Timers {
-                keepalive: 60000,
-                hold: 65535
-            })
-        );
+        // (hold, keepalive) given -> (keepalive, hold) rendered.
+        for (hold, keepalive, want) in [
+            (Some(9), None, (3, 9)),
+            (None, Some(10), (10, 30)),
+            (Some(4), None, (1, 4)),
+            (None, Some(60000), (60000, 65535)),
+        ] {
+            let (keepalive_s, hold_s) = want;
+            assert_eq!(
+                timers(hold, keepalive).unwrap(),
+                Some(Timers {
+                    keepalive: keepalive_s,
+                    hold: hold_s
+                }),
+                "{hold:?} {keepalive:?}"
+            );
+        }
         assert!(timers(Some(2), None).is_err());
         assert!(timers(Some(10), Some(20)).is_err());
         assert!(timers(None, Some(0)).is_err());

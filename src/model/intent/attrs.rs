@@ -208,23 +208,7 @@ fn both_orders<T: Clone + PartialEq>(
 /// `route_set_community_delete`.
 fn community_set(c: Known<BTreeSet<u32>>, s: &Set, intent: &Intent) -> Known<BTreeSet<u32>> {
     match s {
-        Set::Community(text) => {
-            let (text, additive) = split_additive(text);
-            if text == "none" {
-                return Known::Is(BTreeSet::new());
-            }
-            let Some(vals) = parse_communities(text) else {
-                return Known::Not(Construct::SetThenMatch);
-            };
-            match c {
-                Known::Is(mut old) if additive => {
-                    old.extend(vals);
-                    Known::Is(old)
-                }
-                Known::Not(w) if additive => Known::Not(w),
-                _ => Known::Is(vals),
-            }
-        }
+        Set::Community(text) => set_values(c, text, parse_communities),
         Set::CommListDelete(name) => match c {
             Known::Is(old) => {
                 let l = intent.lists.community.get(name).map(Vec::as_slice);
@@ -237,27 +221,35 @@ fn community_set(c: Known<BTreeSet<u32>>, s: &Set, intent: &Intent) -> Known<BTr
     }
 }
 
+/// `set community|large-community none|VALUES [additive]`: none empties,
+/// additive merges with the route's, else the values replace them.
+fn set_values<T: Ord>(
+    c: Known<BTreeSet<T>>,
+    text: &str,
+    parse: fn(&str) -> Option<BTreeSet<T>>,
+) -> Known<BTreeSet<T>> {
+    let (text, additive) = split_additive(text);
+    if text == "none" {
+        return Known::Is(BTreeSet::new());
+    }
+    let Some(vals) = parse(text) else {
+        return Known::Not(Construct::SetThenMatch);
+    };
+    match c {
+        Known::Is(mut old) if additive => {
+            old.extend(vals);
+            Known::Is(old)
+        }
+        Known::Not(w) if additive => Known::Not(w),
+        _ => Known::Is(vals),
+    }
+}
+
 /// `set large-community ...` and `set large-comm-list NAME delete`:
 /// bgpd/bgp_routemap.c, `route_set_lcommunity`, `route_set_lcommunity_delete`.
 fn large_set(c: Known<BTreeSet<Large>>, s: &Set, intent: &Intent) -> Known<BTreeSet<Large>> {
     match s {
-        Set::LargeCommunity(text) => {
-            let (text, additive) = split_additive(text);
-            if text == "none" {
-                return Known::Is(BTreeSet::new());
-            }
-            let Some(vals) = parse_large(text) else {
-                return Known::Not(Construct::SetThenMatch);
-            };
-            match c {
-                Known::Is(mut old) if additive => {
-                    old.extend(vals);
-                    Known::Is(old)
-                }
-                Known::Not(w) if additive => Known::Not(w),
-                _ => Known::Is(vals),
-            }
-        }
+        Set::LargeCommunity(text) => set_values(c, text, parse_large),
         Set::LargeCommListDelete(name) => match c {
             Known::Is(old) => {
                 let l = intent.lists.large_community.get(name).map(Vec::as_slice);

@@ -218,6 +218,24 @@ pub enum CommunityKind {
     Unparsed(String),
 }
 
+impl CommunityKind {
+    /// A standard entry's communities.
+    fn standard(&self) -> Option<&[u32]> {
+        match self {
+            CommunityKind::Standard(vals) => Some(vals),
+            _ => None,
+        }
+    }
+
+    /// A large entry's communities.
+    fn large(&self) -> Option<&[Large]> {
+        match self {
+            CommunityKind::Large(vals) => Some(vals),
+            _ => None,
+        }
+    }
+}
+
 /// One `bgp community-list` or `bgp large-community-list` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommunityEntry {
@@ -274,40 +292,9 @@ pub(super) fn community_match(
     mode: ListMode,
     internet: Option<bool>,
 ) -> Result<bool, (Construct, Option<u32>)> {
-    let Some(entries) = entries else {
-        return Ok(false);
-    };
-    if mode == ListMode::Any {
-        if route.is_empty() {
-            return Err((Construct::MatchCommunityAny, None));
-        }
-        for v in route {
-            for e in entries {
-                match &e.kind {
-                    CommunityKind::Standard(vals) if vals.contains(v) => return Ok(e.permit),
-                    CommunityKind::Standard(_) => {}
-                    other => return Err((unevaluated(other), Some(e.seq))),
-                }
-            }
-        }
-        return Ok(false);
-    }
-    for e in entries {
-        let CommunityKind::Standard(vals) = &e.kind else {
-            return Err((unevaluated(&e.kind), Some(e.seq)));
-        };
-        if internet_rule(vals, internet).map_err(|c| (c, Some(e.seq)))? {
-            return Ok(e.permit);
-        }
-        let hit = match mode {
-            ListMode::Exact => !route.is_empty() && route.iter().eq(vals.iter()),
-            _ => !route.is_empty() && vals.iter().all(|v| route.contains(v)),
-        };
-        if hit {
-            return Ok(e.permit);
-        }
-    }
-    Ok(false)
+    list_match(entries, route, mode, CommunityKind::standard, |vals| {
+        internet_rule(vals, internet)
+    })
 }
 
 /// `match large-community NAME [exact-match|any]`: bgpd/bgp_routemap.c,
@@ -319,6 +306,20 @@ pub(super) fn large_match(
     route: &BTreeSet<Large>,
     mode: ListMode,
 ) -> Result<bool, (Construct, Option<u32>)> {
+    list_match(entries, route, mode, CommunityKind::large, |_| Ok(false))
+}
+
+/// A community-list's match, standard or large: `kind` is an entry's
+/// values of the list's kind (None: an entry not evaluated), `rule` an
+/// entry's rule that decides before its values (standard lists'
+/// `internet`).
+fn list_match<T: Ord>(
+    entries: Option<&[CommunityEntry]>,
+    route: &BTreeSet<T>,
+    mode: ListMode,
+    kind: fn(&CommunityKind) -> Option<&[T]>,
+    rule: impl Fn(&[T]) -> Result<bool, Construct>,
+) -> Result<bool, (Construct, Option<u32>)> {
     let Some(entries) = entries else {
         return Ok(false);
     };
@@ -328,19 +329,22 @@ pub(super) fn large_match(
         }
         for v in route {
             for e in entries {
-                match &e.kind {
-                    CommunityKind::Large(vals) if vals.contains(v) => return Ok(e.permit),
-                    CommunityKind::Large(_) => {}
-                    other => return Err((unevaluated(other), Some(e.seq))),
+                match kind(&e.kind) {
+                    Some(vals) if vals.contains(v) => return Ok(e.permit),
+                    Some(_) => {}
+                    None => return Err((unevaluated(&e.kind), Some(e.seq))),
                 }
             }
         }
         return Ok(false);
     }
     for e in entries {
-        let CommunityKind::Large(vals) = &e.kind else {
+        let Some(vals) = kind(&e.kind) else {
             return Err((unevaluated(&e.kind), Some(e.seq)));
         };
+        if rule(vals).map_err(|c| (c, Some(e.seq)))? {
+            return Ok(e.permit);
+        }
         let hit = match mode {
             ListMode::Exact => !route.is_empty() && route.iter().eq(vals.iter()),
             _ => !route.is_empty() && vals.iter().all(|v| route.contains(v)),
