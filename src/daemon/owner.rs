@@ -558,7 +558,7 @@ impl Owner {
         }
         self.ceiling_logged = binding;
         telemetry::heal_ceiling(new_deferred, binding);
-        telemetry::vips_without_series(self.state.vips.len(), &self.series);
+        telemetry::vips_without_series(&self.series);
         // A handful of entries at most: the withdraw = true VIPs.
         let withdrawn = self.state.withdrawals.values().filter(|w| w.out).count();
         if withdrawn != self.withdrawn_exported {
@@ -582,6 +582,14 @@ impl Owner {
                 } else {
                     telemetry::vip_unknown(&prefix, table);
                 }
+            }
+        }
+        // A VIP admitted in this step gets its state now, whatever its
+        // first state (its initial `withdrawn` is no state change).
+        for (table, prefix) in self.series.take_admitted() {
+            match self.state.vips.get(&(table, prefix)) {
+                Some(v) if ready => telemetry::vip_state(&prefix, table, v.state),
+                _ => telemetry::vip_unknown(&prefix, table),
             }
         }
     }
@@ -672,7 +680,9 @@ impl Owner {
             }
             Action::Forgot { table, prefix } => {
                 telemetry::vip_forgotten();
+                self.series.forget(table, &prefix);
                 self.routes.remove(&(table, prefix));
+                self.legs.remove(&(table, prefix));
                 tracing::debug!(%prefix, table, "VIP forgotten: absent from every view past the retention");
             }
             Action::ReapplyDrain => heal::spawn_reconfigure(
