@@ -94,17 +94,19 @@ pub const VIPS_FORGOTTEN_TOTAL: &str = "ribbridge_vips_forgotten_total";
 /// (`max_detailed_vips`, 1 024 by default): without per-VIP
 /// series, counted by state in `/status`'s `omitted`, not listed.
 pub const VIPS_WITHOUT_SERIES: &str = "ribbridge_vips_without_series";
-/// `ribbridge_backend_up`: a VIP's backend probe's verdict (1 up, 0 down;
-/// no series while unknown), by VIP and probe (`health`, `ready`).
+/// `ribbridge_backend_up{prefix,probe}`: a VIP's backend probe's verdict
+/// (1 up, 0 down; no series while unknown), by VIP and probe (`health`,
+/// `ready`).
 pub const BACKEND_UP: &str = "ribbridge_backend_up";
-/// `ribbridge_backend_up_known`: 1 when [`BACKEND_UP`] has a verdict, 0
-/// while the probe has not reached `rise` or `fall` results.
+/// `ribbridge_backend_up_known{prefix,probe}`: 1 when [`BACKEND_UP`] has a
+/// verdict, 0 while the probe has not reached `rise` or `fall` results.
 pub const BACKEND_UP_KNOWN: &str = "ribbridge_backend_up_known";
 /// `ribbridge_probe_duration_seconds`: how long a backend probe took
 /// (connection, TLS, the answer's head), by probe.
 pub const PROBE_DURATION: &str = "ribbridge_probe_duration_seconds";
-/// `ribbridge_probe_failures_total`: failed backend probes, by VIP, probe
-/// and reason (`refused`, `timeout`, `status`, `tls`, `other`).
+/// `ribbridge_probe_failures_total{prefix,probe,reason}`: failed backend
+/// probes, by VIP, probe and reason (`refused`, `timeout`, `status`, `tls`,
+/// `other`).
 pub const PROBE_FAILURES_TOTAL: &str = "ribbridge_probe_failures_total";
 /// `ribbridge_probe_reports_dropped_total`: probe results dropped because
 /// the daemon was behind (a probe never waits on it).
@@ -794,8 +796,19 @@ pub fn router_forgotten(router: &str) {
     router_series().retain(|(r, _), _| r != router);
 }
 
-/// The process' own series (`process_*`: memory, descriptors, CPU, start
-/// time), read from /proc at each render by metrics-process.
+/// The process' own series, under the names Prometheus' client libraries
+/// give them, read from /proc at each render by metrics-process (which
+/// also exports `process_virtual_memory_max_bytes` and `process_threads`).
+pub const PROCESS_METRICS: &[&str] = &[
+    "process_resident_memory_bytes",
+    "process_virtual_memory_bytes",
+    "process_open_fds",
+    "process_max_fds",
+    "process_cpu_seconds_total",
+    "process_start_time_seconds",
+];
+
+/// The collector of [`PROCESS_METRICS`].
 static PROCESS: std::sync::LazyLock<metrics_process::Collector> =
     std::sync::LazyLock::new(metrics_process::Collector::default);
 
@@ -1158,14 +1171,7 @@ mod tests {
             describe();
             render(&handle)
         });
-        for name in [
-            "process_resident_memory_bytes",
-            "process_virtual_memory_bytes",
-            "process_open_fds",
-            "process_max_fds",
-            "process_cpu_seconds_total",
-            "process_start_time_seconds",
-        ] {
+        for &name in PROCESS_METRICS {
             let value = text
                 .lines()
                 .find_map(|l| l.strip_prefix(&format!("{name} ")))
