@@ -11,7 +11,9 @@
 //! One lab, in order: the "nodes advertising" recording rule equals the
 //! router's kernel ECMP width through withdraw and re-add; a 10.7 drift in
 //! observe mode makes RibbridgeVIPNotSentToRouter reach `firing`, and after
-//! a repair-mode heal it resolves; every dashboard expression returns data;
+//! a repair-mode heal it resolves; every dashboard expression of the nodes
+//! and the router vantage returns data (those of a BMP station in the
+//! graceful-restart lab below; a backend probe's have no lab here);
 //! stopping a node's ribbridge fires RibbridgeDown for it and no VIP alert.
 //! Every wait on Prometheus is a bounded poll of its API (an external
 //! state); the lab's own changes are waited on as kernel events and log
@@ -335,27 +337,73 @@ fn shipped_rules_with_short_for() -> String {
     rules_with_short_for(&shipped).0
 }
 
-/// Prometheus' configuration: the nodes' job, the router vantage's, and a
-/// BMP station's (job `ribbridge-bmp`) when there is one.
+/// Prometheus' configuration: the nodes' job, each node's target with the
+/// `node` label the shipped monitors add (`rb-node1`, ...), the router
+/// vantage's, and a BMP station's (job `ribbridge-bmp`) when there is one.
 fn config(nodes: &[&str], router: &str, station: Option<&str>) -> String {
-    let list = |t: &[&str]| {
-        t.iter()
-            .map(|a| format!("'{a}'"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let node_targets: String = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            format!(
+                "  - {{targets: ['{a}'], labels: {{node: rb-node{}}}}}\n",
+                i + 1
+            )
+        })
+        .collect();
     format!(
         "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
          rule_files: [rules.yaml]\n\
          scrape_configs:\n\
-         - job_name: {NODE_JOB}\n  static_configs: [{{targets: [{}]}}]\n\
-         - job_name: {ROUTER_JOB}\n  static_configs: [{{targets: [{}]}}]\n{}",
-        list(nodes),
-        list(&[router]),
+         - job_name: {NODE_JOB}\n  static_configs:\n{}\
+         - job_name: {ROUTER_JOB}\n  static_configs: [{{targets: ['{}']}}]\n{}",
+        node_targets,
+        router,
         station.map_or(String::new(), |s| format!(
             "- job_name: ribbridge-bmp\n  static_configs: [{{targets: ['{s}']}}]\n"
         ))
     )
+}
+
+/// What a dashboard expression needs beyond nodes and a router vantage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Needs {
+    /// Nodes and a router vantage: the first lab has them.
+    Nodes,
+    /// A BMP station's series: the graceful-restart lab has one.
+    Station,
+    /// A backend probe's series: no lab here configures one.
+    Probes,
+}
+
+fn needs(expr: &str) -> Needs {
+    if [
+        "ribbridge-bmp",
+        "ribbridge_router_paths{",
+        "ribbridge_router_stale_paths{",
+    ]
+    .iter()
+    .any(|s| expr.contains(s))
+    {
+        Needs::Station
+    } else if ["ribbridge_backend_up{", "ribbridge_probe_"]
+        .iter()
+        .any(|s| expr.contains(s))
+    {
+        Needs::Probes
+    } else {
+        Needs::Nodes
+    }
+}
+
+/// The dashboard's expressions that need `what`, its template variables
+/// (`$node`, `$vip`) at Grafana's "All" (`.*`).
+fn dashboard_exprs_needing(what: Needs) -> Vec<String> {
+    dashboard_exprs()
+        .into_iter()
+        .map(|e| e.replace("$node", ".*").replace("$vip", ".*"))
+        .filter(|e| needs(e) == what)
+        .collect()
 }
 
 /// The dashboard's expressions.
@@ -550,7 +598,7 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
     // 3. Every dashboard expression returns data (the rates need two
     // samples of the series the heal created: bounded wait per expression).
     let t_dash = Instant::now();
-    let exprs = dashboard_exprs();
+    let exprs = dashboard_exprs_needing(Needs::Nodes);
     for e in &exprs {
         prom.wait(&format!("dashboard expression {e}"), PROM_LIMIT, |p| {
             (!p.query(e).is_empty()).then_some(())
@@ -558,9 +606,11 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
         .await;
     }
     eprintln!(
-        "dashboard: {} expressions all non-empty ({:?})",
+        "dashboard: {} expressions all non-empty ({:?}); {} read a BMP station's series (the graceful-restart lab's), {} a backend probe's (no lab here has one)",
         exprs.len(),
-        t_dash.elapsed()
+        t_dash.elapsed(),
+        dashboard_exprs_needing(Needs::Station).len(),
+        dashboard_exprs_needing(Needs::Probes).len()
     );
 
     // 4. node2's ribbridge stops: RibbridgeDown fires for it, no VIP alert
@@ -638,6 +688,18 @@ async fn powered_off_under_graceful_restart(frr: &'static str) {
         &rules,
     );
     crate::support::vip_on_both(&mut router, VIP).await;
+    // The dashboard's station panels return data with a station scraped.
+    let station_exprs = dashboard_exprs_needing(Needs::Station);
+    assert!(
+        !station_exprs.is_empty(),
+        "no dashboard panel reads the station"
+    );
+    for e in &station_exprs {
+        prom.wait(&format!("dashboard expression {e}"), PROM_LIMIT, |p| {
+            (!p.query(e).is_empty()).then_some(())
+        })
+        .await;
+    }
     let paths = |p: &Prometheus, name: &str| p.scalar(&format!("max({name}{{prefix=\"{VIP}\"}})"));
     prom.wait(
         "2 nodes advertising, 2 router paths, none stale",

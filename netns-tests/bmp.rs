@@ -180,7 +180,11 @@ async fn station_follows_the_router(frr: &'static str) {
     assert_eq!(doc.routers[0].state, "stale");
     assert!(!doc.ready && doc.not_ready.is_some(), "{doc:?}");
     assert_eq!(code, 2, "status exits 2 when the station is not ready");
-    assert_eq!(series(&station.metrics().await).as_deref(), Some("NaN"));
+    // Unknown is no value: the series goes, its `_known` reads 0.
+    let m = station.metrics().await;
+    assert_eq!(series(&m), None, "{m}");
+    let known = format!("ribbridge_router_paths_known{{router=\"{ROUTER}\",prefix=\"{VIP}\"}} 0\n");
+    assert!(m.contains(&known), "{m}");
     lab(&["start", "rb-router", "bgpd"]);
     agree(
         &mut station,
@@ -223,6 +227,10 @@ async fn station_follows_the_router(frr: &'static str) {
         .await;
     let m = station.metrics().await;
     assert_eq!(series(&m), None, "a forgotten router's series stays:\n{m}");
+    assert!(
+        !m.contains(&format!("router=\"{ROUTER}\"")),
+        "a forgotten router's series stays:\n{m}"
+    );
     let (doc, code) = station.status().await;
     assert!(doc.routers.is_empty() && !doc.ready && code == 2, "{doc:?}");
 

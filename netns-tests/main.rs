@@ -29,6 +29,7 @@ mod lab_ecmp;
 mod log_stall;
 mod privilege;
 mod render;
+mod series;
 mod soak;
 mod status_contract;
 mod supervision;

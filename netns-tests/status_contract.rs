@@ -125,8 +125,11 @@ async fn status_contract_a_daemon_without_frr_is_unknown_and_exits_2() {
     let unknown =
         format!("ribbridge_vip_state{{prefix=\"{VIP}\",table=\"198\",state=\"unknown\"}} 1");
     assert!(first.contains(&unknown), "first scrape:\n{first}");
-    let ecmp = format!("ribbridge_ecmp_nexthops{{prefix=\"{VIP}\",table=\"198\"}}");
+    // Its ECMP legs: known (a value) or not yet (no value, its `_known`
+    // at 0), never a guess.
+    let ecmp = format!("ribbridge_ecmp_nexthops_known{{prefix=\"{VIP}\",table=\"198\"}} ");
     assert!(first.contains(&ecmp), "first scrape:\n{first}");
+    assert!(!first.contains("NaN"), "first scrape:\n{first}");
 
     // `status` says unknown and exits 2, never "withdrawn" with 0.
     let out = exec(&ns, &["status", "--endpoint", LISTEN])

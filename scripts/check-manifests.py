@@ -48,7 +48,22 @@ Usage: check-manifests.py [--self-test] [--kubernetes-version X.Y.Z]
    must be equal. A tmpfiles.d file entry (/etc/tmpfiles.d/ribbridge.conf)
    makes /run/ribbridge for the ids the container's ribbridge ends up
    running as: `--user` in repair mode, runAsUser:runAsGroup in observe.
-3. A BMP station (`--vantage bmp` in the ribbridge container's args) reads
+3. A sidecar (ribbridge patched into a DaemonSet that runs FRR) has no
+   readinessProbe: its readiness would be FRR's pod's, which a zebra
+   outage must not turn NotReady; its startup probe is /healthz. Its
+   container is the others' less that probe. Its initContainer
+   `ribbridge-state` chowns /run/ribbridge to the ids ribbridge runs as,
+   as root with CHOWN alone (drop ALL, read-only root).
+4. Monitoring: every ServiceMonitor and PodMonitor endpoint relabels the
+   Kubernetes node's name into `node` (from __meta_kubernetes_pod_node_name
+   or __meta_kubernetes_endpoint_node_name) and yields a job the rules
+   select (ribbridge-monitor, ribbridge-router, ribbridge-bmp: its jobLabel
+   or a relabeling of `job`), over https with a serverName; a PodMonitor's
+   port is a container port of the pods it is for. Every object of
+   deploy/kubernetes (patches aside) carries app.kubernetes.io/name,
+   component, part-of and version (Cargo.toml's), and
+   deploy/kubernetes/kustomization.yaml lists files that exist there.
+5. A BMP station (`--vantage bmp` in the ribbridge container's args) reads
    nothing of the node: its pod must not be hostNetwork nor mount a
    hostPath, the container mounts no FRR sockets, adds no capability and
    runs as observe does (non-root, no `--user`), and its probes (the endpoint is on the pod's loopback, out of the
@@ -100,6 +115,18 @@ KUBE_VIP_FIRST = "0010-kube-vip-api.yaml"
 # Repair mode's capabilities: NET_ADMIN kept; SETUID and SETGID to become
 # FRR's user (--user), SETPCAP to cut the bounding set, all three dropped.
 REPAIR_CAPS = {"NET_ADMIN", "SETUID", "SETGID", "SETPCAP"}
+# The jobs deploy/prometheus/ribbridge-rules.yaml selects.
+JOBS = {"ribbridge-monitor", "ribbridge-router", "ribbridge-bmp"}
+NODE_META = {"__meta_kubernetes_pod_node_name", "__meta_kubernetes_endpoint_node_name"}
+K8S_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/component",
+              "app.kubernetes.io/part-of", "app.kubernetes.io/version")
+KUSTOMIZATION = "deploy/kubernetes/kustomization.yaml"
+
+
+def crate_version():
+    """Cargo.toml's package version: the app.kubernetes.io/version label."""
+    text = open(os.path.join(REPO, "Cargo.toml")).read()
+    return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
 
 
 SERVER = "src/http/server.rs"
@@ -204,7 +231,7 @@ class Checker:
 
     # -- posture ---------------------------------------------------------
 
-    def ribbridge_container(self, where, c, volumes, repair_name, proxy_port=None):
+    def ribbridge_container(self, where, c, volumes, repair_name, proxy_port=None, sidecar=False):
         sc = c.get("securityContext") or {}
         args = [str(a) for a in c.get("args") or []]
         station = is_station(c)
@@ -262,6 +289,12 @@ class Checker:
             "readinessProbe": {"/readyz"},
             "livenessProbe": {"/healthz"},
         }
+        if sidecar:
+            if "readinessProbe" in c:
+                self.fail(where, "readinessProbe in a sidecar of FRR's pod: its readiness is the pod's, "
+                                 "and zebra down would turn FRR's pod NotReady (keep startup and liveness on /healthz)")
+            del want["readinessProbe"]
+            want["startupProbe"] = {"/healthz"}
         for probe, paths in want.items():
             p = (c.get(probe) or {}).get("httpGet")
             if not p:
@@ -358,7 +391,32 @@ class Checker:
         if sc.get("readOnlyRootFilesystem") is not True:
             self.fail(where, "readOnlyRootFilesystem must be true")
 
-    def pod_spec(self, where, spec, repair_name, static):
+    def state_init(self, where, spec, ribbridge):
+        """The initContainer that makes /run/ribbridge ribbridge's: chown to
+        the ids it runs as, root with CHOWN alone."""
+        inits = [c for c in spec.get("initContainers") or [] if c.get("name") == "ribbridge-state"]
+        if not inits:
+            self.fail(where, "no initContainer ribbridge-state: /run/ribbridge would be root's (DirectoryOrCreate) and drain could not record its intent")
+            return
+        c = inits[0]
+        w = f"{where}: initContainer ribbridge-state"
+        sc = c.get("securityContext") or {}
+        caps = sc.get("capabilities") or {}
+        if sc.get("privileged") is not False or sc.get("allowPrivilegeEscalation") is not False:
+            self.fail(w, "privileged or may escalate privileges")
+        if caps.get("drop") != ["ALL"] or caps.get("add") != ["CHOWN"]:
+            self.fail(w, f"capabilities {caps}: drop [ALL], add [CHOWN] alone")
+        if sc.get("readOnlyRootFilesystem") is not True:
+            self.fail(w, "readOnlyRootFilesystem must be true")
+        uid, gid = runs_as(ribbridge)
+        if [str(a) for a in c.get("command") or []] != ["chown", f"{uid}:{gid}", STATE_DIR]:
+            self.fail(w, f"command {c.get('command')}: expected chown {uid}:{gid} {STATE_DIR} (the ids ribbridge runs as)")
+        mounts = [(m.get("name"), m.get("mountPath")) for m in c.get("volumeMounts") or []]
+        state = [v["name"] for v in spec.get("volumes") or [] if v.get("hostPath") == STATE_VOLUME["hostPath"]]
+        if len(mounts) != 1 or mounts[0][1] != STATE_DIR or mounts[0][0] not in state:
+            self.fail(w, f"mounts {mounts}: the host's {STATE_DIR} alone")
+
+    def pod_spec(self, where, spec, repair_name, static, sidecar=False, own=False):
         volumes = {v["name"]: v for v in spec.get("volumes") or []}
         psc = spec.get("securityContext") or {}
         if psc.get("runAsUser") == 0:
@@ -373,7 +431,11 @@ class Checker:
             w = f"{where}: container {c.get('name')}"
             if c.get("name") == "ribbridge":
                 ribbridge.append(c)
-                self.ribbridge_container(w, c, volumes, repair_name)
+                self.ribbridge_container(w, c, volumes, repair_name, sidecar=sidecar)
+                if sidecar:
+                    self.sidecars.add(id(c))
+                if sidecar or own:
+                    self.state_init(where, spec, c)
             elif static or c.get("name", "").startswith("kube-rbac-proxy"):
                 self.other_container(w, c)
         if static:
@@ -441,16 +503,26 @@ class Checker:
                 base = stand_in_daemonset(doc["metadata"]["name"], doc["metadata"].get("namespace"))
                 merged = merge(base, doc)
                 self.schema(rel, merged)
-                found += self.pod_spec(rel, merged["spec"]["template"]["spec"], repair_name, static=False)
+                found += self.pod_spec(rel, merged["spec"]["template"]["spec"], repair_name, static=False, sidecar=True)
             elif doc.get("kind") == "ServiceMonitor":
+                self.labels(rel, doc)
                 self.service_monitor(rel, doc)
+            elif doc.get("kind") == "PodMonitor":
+                self.labels(rel, doc)
+                self.pod_monitor(rel, doc)
+            elif doc.get("kind") == "Kustomization":
+                self.kustomization(rel, doc)
             elif doc.get("kind") == "PrometheusRule":
                 pass  # a CRD: generated and checked by scripts/gen-prometheus-objects.py, promtool
             elif "kind" in doc:
                 self.schema(rel, doc)
+                self.labels(rel, doc)
                 spec = (doc.get("spec") or {}).get("template", {}).get("spec")
                 if spec:
-                    found += self.pod_spec(rel, spec, repair_name, static=False)
+                    # ribbridge's own DaemonSet on plain Kubernetes makes its
+                    # intent directory like the sidecars do.
+                    own = rel.startswith("deploy/kubernetes/") and doc.get("kind") == "DaemonSet"
+                    found += self.pod_spec(rel, spec, repair_name, static=False, own=own)
             else:
                 self.fail(rel, f"a document that is no manifest: keys {sorted(doc)}")
         return found
@@ -489,6 +561,70 @@ class Checker:
             return
         self.tmpfiles_owner = (rel, lines[0][3], lines[0][4])
 
+    def labels(self, rel, doc):
+        """deploy/kubernetes' objects carry the recommended labels (the
+        pod templates too)."""
+        if not rel.startswith("deploy/kubernetes/"):
+            return
+        metas = [(doc.get("kind"), doc.get("metadata") or {})]
+        tmpl = (doc.get("spec") or {}).get("template")
+        if isinstance(tmpl, dict):
+            metas.append((f"{doc.get('kind')}'s pod template", tmpl.get("metadata") or {}))
+        for what, meta in metas:
+            have = meta.get("labels") or {}
+            missing = [k for k in K8S_LABELS if not have.get(k)]
+            if missing:
+                self.fail(rel, f"{what} {meta.get('name', '')}: no label {', '.join(missing)}")
+            elif have["app.kubernetes.io/version"] != self.version_label:
+                self.fail(rel, f"{what} {meta.get('name', '')}: app.kubernetes.io/version {have['app.kubernetes.io/version']!r}, Cargo.toml says {self.version_label!r}")
+            elif have["app.kubernetes.io/part-of"] != "ribbridge":
+                self.fail(rel, f"{what} {meta.get('name', '')}: app.kubernetes.io/part-of must be ribbridge")
+
+    def scrape_endpoint(self, rel, ep, job_label_job):
+        """One ServiceMonitor or PodMonitor endpoint: the node label, a
+        job the rules select, TLS with a server name."""
+        relabel = ep.get("relabelings") or []
+        node = [r for r in relabel if r.get("targetLabel") == "node"
+                and set(r.get("sourceLabels") or []) & NODE_META and r.get("action", "replace") == "replace"]
+        if not node:
+            self.fail(rel, f"endpoint {ep.get('port')!r}: no relabeling of {sorted(NODE_META)} into `node` (the cluster view keys rows by it)")
+        jobs = [r.get("replacement") for r in relabel if r.get("targetLabel") == "job"]
+        job = jobs[-1] if jobs else job_label_job
+        if job not in JOBS:
+            self.fail(rel, f"endpoint {ep.get('port')!r}: job {job!r}, not one the rules select ({sorted(JOBS)})")
+        if ep.get("scheme") != "https":
+            self.fail(rel, "endpoint scheme must be https (TLS from the proxy)")
+        if not (ep.get("tlsConfig") or {}).get("serverName"):
+            self.fail(rel, "endpoint tlsConfig.serverName missing")
+        return job
+
+    def pod_monitor(self, rel, doc):
+        spec = doc.get("spec") or {}
+        ports = set()
+        for docs in self.files.values():
+            for d in docs:
+                if isinstance(d, dict) and d.get("kind") == "DaemonSet":
+                    for c in (d.get("spec") or {}).get("template", {}).get("spec", {}).get("containers") or []:
+                        ports.update(p.get("name") for p in c.get("ports") or [])
+        job_label = spec.get("jobLabel")
+        for ep in spec.get("podMetricsEndpoints") or []:
+            if ep.get("port") not in ports:
+                self.fail(rel, f"endpoint port {ep.get('port')!r} is no container port of a DaemonSet here")
+            self.scrape_endpoint(rel, ep, None if job_label else f"{doc['metadata'].get('namespace')}/{doc['metadata']['name']}")
+        if not spec.get("podMetricsEndpoints"):
+            self.fail(rel, "PodMonitor without podMetricsEndpoints")
+
+    def kustomization(self, rel, doc):
+        here = os.path.dirname(rel)
+        for key in ("resources",):
+            for r in doc.get(key) or []:
+                if not os.path.isfile(os.path.join(REPO, here, r)) or f"{here}/{r}" not in self.files:
+                    self.fail(rel, f"{key}: {r} is no manifest of {here}")
+        for p in doc.get("patches") or []:
+            path = p.get("path") if isinstance(p, dict) else None
+            if path and not os.path.isfile(os.path.join(REPO, here, path)):
+                self.fail(rel, f"patches: {path} does not exist")
+
     def service_monitor(self, rel, doc):
         spec = doc.get("spec") or {}
         services = [d for d in self.all_docs if d and d.get("kind") == "Service"]
@@ -502,8 +638,8 @@ class Checker:
         for ep in spec.get("endpoints") or []:
             if ep.get("port") not in ports:
                 self.fail(rel, f"endpoint port {ep.get('port')!r} is not a port of Service {svc['metadata']['name']}")
-            if ep.get("scheme") != "https":
-                self.fail(rel, "endpoint scheme must be https (TLS from the proxy)")
+            label = spec.get("jobLabel")
+            self.scrape_endpoint(rel, ep, svc["metadata"].get("labels", {}).get(label) if label else svc["metadata"]["name"])
             want = f"{svc['metadata']['name']}.{svc['metadata']['namespace']}.svc"
             if (ep.get("tlsConfig") or {}).get("serverName") != want:
                 self.fail(rel, f"tlsConfig.serverName must be {want}")
@@ -512,6 +648,9 @@ class Checker:
         """files: {relative path: [documents]}; returns the problems."""
         self.problems = []
         self.tmpfiles_owner = None
+        self.sidecars = set()
+        self.files = files
+        self.version_label = crate_version()
         self.all_docs = [d for docs in files.values() for d in docs]
         containers = {}
         for rel, docs in sorted(files.items()):
@@ -535,8 +674,10 @@ class Checker:
         for variant, cs in containers.items():
             first_rel, first = cs[0]
             for rel, c in cs[1:]:
-                if c != first:
+                if strip(c, self.sidecars, first) != strip(first, self.sidecars, c):
                     self.fail(rel, f"its ribbridge container differs from {first_rel}'s")
+        if KUSTOMIZATION not in files:
+            self.fail(KUSTOMIZATION, "missing: plain Kubernetes' kustomize base")
         return self.problems
 
 
@@ -552,6 +693,15 @@ def manifests():
             if name.endswith(".yaml"):
                 files[f"{d}/{name}"] = load(f"{d}/{name}")
     return files
+
+
+def strip(c, sidecars, other):
+    """A container as compared with `other`: less its readinessProbe when
+    either is a sidecar (a sidecar has none; the copies are equal but for
+    it)."""
+    if id(c) in sidecars or id(other) in sidecars:
+        c = {k: v for k, v in c.items() if k != "readinessProbe"}
+    return c
 
 
 def has_flag(args, flag, value):
@@ -737,8 +887,42 @@ def self_test(checker, files):
     # The tmpfiles owner is compared with what ribbridge runs as: --user in
     # repair (not its runAsUser 0), runAsUser:runAsGroup in observe.
     doc_breakage(tmpfiles, "repair switches to other ids", lambda b: switch_user(b, "100:102"), "runs as 100:102")
+    own = "deploy/kubernetes/ribbridge-daemonset.yaml"
+    pm = "deploy/kubernetes/podmonitor.yaml"
+    mon = "deploy/openshift/monitoring.yaml"
+    kust = KUSTOMIZATION
+
+    def pod(b, rel):
+        return [d for d in b[rel] if d.get("kind") == "DaemonSet"][0]["spec"]["template"]["spec"]
+
+    def init(b, rel):
+        return pod(b, rel)["initContainers"][0]
+
+    def ribbridge_in(b, rel):
+        return [c for c in pod(b, rel)["containers"] if c["name"] == "ribbridge"][0]
+
+    sidecar_breakages = [
+        (patch, "readiness back in a sidecar", lambda b: ribbridge_in(b, patch).update(
+            readinessProbe={"httpGet": {"host": "127.0.0.1", "port": PORT, "path": "/readyz"}}), "readinessProbe in a sidecar"),
+        (patch, "a sidecar's startup probe on /readyz", lambda b: ribbridge_in(b, patch)["startupProbe"]["httpGet"].update(path="/readyz"), "startupProbe path"),
+        (patch, "no initContainer", lambda b: pod(b, patch).pop("initContainers"), "no initContainer ribbridge-state"),
+        (own, "init adds SYS_ADMIN", lambda b: init(b, own)["securityContext"]["capabilities"]["add"].append("SYS_ADMIN"), "add [CHOWN] alone"),
+        (own, "init chowns to root", lambda b: init(b, own).update(command=["chown", "0:0", STATE_DIR]), "expected chown 100:101"),
+        (own, "init writable root", lambda b: init(b, own)["securityContext"].update(readOnlyRootFilesystem=False), "readOnlyRootFilesystem"),
+        (pm, "PodMonitor without the node label", lambda b: b[pm][0]["spec"]["podMetricsEndpoints"][0]["relabelings"].pop(1), "into `node`"),
+        (pm, "PodMonitor's job its default", lambda b: b[pm][1]["spec"]["podMetricsEndpoints"][0]["relabelings"].pop(0), "not one the rules select"),
+        (pm, "PodMonitor on a port nothing has", lambda b: b[pm][0]["spec"]["podMetricsEndpoints"][0].update(port="metrics"), "no container port"),
+        (mon, "ServiceMonitor without the node label", lambda b: b[mon][1]["spec"]["endpoints"][0].pop("relabelings"), "into `node`"),
+        (station, "the station's job its Service's label", lambda b: b[station][3]["spec"]["endpoints"][0]["relabelings"].pop(0), "not one the rules select"),
+        (own, "no version label", lambda b: [d for d in b[own] if d.get("kind") == "DaemonSet"][0]["metadata"]["labels"].pop("app.kubernetes.io/version"), "no label app.kubernetes.io/version"),
+        (own, "another version", lambda b: [d for d in b[own] if d.get("kind") == "DaemonSet"][0]["spec"]["template"]["metadata"]["labels"].update({"app.kubernetes.io/version": "9.9.9"}), "Cargo.toml says"),
+        (kust, "a resource that is not there", lambda b: b[kust][0]["resources"].append("gone.yaml"), "is no manifest"),
+        (kust, "no kustomization", lambda b: b.pop(kust), "kustomize base"),
+    ]
+    for rel, what, change, words in sidecar_breakages:
+        doc_breakage(rel, what, change, words)
     # the entry_breakage lines, the station's hostNetwork, the doc_breakage lines
-    total = len(breakages) + 11 + 5
+    total = len(breakages) + 11 + 5 + len(sidecar_breakages)
     if failed:
         print(f"check-manifests --self-test: {len(failed)} of {total} breakages were NOT refused:", file=sys.stderr)
         for f in failed:

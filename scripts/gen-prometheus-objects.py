@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The OpenShift monitoring objects of ribbridge's Prometheus rules, from the
-one rules file.
+one rules file, and the rules file itself for a site's job names and
+runbook address.
 
-Usage: gen-prometheus-objects.py [--check]
+Usage: gen-prometheus-objects.py [--check] [--runbook-base-url URL]
+           [--job-node NAME] [--job-router NAME] [--job-bmp NAME]
+           [--rules-out FILE] [--prometheusrule-out FILE]
 
 Reads deploy/prometheus/ribbridge-rules.yaml (the one source of the rules)
 and the ServiceMonitor shipped in deploy/openshift/monitoring.yaml, and
@@ -20,11 +23,28 @@ severity critical|warning|info, a summary and a description; and every
 alert is expected both firing and not firing in the promtool unit tests of
 deploy/prometheus/tests/.
 
+Parameters (the defaults are the rules file's own):
+  --runbook-base-url URL  every runbook_url becomes URL<Alert>.md (an
+                          absolute http(s) URL ending in '/'; default
+                          DEFAULT_RUNBOOK_BASE_URL below, the runbooks of
+                          this repository as published)
+  --job-node NAME         the nodes' scrape job (default: the job the
+                          ServiceMonitor of deploy/openshift/monitoring.yaml
+                          makes, ribbridge-monitor)
+  --job-router NAME       a router vantage's job (default ribbridge-router)
+  --job-bmp NAME          the BMP station's job (default ribbridge-bmp)
+  --rules-out FILE        also write the rules, with these parameters, as a
+                          plain Prometheus rules file ('-': standard output)
+  --prometheusrule-out FILE  write the PrometheusRule there instead of
+                          deploy/openshift/ribbridge-prometheusrule.yaml
+
 --check: write nothing; exit 1 when the committed PrometheusRule differs
-from what would be generated (a diff is printed) or a check fails.
-Exit status: 0 good, 1 a check failed.
+from what the defaults generate (a diff is printed) or a check fails
+(--check takes no other parameter).
+Exit status: 0 good, 1 a check failed, 2 bad arguments.
 """
 
+import argparse
 import difflib
 import os
 import re
@@ -38,8 +58,13 @@ MONITORING = "deploy/openshift/monitoring.yaml"
 OUT = "deploy/openshift/ribbridge-prometheusrule.yaml"
 RUNBOOKS = "docs/runbooks"
 TESTS = "deploy/prometheus/tests"
-# The router-vantage job (optional; see the rules file's header).
+# The router-vantage job and the BMP station's (optional; see the rules
+# file's header): the names the rules file uses.
 ROUTER_JOB = "ribbridge-router"
+BMP_JOB = "ribbridge-bmp"
+# The runbooks' address in the rules file: this repository's docs/runbooks/
+# as published.
+DEFAULT_RUNBOOK_BASE_URL = "https://github.com/ribbridge/ribbridge/blob/main/docs/runbooks/"
 SECTIONS = ["## Meaning", "## Impact", "## Diagnosis", "## Mitigation", "## Escalation"]
 SEVERITIES = {"critical", "warning", "info"}
 
@@ -110,18 +135,53 @@ def alerts(rules):
     return [r for g in rules["groups"] for r in g["rules"] if "alert" in r]
 
 
-def check(rules, job):
-    """Every problem found, as text."""
-    problems = []
+JOB_MATCHER = re.compile(r'\bjob(=~|!~|=|!=)"([^"]*)"')
+
+
+def rule_jobs(rules):
+    """Every job name a rule's expression selects."""
     jobs = set()
     for g in rules["groups"]:
         for r in g["rules"]:
-            for m in re.findall(r'job=~?"([^"]*)"', r["expr"]):
+            for _, m in JOB_MATCHER.findall(r["expr"]):
                 jobs.update(m.split("|"))
-    if jobs - {job, ROUTER_JOB}:
+    return jobs
+
+
+def parameterize(rules, jobs, base_url):
+    """The rules with the job names renamed (`jobs`: the rules file's name
+    to the site's) in every expression's job matchers and every annotation,
+    and every runbook_url on `base_url`. A new object; `rules` is left as
+    it is."""
+    def matcher(m):
+        names = "|".join(jobs.get(n, n) for n in m.group(2).split("|"))
+        return f'job{m.group(1)}"{names}"'
+
+    words = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(jobs))) + r")(?![\w-])")
+    out = {"groups": []}
+    for g in rules["groups"]:
+        group = {**g, "rules": []}
+        for r in g["rules"]:
+            r = dict(r)
+            r["expr"] = JOB_MATCHER.sub(matcher, r["expr"])
+            if "annotations" in r:
+                ann = {k: words.sub(lambda m: jobs[m.group(1)], v) for k, v in r["annotations"].items()}
+                if "runbook_url" in ann:
+                    ann["runbook_url"] = f"{base_url}{r['alert']}.md"
+                r["annotations"] = ann
+            group["rules"].append(r)
+        out["groups"].append(group)
+    return out
+
+
+def check(rules, job):
+    """Every problem found, as text."""
+    problems = []
+    jobs = rule_jobs(rules)
+    if jobs - {job, ROUTER_JOB, BMP_JOB}:
         problems.append(
-            f"{RULES}: rules select job(s) {sorted(jobs - {job, ROUTER_JOB})}; the ServiceMonitor's job is {job!r} "
-            f"(and {ROUTER_JOB!r} for a router vantage)")
+            f"{RULES}: rules select job(s) {sorted(jobs - {job, ROUTER_JOB, BMP_JOB})}; the ServiceMonitor's job is {job!r} "
+            f"(and {ROUTER_JOB!r} for a router vantage, {BMP_JOB!r} for a BMP station)")
     if job not in jobs:
         problems.append(f"{RULES}: no rule selects the ServiceMonitor's job {job!r}")
     names = set()
@@ -138,8 +198,9 @@ def check(rules, job):
             if not ann.get(k):
                 problems.append(f"{where}: no {k} annotation")
         want = f"{RUNBOOKS}/{name}.md"
-        if ann.get("runbook_url") != want:
-            problems.append(f"{where}: runbook_url {ann.get('runbook_url')!r}, expected {want!r}")
+        url = f"{DEFAULT_RUNBOOK_BASE_URL}{name}.md"
+        if ann.get("runbook_url") != url:
+            problems.append(f"{where}: runbook_url {ann.get('runbook_url')!r}, expected {url!r}")
         path = os.path.join(ROOT, want)
         if not os.path.isfile(path):
             problems.append(f"{where}: no runbook {want}")
@@ -172,16 +233,55 @@ def check(rules, job):
     return problems
 
 
-def main():
-    args = sys.argv[1:]
-    if args not in ([], ["--check"]):
-        sys.exit(__doc__)
+def base_url(text):
+    """An absolute http(s) URL ending in '/', or an argparse error."""
+    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?/", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: not an absolute http(s) URL ending in '/'")
+    return text
+
+
+def job_name(text):
+    """A scrape job's name: a label value without quotes or '|'."""
+    if not text or re.search(r'["|\\\s]', text):
+        raise argparse.ArgumentTypeError(f"{text!r}: not a job name")
+    return text
+
+
+def arguments(argv):
+    p = argparse.ArgumentParser(
+        prog="gen-prometheus-objects.py", usage=__doc__.split("\n\n")[1].removeprefix("Usage: "))
+    p.add_argument("--check", action="store_true")
+    p.add_argument("--runbook-base-url", type=base_url)
+    p.add_argument("--job-node", type=job_name)
+    p.add_argument("--job-router", type=job_name)
+    p.add_argument("--job-bmp", type=job_name)
+    p.add_argument("--rules-out")
+    p.add_argument("--prometheusrule-out")
+    a = p.parse_args(argv)
+    params = [a.runbook_base_url, a.job_node, a.job_router, a.job_bmp, a.rules_out, a.prometheusrule_out]
+    if a.check and any(x is not None for x in params):
+        p.error("--check checks the committed object, made with the defaults: it takes no other parameter")
+    return a
+
+
+def write(path, text):
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def main(argv):
+    a = arguments(argv)
     rules = load(RULES)[0]
     sm, job = service_monitor()
     problems = check(rules, job)
-    text = render(prometheus_rule(rules, sm))
+    jobs = {job: a.job_node or job, ROUTER_JOB: a.job_router or ROUTER_JOB, BMP_JOB: a.job_bmp or BMP_JOB}
+    site = parameterize(rules, jobs, a.runbook_base_url or DEFAULT_RUNBOOK_BASE_URL)
+    text = render(prometheus_rule(site, sm))
     out = os.path.join(ROOT, OUT)
-    if args == ["--check"]:
+    if a.check:
         try:
             with open(out, encoding="utf-8") as f:
                 have = f.read()
@@ -194,13 +294,26 @@ def main():
         # The generated object holds the rules file's groups, unchanged.
         elif load(OUT)[0]["spec"]["groups"] != rules["groups"]:
             problems.append(f"{OUT}: spec.groups differ from {RULES}")
+        # The parameters reach every place: renamed jobs and another base
+        # leave no default behind, and the defaults change nothing.
+        probe = parameterize(rules, {j: f"site-{j}" for j in jobs}, "https://runbooks.test/x/")
+        dumped = yaml.dump(probe)
+        for j in jobs:
+            if re.search(r'(?<![\w-])' + re.escape(j) + r'(?![\w-])', dumped):
+                problems.append(f"{RULES}: job {j!r} is left somewhere --job-* does not rename")
+        if DEFAULT_RUNBOOK_BASE_URL in dumped:
+            problems.append(f"{RULES}: a runbook address --runbook-base-url does not replace")
+        if rule_jobs(probe) != {f"site-{j}" for j in rule_jobs(rules)}:
+            problems.append(f"{RULES}: the renamed rules select {sorted(rule_jobs(probe))}")
     else:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text)
+        write(os.path.join(ROOT, a.prometheusrule_out) if a.prometheusrule_out not in (None, "-")
+              else (a.prometheusrule_out or out), text)
+        if a.rules_out:
+            write(a.rules_out, yaml.dump(site, Dumper=Dumper, sort_keys=False, width=4096, allow_unicode=True))
     for p in problems:
         print(f"gen-prometheus-objects: {p}", file=sys.stderr)
     sys.exit(1 if problems else 0)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -5,14 +5,27 @@
 //! The recorder is metrics-exporter-prometheus, installed without its own
 //! listener: `/metrics` is served by [`crate::http`] next to `/status`.
 //! Histograms get explicit buckets so they render as histograms, not
-//! summaries.
+//! summaries. The per-VIP and per-router series are kept here, in
+//! [`VipSeries`]' store and the router map, and rendered after the
+//! exporter's: the exporter cannot remove a series, and a forgotten VIP's
+//! or router's must go (its slot under the detail limit is reused).
+//!
+//! Unknown is never a value: a gauge whose value is not known yet (a
+//! VIP's ECMP legs before the kernel mirror is synced, a backend probe
+//! before `rise`/`fall` results, a router's paths while its BMP session is
+//! down) has no series then, and its `_known` gauge reads 0; so a `sum()`
+//! over nodes is the sum of the known values, and no comparison fires on a
+//! guess. The process' own series (`process_*`) come from
+//! metrics-process, collected at each render.
 
 use metrics::{
     Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
 };
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt::Write as _;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::model::{Prefix, TableId};
 use crate::reconcile::Class;
@@ -27,8 +40,12 @@ pub const HEAL_ACTIONS_TOTAL: &str = "ribbridge_heal_actions_total";
 pub const HEAL_GIVEN_UP_TOTAL: &str = "ribbridge_heal_given_up_total";
 /// `ribbridge_drift_duration_seconds`: from drift to consistent.
 pub const DRIFT_DURATION: &str = "ribbridge_drift_duration_seconds";
-/// `ribbridge_ecmp_nexthops{prefix,table}`: kernel view.
+/// `ribbridge_ecmp_nexthops{prefix,table}`: kernel view (no series while
+/// unknown).
 pub const ECMP_NEXTHOPS: &str = "ribbridge_ecmp_nexthops";
+/// `ribbridge_ecmp_nexthops_known{prefix,table}`: 1 when
+/// [`ECMP_NEXTHOPS`] has a value, 0 before the kernel mirror is synced.
+pub const ECMP_NEXTHOPS_KNOWN: &str = "ribbridge_ecmp_nexthops_known";
 /// `ribbridge_kernel_resyncs_total{reason}`.
 pub const KERNEL_RESYNCS_TOTAL: &str = "ribbridge_kernel_resyncs_total";
 /// `ribbridge_kernel_reassertions_total`: realm-only replaces seen.
@@ -77,14 +94,19 @@ pub const VIPS_FORGOTTEN_TOTAL: &str = "ribbridge_vips_forgotten_total";
 /// (`max_detailed_vips`, 1 024 by default): without per-VIP
 /// series, counted by state in `/status`'s `omitted`, not listed.
 pub const VIPS_WITHOUT_SERIES: &str = "ribbridge_vips_without_series";
-/// `ribbridge_backend_up`: a VIP's backend probe's verdict (1 up, 0 down,
-/// NaN unknown), by VIP and probe (`health`, `ready`).
+/// `ribbridge_backend_up{prefix,probe}`: a VIP's backend probe's verdict
+/// (1 up, 0 down; no series while unknown), by VIP and probe (`health`,
+/// `ready`).
 pub const BACKEND_UP: &str = "ribbridge_backend_up";
+/// `ribbridge_backend_up_known{prefix,probe}`: 1 when [`BACKEND_UP`] has a
+/// verdict, 0 while the probe has not reached `rise` or `fall` results.
+pub const BACKEND_UP_KNOWN: &str = "ribbridge_backend_up_known";
 /// `ribbridge_probe_duration_seconds`: how long a backend probe took
 /// (connection, TLS, the answer's head), by probe.
 pub const PROBE_DURATION: &str = "ribbridge_probe_duration_seconds";
-/// `ribbridge_probe_failures_total`: failed backend probes, by VIP, probe
-/// and reason (`refused`, `timeout`, `status`, `tls`, `other`).
+/// `ribbridge_probe_failures_total{prefix,probe,reason}`: failed backend
+/// probes, by VIP, probe and reason (`refused`, `timeout`, `status`, `tls`,
+/// `other`).
 pub const PROBE_FAILURES_TOTAL: &str = "ribbridge_probe_failures_total";
 /// `ribbridge_probe_reports_dropped_total`: probe results dropped because
 /// the daemon was behind (a probe never waits on it).
@@ -102,19 +124,24 @@ pub const HTTP_SHED_TOTAL: &str = "ribbridge_http_shed_total";
 /// (EMFILE, ENFILE) or memory; each is followed by a short pause.
 pub const ACCEPT_ERRORS_TOTAL: &str = "ribbridge_accept_errors_total";
 
-/// Series one VIP with metrics holds: its state set (every class and
-/// `unknown`) and its ECMP gauge.
-pub const SERIES_PER_VIP: usize = Class::ALL.len() + 2;
+/// Series one VIP with metrics holds at least: its state set (every class
+/// and `unknown`), its ECMP gauge and the ECMP gauge's `_known` (its drift
+/// counters come with its drifts).
+pub const SERIES_PER_VIP: usize = Class::ALL.len() + 3;
 
 /// `ribbridge_router_paths{router,prefix}`: paths a router exporting BMP
-/// holds for a VIP (NaN while unknown); removed when the router is
+/// holds for a VIP (no series while unknown); removed when the router is
 /// forgotten.
 pub const ROUTER_PATHS: &str = "ribbridge_router_paths";
 /// `ribbridge_router_stale_paths{router,prefix}`: of those, the paths the
 /// router keeps as stale for a peer whose session dropped (graceful
-/// restart: it still forwards to them); NaN exactly when
+/// restart: it still forwards to them); unknown exactly when
 /// [`ROUTER_PATHS`] is; published and removed with it.
 pub const ROUTER_STALE_PATHS: &str = "ribbridge_router_stale_paths";
+/// `ribbridge_router_paths_known{router,prefix}`: 1 when
+/// [`ROUTER_PATHS`] and [`ROUTER_STALE_PATHS`] have values, 0 while the
+/// router's BMP session is down or not synced.
+pub const ROUTER_PATHS_KNOWN: &str = "ribbridge_router_paths_known";
 /// `ribbridge_bmp_messages_total{kind}`: BMP messages the station decoded.
 pub const BMP_MESSAGES_TOTAL: &str = "ribbridge_bmp_messages_total";
 /// `ribbridge_bmp_session_ends_total{reason}`: BMP sessions that ended.
@@ -190,11 +217,7 @@ pub fn install() -> Result<PrometheusHandle, TelemetryError> {
 
 /// Declare help texts and units (idempotent).
 pub fn describe() {
-    describe_gauge!(VIP_STATE, "1 for the VIP's current state, 0 for the others");
-    describe_gauge!(
-        BACKEND_UP,
-        "A VIP's backend probe: 1 up (rise successes), 0 down (fall failures), NaN not yet known"
-    );
+    PROCESS.describe();
     describe_histogram!(
         PROBE_DURATION,
         Unit::Seconds,
@@ -209,16 +232,8 @@ pub fn describe() {
         "Backend probe results dropped because the daemon was behind"
     );
     describe_counter!(
-        DRIFT_TOTAL,
-        "Drifts that persisted past the grace, by state"
-    );
-    describe_counter!(
         HEAL_ACTIONS_TOTAL,
         "Heal actions executed, by action and result"
-    );
-    describe_counter!(
-        HEAL_GIVEN_UP_TOTAL,
-        "Drifts whose healing was given up after the bounded attempts"
     );
     describe_histogram!(
         OWNER_LAG,
@@ -229,10 +244,6 @@ pub fn describe() {
         DRIFT_DURATION,
         Unit::Seconds,
         "Time from a drift being declared to the VIP being consistent again"
-    );
-    describe_gauge!(
-        ECMP_NEXTHOPS,
-        "ECMP nexthops of the VIP's route in the kernel (nexthop groups resolved)"
     );
     describe_counter!(
         KERNEL_RESYNCS_TOTAL,
@@ -416,12 +427,7 @@ pub fn probe(
         counter!(PROBE_FAILURES_TOTAL, "prefix" => prefix.to_string(), "probe" => probe, "reason" => reason)
             .increment(1);
     }
-    let v = match up {
-        Some(true) => 1.0,
-        Some(false) => 0.0,
-        None => f64::NAN,
-    };
-    gauge!(BACKEND_UP, "prefix" => prefix.to_string(), "probe" => probe).set(v);
+    store().backends.insert((*prefix, probe), up);
 }
 
 /// Probe results dropped so far.
@@ -469,26 +475,179 @@ pub fn vip_unknown(prefix: &Prefix, table: TableId) {
 }
 
 fn set_vip_state(prefix: &Prefix, table: TableId, state: Option<Class>) {
-    let p = prefix.to_string();
-    let t = table.to_string();
-    for c in Class::ALL {
-        gauge!(VIP_STATE, "prefix" => p.clone(), "table" => t.clone(), "state" => c.name())
-            .set(if Some(c) == state { 1.0 } else { 0.0 });
-    }
-    gauge!(VIP_STATE, "prefix" => p, "table" => t, "state" => UNKNOWN_STATE)
-        .set(if state.is_none() { 1.0 } else { 0.0 });
+    store().vips.entry((table, *prefix)).or_default().state = state;
 }
 
-/// A VIP's ECMP legs before the kernel mirror is synced: NaN, so that no
-/// comparison (an alert on fewer than 2 paths) fires on a guess.
+/// One VIP's gauges in the store: its class (`None`: unknown) and its ECMP
+/// legs (`None`: unknown).
+#[derive(Debug, Default, Clone, Copy)]
+struct VipGauges {
+    state: Option<Class>,
+    ecmp: Option<u32>,
+}
+
+/// The per-VIP series: gauges by (table, VIP), the counters by VIP (their
+/// labels have no table), the backend verdicts by (VIP, probe).
+#[derive(Debug)]
+struct Store {
+    vips: BTreeMap<(TableId, Prefix), VipGauges>,
+    drifts: BTreeMap<Prefix, BTreeMap<&'static str, u64>>,
+    given_up: BTreeMap<Prefix, u64>,
+    backends: BTreeMap<(Prefix, &'static str), Option<bool>>,
+}
+
+static STORE: Mutex<Store> = Mutex::new(Store {
+    vips: BTreeMap::new(),
+    drifts: BTreeMap::new(),
+    given_up: BTreeMap::new(),
+    backends: BTreeMap::new(),
+});
+
+fn store() -> MutexGuard<'static, Store> {
+    // A panic elsewhere while holding it left a consistent map: keep using it.
+    STORE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Remove every series of VIP (`table`, `prefix`): its gauges, and its
+/// counters when no other table holds the same prefix.
+fn remove_vip(table: TableId, prefix: &Prefix) {
+    let mut st = store();
+    st.vips.remove(&(table, *prefix));
+    if !st.vips.keys().any(|(_, p)| p == prefix) {
+        st.drifts.remove(prefix);
+        st.given_up.remove(prefix);
+    }
+}
+
+/// HELP and TYPE lines of a series family.
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+fn render_vips(out: &mut String) {
+    let st = store();
+    if !st.vips.is_empty() {
+        family(
+            out,
+            VIP_STATE,
+            "gauge",
+            "1 for the VIP's current state, 0 for the others",
+        );
+        for ((table, prefix), g) in &st.vips {
+            let states = Class::ALL
+                .iter()
+                .map(|c| (c.name(), g.state == Some(*c)))
+                .chain(std::iter::once((UNKNOWN_STATE, g.state.is_none())));
+            for (name, on) in states {
+                let _ = writeln!(
+                    out,
+                    "{VIP_STATE}{{prefix=\"{prefix}\",table=\"{table}\",state=\"{name}\"}} {}",
+                    u8::from(on)
+                );
+            }
+        }
+        family(
+            out,
+            ECMP_NEXTHOPS,
+            "gauge",
+            "ECMP nexthops of the VIP's route in the kernel (nexthop groups resolved); no series while unknown (see ribbridge_ecmp_nexthops_known)",
+        );
+        for ((table, prefix), g) in &st.vips {
+            if let Some(n) = g.ecmp {
+                let _ = writeln!(
+                    out,
+                    "{ECMP_NEXTHOPS}{{prefix=\"{prefix}\",table=\"{table}\"}} {n}"
+                );
+            }
+        }
+        family(
+            out,
+            ECMP_NEXTHOPS_KNOWN,
+            "gauge",
+            "1 when ribbridge_ecmp_nexthops has a value, 0 before the kernel mirror is synced",
+        );
+        for ((table, prefix), g) in &st.vips {
+            let _ = writeln!(
+                out,
+                "{ECMP_NEXTHOPS_KNOWN}{{prefix=\"{prefix}\",table=\"{table}\"}} {}",
+                u8::from(g.ecmp.is_some())
+            );
+        }
+    }
+    if !st.drifts.is_empty() {
+        family(
+            out,
+            DRIFT_TOTAL,
+            "counter",
+            "Drifts that persisted past the grace, by state",
+        );
+        for (prefix, by_state) in &st.drifts {
+            for (state, n) in by_state {
+                let _ = writeln!(
+                    out,
+                    "{DRIFT_TOTAL}{{prefix=\"{prefix}\",state=\"{state}\"}} {n}"
+                );
+            }
+        }
+    }
+    if !st.given_up.is_empty() {
+        family(
+            out,
+            HEAL_GIVEN_UP_TOTAL,
+            "counter",
+            "Drifts whose healing was given up after the bounded attempts",
+        );
+        for (prefix, n) in &st.given_up {
+            let _ = writeln!(out, "{HEAL_GIVEN_UP_TOTAL}{{prefix=\"{prefix}\"}} {n}");
+        }
+    }
+    if !st.backends.is_empty() {
+        family(
+            out,
+            BACKEND_UP,
+            "gauge",
+            "A VIP's backend probe: 1 up (rise successes), 0 down (fall failures); no series while unknown (see ribbridge_backend_up_known)",
+        );
+        for ((prefix, probe), up) in &st.backends {
+            if let Some(up) = up {
+                let _ = writeln!(
+                    out,
+                    "{BACKEND_UP}{{prefix=\"{prefix}\",probe=\"{probe}\"}} {}",
+                    u8::from(*up)
+                );
+            }
+        }
+        family(
+            out,
+            BACKEND_UP_KNOWN,
+            "gauge",
+            "1 when ribbridge_backend_up has a verdict, 0 while the probe has not reached rise or fall results",
+        );
+        for ((prefix, probe), up) in &st.backends {
+            let _ = writeln!(
+                out,
+                "{BACKEND_UP_KNOWN}{{prefix=\"{prefix}\",probe=\"{probe}\"}} {}",
+                u8::from(up.is_some())
+            );
+        }
+    }
+}
+
+/// A VIP's ECMP legs before the kernel mirror is synced: no value (its
+/// `_known` reads 0), so that no comparison (an alert on fewer than 2
+/// paths) fires on a guess and no sum is poisoned.
 pub fn ecmp_unknown(prefix: &Prefix, table: TableId) {
-    gauge!(ECMP_NEXTHOPS, "prefix" => prefix.to_string(), "table" => table.to_string())
-        .set(f64::NAN);
+    store().vips.entry((table, *prefix)).or_default().ecmp = None;
 }
 
 /// A drift was declared.
 pub fn drift(prefix: &Prefix, state: Class) {
-    counter!(DRIFT_TOTAL, "prefix" => prefix.to_string(), "state" => state.name()).increment(1);
+    *store()
+        .drifts
+        .entry(*prefix)
+        .or_default()
+        .entry(state.name())
+        .or_default() += 1;
 }
 
 /// A drift ended after `ms`.
@@ -504,13 +663,12 @@ pub fn heal_action(action: &str, result: &str) {
 
 /// Healing a VIP was given up.
 pub fn heal_given_up(prefix: &Prefix) {
-    counter!(HEAL_GIVEN_UP_TOTAL, "prefix" => prefix.to_string()).increment(1);
+    *store().given_up.entry(*prefix).or_default() += 1;
 }
 
 /// ECMP legs of a VIP in the kernel.
 pub fn ecmp_nexthops(prefix: &Prefix, table: TableId, n: u32) {
-    gauge!(ECMP_NEXTHOPS, "prefix" => prefix.to_string(), "table" => table.to_string())
-        .set(f64::from(n));
+    store().vips.entry((table, *prefix)).or_default().ecmp = Some(n);
 }
 
 /// A kernel resync happened.
@@ -609,28 +767,27 @@ pub fn bmp_sessions(n: usize) {
 
 /// `ribbridge_router_paths` and `ribbridge_router_stale_paths`, kept here
 /// rather than in the exporter: the exporter cannot remove a series, and a
-/// forgotten router's must go (a stale NaN would keep a decommissioned
+/// forgotten router's must go (a stale series would keep a decommissioned
 /// router on the dashboard). One map so that both move together.
-/// Key: (router, prefix); value: (paths, stale paths), NaN when unknown.
-type RouterSeries = std::collections::BTreeMap<(String, String), (f64, f64)>;
-static ROUTER_PATHS_SERIES: std::sync::Mutex<RouterSeries> =
-    std::sync::Mutex::new(std::collections::BTreeMap::new());
+/// Key: (router, prefix); value: (paths, stale paths), `None` when unknown.
+type RouterSeries = BTreeMap<(String, String), Option<(u32, u32)>>;
+static ROUTER_PATHS_SERIES: Mutex<RouterSeries> = Mutex::new(BTreeMap::new());
 
-fn router_series() -> std::sync::MutexGuard<'static, RouterSeries> {
+fn router_series() -> MutexGuard<'static, RouterSeries> {
     // A panic elsewhere while holding it left a consistent map: keep using it.
     ROUTER_PATHS_SERIES
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Paths `router` holds for `prefix`, and of those the stale ones
 /// (graceful restart); `None` (its BMP session is down or not synced yet)
-/// is NaN, so no comparison fires on a guess.
+/// is unknown: no series, its `_known` at 0, so no comparison fires on a
+/// guess and no sum is poisoned.
 pub fn router_paths(router: &str, prefix: &Prefix, paths: Option<u32>, stale: Option<u32>) {
-    let v = |n: Option<u32>| n.map_or(f64::NAN, f64::from);
     router_series().insert(
         (router.to_string(), prefix.to_string()),
-        (v(paths), v(stale)),
+        paths.map(|p| (p, stale.unwrap_or(0))),
     );
 }
 
@@ -639,46 +796,76 @@ pub fn router_forgotten(router: &str) {
     router_series().retain(|(r, _), _| r != router);
 }
 
-/// The whole `/metrics` text: the exporter's, then the series kept here.
+/// The process' own series, under the names Prometheus' client libraries
+/// give them, read from /proc at each render by metrics-process (which
+/// also exports `process_virtual_memory_max_bytes` and `process_threads`).
+pub const PROCESS_METRICS: &[&str] = &[
+    "process_resident_memory_bytes",
+    "process_virtual_memory_bytes",
+    "process_open_fds",
+    "process_max_fds",
+    "process_cpu_seconds_total",
+    "process_start_time_seconds",
+];
+
+/// The collector of [`PROCESS_METRICS`].
+static PROCESS: std::sync::LazyLock<metrics_process::Collector> =
+    std::sync::LazyLock::new(metrics_process::Collector::default);
+
+/// The whole `/metrics` text: the process' series collected, the
+/// exporter's, then the series kept here.
 pub fn render(handle: &PrometheusHandle) -> String {
+    PROCESS.collect();
     let mut out = handle.render();
-    out += &render_router_paths();
+    render_vips(&mut out);
+    render_router_paths(&mut out);
     out
 }
 
-fn render_router_paths() -> String {
+fn render_router_paths(out: &mut String) {
     let series = router_series();
     if series.is_empty() {
-        return String::new();
+        return;
     }
-    let mut out = String::new();
+    type Pick = fn(&(u32, u32)) -> u32;
     for (name, help, pick) in [
         (
             ROUTER_PATHS,
-            "Paths the router holds for the VIP, from its BMP export (one per BGP peer with a post-policy path, or its Loc-RIB); NaN while its session is down or not synced",
-            (|v: &(f64, f64)| v.0) as fn(&(f64, f64)) -> f64,
+            "Paths the router holds for the VIP, from its BMP export (one per BGP peer with a post-policy path, or its Loc-RIB); no series while its session is down or not synced (see ribbridge_router_paths_known)",
+            (|v: &(u32, u32)| v.0) as Pick,
         ),
         (
             ROUTER_STALE_PATHS,
-            "Of ribbridge_router_paths, the paths the router keeps as stale under graceful restart (the peer's session dropped; the router still forwards to them until the restart time or the new session's End-of-RIB); NaN exactly when ribbridge_router_paths is",
-            |v: &(f64, f64)| v.1,
+            "Of ribbridge_router_paths, the paths the router keeps as stale under graceful restart (the peer's session dropped; the router still forwards to them until the restart time or the new session's End-of-RIB); no series exactly when ribbridge_router_paths has none",
+            |v: &(u32, u32)| v.1,
         ),
     ] {
-        out += &format!("# HELP {name} {help}\n# TYPE {name} gauge\n");
+        family(out, name, "gauge", help);
         for ((router, prefix), v) in series.iter() {
-            let v = pick(v);
-            let v = if v.is_nan() {
-                "NaN".to_string()
-            } else {
-                v.to_string()
-            };
-            out += &format!(
-                "{name}{{router=\"{}\",prefix=\"{prefix}\"}} {v}\n",
-                label_value(router)
-            );
+            if let Some(v) = v {
+                let _ = writeln!(
+                    out,
+                    "{name}{{router=\"{}\",prefix=\"{prefix}\"}} {}",
+                    label_value(router),
+                    pick(v)
+                );
+            }
         }
     }
-    out
+    family(
+        out,
+        ROUTER_PATHS_KNOWN,
+        "gauge",
+        "1 when ribbridge_router_paths has a value, 0 while the router's BMP session is down or not synced",
+    );
+    for ((router, prefix), v) in series.iter() {
+        let _ = writeln!(
+            out,
+            "{ROUTER_PATHS_KNOWN}{{router=\"{}\",prefix=\"{prefix}\"}} {}",
+            label_value(router),
+            u8::from(v.is_some())
+        );
+    }
 }
 
 /// A Prometheus label value: backslash, quote and newline escaped (a
@@ -694,17 +881,24 @@ pub fn drained(drained: bool) {
     gauge!(DRAINED).set(if drained { 1.0 } else { 0.0 });
 }
 
-/// Which VIPs have per-VIP series: the configured ones, and the first
-/// `max_detailed_vips` others seen (`config::DEFAULT_MAX_DETAILED_VIPS`).
-/// A VIP once admitted keeps its series (the recorder cannot forget them
-/// anyway); a route that is no VIP never
-/// reaches this gate. Pure bookkeeping: it records nothing itself.
+/// Which VIPs have per-VIP series: the configured ones, and at most
+/// `max_detailed_vips` discovered ones (`config::DEFAULT_MAX_DETAILED_VIPS`)
+/// at a time. Admitting a VIP creates all its series at once (state
+/// `unknown`, ECMP legs unknown) whatever happens to it next; forgetting
+/// a discovered VIP removes them and frees its slot for the next VIP that
+/// asks. The VIPs refused are remembered until admitted or forgotten, so
+/// `ribbridge_vips_without_series` counts exactly them. A route that is no
+/// VIP never reaches this gate.
 #[derive(Debug, Clone, Default)]
 pub struct VipSeries {
     configured: HashSet<(TableId, Prefix)>,
     discovered: HashSet<(TableId, Prefix)>,
+    refused: HashSet<(TableId, Prefix)>,
+    /// Admitted since the last [`VipSeries::take_admitted`]: their state
+    /// is the owner's to publish.
+    fresh: Vec<(TableId, Prefix)>,
     limit: usize,
-    refused: bool,
+    warned: bool,
 }
 
 impl VipSeries {
@@ -712,25 +906,28 @@ impl VipSeries {
     pub fn new(configured: impl IntoIterator<Item = (TableId, Prefix)>, limit: usize) -> VipSeries {
         VipSeries {
             configured: configured.into_iter().collect(),
-            discovered: HashSet::new(),
             limit,
-            refused: false,
+            ..VipSeries::default()
         }
     }
 
-    /// May this VIP have series? Admits it when there is room. The first
-    /// refusal is logged once, with what it means.
+    /// May this VIP have series? Admits it when there is room, creating its
+    /// series. The first refusal is logged once, with what it means.
     pub fn admit(&mut self, table: TableId, prefix: &Prefix) -> bool {
         let key = (table, *prefix);
         if self.configured.contains(&key) || self.discovered.contains(&key) {
             return true;
         }
         if self.discovered.len() < self.limit {
+            self.refused.remove(&key);
             self.discovered.insert(key);
+            self.fresh.push(key);
+            store().vips.entry(key).or_default();
             return true;
         }
-        if !self.refused {
-            self.refused = true;
+        self.refused.insert(key);
+        if !self.warned {
+            self.warned = true;
             tracing::warn!(
                 limit = self.limit,
                 %prefix,
@@ -743,6 +940,24 @@ impl VipSeries {
         false
     }
 
+    /// A discovered VIP was forgotten: its series are removed and its slot
+    /// is free. A configured VIP keeps its series.
+    pub fn forget(&mut self, table: TableId, prefix: &Prefix) {
+        let key = (table, *prefix);
+        self.refused.remove(&key);
+        if self.discovered.remove(&key) {
+            self.fresh.retain(|k| *k != key);
+            remove_vip(table, prefix);
+        }
+    }
+
+    /// The VIPs admitted since the last call, whose current state the
+    /// owner publishes (a VIP whose first state is its initial one gets no
+    /// state change to publish it).
+    pub fn take_admitted(&mut self) -> Vec<(TableId, Prefix)> {
+        std::mem::take(&mut self.fresh)
+    }
+
     /// Does this VIP have series (and a row in `/status`)? Admits nothing.
     pub fn has(&self, table: TableId, prefix: &Prefix) -> bool {
         let key = (table, *prefix);
@@ -753,11 +968,17 @@ impl VipSeries {
     pub fn admitted(&self) -> usize {
         self.configured.len() + self.discovered.len()
     }
+
+    /// Discovered VIPs refused series and not forgotten since.
+    pub fn without_series(&self) -> usize {
+        self.refused.len()
+    }
 }
 
-/// How many of `tracked` VIPs have no series (the gauge).
-pub fn vips_without_series(tracked: usize, series: &VipSeries) -> usize {
-    let n = tracked.saturating_sub(series.admitted());
+/// How many VIPs have no series (the gauge): those the gate refused and
+/// that are still tracked.
+pub fn vips_without_series(series: &VipSeries) -> usize {
+    let n = series.without_series();
     gauge!(VIPS_WITHOUT_SERIES).set(n as f64);
     n
 }
@@ -788,17 +1009,179 @@ mod tests {
         let handle = recorder.handle();
         let p: Prefix = "192.0.2.30/32".parse().expect("prefix");
         let mut g = VipSeries::new([], 0);
-        metrics::with_local_recorder(&recorder, || {
+        let text = metrics::with_local_recorder(&recorder, || {
             describe();
             if g.admit(198, &p) {
                 vip_state(&p, 198, Class::Advertised);
                 ecmp_nexthops(&p, 198, 1);
             }
-            vips_without_series(1, &g);
+            vips_without_series(&g);
+            render(&handle)
         });
-        let text = handle.render();
         assert!(!text.contains("192.0.2.30"), "{text}");
         assert!(text.contains("ribbridge_vips_without_series 1"), "{text}");
+    }
+
+    /// The lines of `text` that name `prefix`.
+    fn lines_of(text: &str, prefix: &str) -> Vec<String> {
+        let needle = format!("prefix=\"{prefix}\"");
+        text.lines()
+            .filter(|l| l.contains(&needle))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn an_admitted_vip_has_all_its_series_whatever_its_first_state() {
+        // A VIP discovered after the start whose first state is the
+        // initial `withdrawn` gets no state change: admitting it creates
+        // its state set and its ECMP gauge's `_known`, and hands it to the
+        // owner to publish its state.
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let p: Prefix = "198.51.100.1/32".parse().expect("prefix");
+        let mut g = VipSeries::new([], 4);
+        assert!(g.admit(1001, &p));
+        let text = metrics::with_local_recorder(&recorder, || render(&handle));
+        let lines = lines_of(&text, "198.51.100.1/32");
+        assert_eq!(
+            lines.len(),
+            Class::ALL.len() + 2,
+            "every state, unknown, the ECMP known gauge: {lines:#?}"
+        );
+        assert!(lines.contains(
+            &"ribbridge_vip_state{prefix=\"198.51.100.1/32\",table=\"1001\",state=\"unknown\"} 1"
+                .to_string()
+        ));
+        assert!(
+            lines.contains(
+                &"ribbridge_ecmp_nexthops_known{prefix=\"198.51.100.1/32\",table=\"1001\"} 0"
+                    .to_string()
+            )
+        );
+        assert_eq!(g.take_admitted(), vec![(1001, p)]);
+        assert!(g.take_admitted().is_empty(), "handed over once");
+        vip_state(&p, 1001, Class::Withdrawn);
+        let text = metrics::with_local_recorder(&recorder, || render(&handle));
+        assert!(
+            text.contains(
+                "ribbridge_vip_state{prefix=\"198.51.100.1/32\",table=\"1001\",state=\"withdrawn\"} 1"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_forgotten_vip_loses_its_series_and_frees_its_slot() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let a: Prefix = "198.51.100.2/32".parse().expect("prefix");
+        let b: Prefix = "198.51.100.3/32".parse().expect("prefix");
+        let mut g = VipSeries::new([], 1);
+        assert!(g.admit(1002, &a));
+        vip_state(&a, 1002, Class::Withdrawn);
+        ecmp_nexthops(&a, 1002, 0);
+        drift(&a, Class::KernelOnly);
+        heal_given_up(&a);
+        // Full: b is refused, and counted.
+        assert!(!g.admit(1002, &b));
+        let without = metrics::with_local_recorder(&recorder, || vips_without_series(&g));
+        assert_eq!(without, 1);
+        g.forget(1002, &a);
+        // b's next event finds the slot free.
+        assert!(g.admit(1002, &b));
+        let text = metrics::with_local_recorder(&recorder, || {
+            vips_without_series(&g);
+            render(&handle)
+        });
+        assert!(lines_of(&text, "198.51.100.2/32").is_empty(), "{text}");
+        assert!(!lines_of(&text, "198.51.100.3/32").is_empty(), "{text}");
+        assert!(text.contains("ribbridge_vips_without_series 0"), "{text}");
+        assert_eq!(g.admitted(), 1);
+        // A refused VIP forgotten is no longer counted.
+        let c: Prefix = "198.51.100.4/32".parse().expect("prefix");
+        assert!(!g.admit(1002, &c));
+        assert_eq!(g.without_series(), 1);
+        g.forget(1002, &c);
+        assert_eq!(g.without_series(), 0);
+    }
+
+    #[test]
+    fn a_configured_vip_keeps_its_series_when_forgotten() {
+        let p: Prefix = "198.51.100.5/32".parse().expect("prefix");
+        let mut g = VipSeries::new([(1003, p)], 0);
+        vip_unknown(&p, 1003);
+        g.forget(1003, &p);
+        assert!(g.has(1003, &p));
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let text = metrics::with_local_recorder(&recorder, || render(&recorder.handle()));
+        assert!(!lines_of(&text, "198.51.100.5/32").is_empty(), "{text}");
+    }
+
+    #[test]
+    fn an_unknown_value_has_no_series_and_its_known_gauge_reads_0() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let p: Prefix = "198.51.100.6/32".parse().expect("prefix");
+        let q: Prefix = "198.51.100.7/32".parse().expect("prefix");
+        ecmp_unknown(&p, 1004);
+        ecmp_nexthops(&q, 1004, 2);
+        let took = std::time::Duration::from_millis(3);
+        metrics::with_local_recorder(&recorder, || {
+            probe(&p, "health", took, Some("refused"), None);
+            probe(&q, "health", took, None, Some(true));
+        });
+        router_paths("rb-test-known", &p, None, None);
+        router_paths("rb-test-known", &q, Some(3), Some(1));
+        let text = metrics::with_local_recorder(&recorder, || render(&handle));
+        let p_lines = lines_of(&text, "198.51.100.6/32");
+        for l in &p_lines {
+            assert!(!l.contains("NaN"), "unknown is no value: {l}");
+        }
+        for needle in [
+            "ribbridge_ecmp_nexthops_known{prefix=\"198.51.100.6/32\",table=\"1004\"} 0",
+            "ribbridge_backend_up_known{prefix=\"198.51.100.6/32\",probe=\"health\"} 0",
+            "ribbridge_router_paths_known{router=\"rb-test-known\",prefix=\"198.51.100.6/32\"} 0",
+            "ribbridge_ecmp_nexthops{prefix=\"198.51.100.7/32\",table=\"1004\"} 2",
+            "ribbridge_ecmp_nexthops_known{prefix=\"198.51.100.7/32\",table=\"1004\"} 1",
+            "ribbridge_backend_up{prefix=\"198.51.100.7/32\",probe=\"health\"} 1",
+            "ribbridge_backend_up_known{prefix=\"198.51.100.7/32\",probe=\"health\"} 1",
+            "ribbridge_router_paths{router=\"rb-test-known\",prefix=\"198.51.100.7/32\"} 3",
+            "ribbridge_router_stale_paths{router=\"rb-test-known\",prefix=\"198.51.100.7/32\"} 1",
+            "ribbridge_router_paths_known{router=\"rb-test-known\",prefix=\"198.51.100.7/32\"} 1",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+        }
+        for absent in [
+            "ribbridge_ecmp_nexthops{prefix=\"198.51.100.6/32\"",
+            "ribbridge_backend_up{prefix=\"198.51.100.6/32\"",
+            "ribbridge_router_paths{router=\"rb-test-known\",prefix=\"198.51.100.6/32\"",
+            "ribbridge_router_stale_paths{router=\"rb-test-known\",prefix=\"198.51.100.6/32\"",
+        ] {
+            assert!(!text.contains(absent), "{absent:?} while unknown:\n{text}");
+        }
+        router_forgotten("rb-test-known");
+    }
+
+    #[test]
+    fn the_process_series_are_exported_under_their_standard_names() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        let text = metrics::with_local_recorder(&recorder, || {
+            describe();
+            render(&handle)
+        });
+        for &name in PROCESS_METRICS {
+            let value = text
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name} ")))
+                .unwrap_or_else(|| panic!("no {name} in:\n{text}"));
+            let v: f64 = value.parse().expect("a number");
+            if name != "process_cpu_seconds_total" {
+                assert!(v > 0.0, "{name} {v}");
+            }
+            assert!(text.contains(&format!("# TYPE {name} ")), "{name}'s TYPE");
+        }
     }
 
     #[test]
@@ -843,10 +1226,9 @@ mod tests {
         for needle in [
             "# TYPE ribbridge_router_paths gauge",
             "ribbridge_router_paths{router=\"rb-test-\\\"r1\\\"\",prefix=\"192.0.2.10/32\"} 2\n",
-            "ribbridge_router_paths{router=\"rb-test-r2\",prefix=\"192.0.2.10/32\"} NaN\n",
+            "ribbridge_router_paths_known{router=\"rb-test-r2\",prefix=\"192.0.2.10/32\"} 0\n",
             "# TYPE ribbridge_router_stale_paths gauge",
             "ribbridge_router_stale_paths{router=\"rb-test-\\\"r1\\\"\",prefix=\"192.0.2.10/32\"} 1\n",
-            "ribbridge_router_stale_paths{router=\"rb-test-r2\",prefix=\"192.0.2.10/32\"} NaN\n",
             "# HELP ribbridge_vip_state",
             "# TYPE ribbridge_drift_duration_seconds histogram",
             "ribbridge_drift_duration_seconds_bucket{le=\"2\"} 1",

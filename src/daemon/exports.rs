@@ -22,8 +22,8 @@ pub(super) struct RouteExports {
     /// Last exported ECMP legs per VIP with series (only they log a change;
     /// the others' legs are in the mirror and `/status`, not kept twice).
     legs: HashMap<(TableId, Prefix), u32>,
-    /// Which VIPs have per-VIP series (bounded: the recorder never forgets
-    /// a series).
+    /// Which VIPs have per-VIP series (bounded; a forgotten VIP's are
+    /// removed and its slot reused).
     pub series: telemetry::VipSeries,
     /// The configured VIPs: 0 legs once the kernel is read and no route.
     configured: Vec<(TableId, Prefix)>,
@@ -93,9 +93,12 @@ impl RouteExports {
         }
     }
 
-    /// A forgotten VIP's route is no longer kept.
+    /// A forgotten VIP: its series go and free their slot, its route and
+    /// legs are no longer kept.
     pub fn forget(&mut self, key: (TableId, Prefix)) {
+        self.series.forget(key.0, &key.1);
         self.routes.remove(&key);
+        self.legs.remove(&key);
     }
 
     /// A VIP's legs as a person names them (none when its route is not kept).

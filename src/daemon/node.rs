@@ -211,7 +211,7 @@ impl NodeInstance {
         }
         self.ceiling_logged = binding;
         telemetry::heal_ceiling(new_deferred, binding);
-        telemetry::vips_without_series(self.state.vips.len(), &self.exports.series);
+        telemetry::vips_without_series(&self.exports.series);
         // A handful of entries at most: the withdraw = true VIPs.
         let withdrawn = self.state.withdrawals.values().filter(|w| w.out).count();
         if withdrawn != self.withdrawn_exported {
@@ -235,6 +235,14 @@ impl NodeInstance {
                 } else {
                     telemetry::vip_unknown(&prefix, table);
                 }
+            }
+        }
+        // A VIP admitted in this step gets its state now, whatever its
+        // first state (its initial `withdrawn` is no state change).
+        for (table, prefix) in self.exports.series.take_admitted() {
+            match self.state.vips.get(&(table, prefix)) {
+                Some(v) if ready => telemetry::vip_state(&prefix, table, v.state),
+                _ => telemetry::vip_unknown(&prefix, table),
             }
         }
     }

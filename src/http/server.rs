@@ -39,7 +39,7 @@ pub struct Endpoint {
 
 /// What `/metrics` answers: the catalogue's text, rendered at each scrape.
 /// A function rather than the exporter's handle, so that the catalogue can
-/// add series the exporter cannot remove (a forgotten router's).
+/// add series the exporter cannot remove (a forgotten VIP's or router's).
 #[derive(Clone)]
 pub struct Metrics(Arc<dyn Fn() -> String + Send + Sync>);
 
