@@ -126,7 +126,7 @@ fn encode(s: &str) -> String {
 }
 
 /// Prometheus in a namespace, with its own data directory.
-struct Prometheus {
+pub(crate) struct Prometheus {
     ns: &'static str,
     listen: &'static str,
     child: Child,
@@ -134,7 +134,12 @@ struct Prometheus {
 }
 
 impl Prometheus {
-    fn start(ns: &'static str, listen: &'static str, config: &str, rules: &str) -> Prometheus {
+    pub(crate) fn start(
+        ns: &'static str,
+        listen: &'static str,
+        config: &str,
+        rules: &str,
+    ) -> Prometheus {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("prometheus.yml"), config).expect("config");
         std::fs::write(dir.path().join("rules.yaml"), rules).expect("rules");
@@ -171,7 +176,7 @@ impl Prometheus {
         }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("prometheus.log")).unwrap_or_default()
     }
 
@@ -216,7 +221,7 @@ impl Prometheus {
     }
 
     /// The value of a query that returns one sample (None: no sample).
-    fn scalar(&self, q: &str) -> Option<f64> {
+    pub(crate) fn scalar(&self, q: &str) -> Option<f64> {
         let r = self.query(q);
         assert!(r.len() <= 1, "{q}: more than one sample: {r:?}");
         r.first()
@@ -246,7 +251,7 @@ impl Prometheus {
 
     /// Poll until `ok` holds (an external state: Prometheus scrapes and
     /// evaluates on its own clock); bounded by `limit`.
-    async fn wait<T>(
+    pub(crate) async fn wait<T>(
         &self,
         what: &str,
         limit: Duration,
@@ -267,7 +272,7 @@ impl Prometheus {
         }
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(pid) = self.child.id() {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
@@ -279,7 +284,7 @@ impl Prometheus {
 }
 
 /// `ribbridge run` in `ns` with its endpoint on `listen` (the lab address).
-async fn ribbridge(
+pub(crate) async fn ribbridge(
     lab_guard: &Lab,
     ns: &'static str,
     listen: &str,
@@ -312,8 +317,8 @@ async fn ribbridge(
 
 /// The nodes' ribbridge endpoints (their lab addresses) and the router
 /// vantage's.
-const N1: &str = "198.18.1.2:7585";
-const N2: &str = "198.18.2.2:7585";
+pub(crate) const N1: &str = "198.18.1.2:7585";
+pub(crate) const N2: &str = "198.18.2.2:7585";
 const RV: &str = "198.18.1.1:7586";
 
 /// The router-vantage ribbridge on `rb-router` (its kernel's main table).
@@ -329,7 +334,7 @@ async fn router_vantage(lab_guard: &Lab) -> Daemon {
 }
 
 /// The shipped rules file with its `for:` durations scaled down.
-fn shipped_rules_with_short_for() -> String {
+pub(crate) fn shipped_rules_with_short_for() -> String {
     let shipped = std::fs::read_to_string(repo().join("deploy/prometheus/ribbridge-rules.yaml"))
         .expect("rules file");
     rules_with_short_for(&shipped).0
