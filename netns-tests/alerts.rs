@@ -315,6 +315,19 @@ pub(crate) async fn ribbridge(
     d
 }
 
+/// A BMP station in `rb-router` listening for the router on `bmp`, its
+/// endpoint on `listen`.
+pub(crate) async fn bmp_station(lab_guard: &Lab, listen: &str, bmp: &str) -> Daemon {
+    ribbridge(
+        lab_guard,
+        "rb-router",
+        listen,
+        &crate::support::station_args(bmp, VIP),
+        "bmp: station listening",
+    )
+    .await
+}
+
 /// The nodes' ribbridge endpoints (their lab addresses) and the router
 /// vantage's.
 pub(crate) const N1: &str = "198.18.1.2:7585";
@@ -628,14 +641,7 @@ async fn powered_off_under_graceful_restart(frr: &'static str) {
     let n1 = ribbridge(&lab_guard, "rb-node1", N1, &[], "zebra: subscribed").await;
     let _n2 = ribbridge(&lab_guard, "rb-node2", N2, &[], "zebra: subscribed").await;
     let rv = router_vantage(&lab_guard).await;
-    let station = ribbridge(
-        &lab_guard,
-        "rb-router",
-        ST,
-        &crate::support::station_args(BMP, VIP),
-        "bmp: station listening",
-    )
-    .await;
+    let station = bmp_station(&lab_guard, ST, BMP).await;
     let prom = Prometheus::start(
         "rb-router",
         "127.0.0.1:9090",

@@ -24,7 +24,7 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt as _;
 use tokio::process::Command;
 
-use crate::alerts::{N1, N2, Prometheus, ribbridge, shipped_rules_with_short_for};
+use crate::alerts::{N1, N2, Prometheus, bmp_station, ribbridge, shipped_rules_with_short_for};
 use crate::support::{Lab, RouteWatch, host_exec, lab};
 
 const VIP: &str = "192.0.2.10/32";
@@ -159,14 +159,7 @@ async fn cluster_answers_from_a_real_prometheus_frr_10_7() {
     )
     .await;
     let n2 = ribbridge(&lab_guard, "rb-node2", N2, &[], "zebra: subscribed").await;
-    let station = ribbridge(
-        &lab_guard,
-        "rb-router",
-        ST,
-        &crate::support::station_args(BMP, VIP),
-        "bmp: station listening",
-    )
-    .await;
+    let station = bmp_station(&lab_guard, ST, BMP).await;
     let prom = Prometheus::start(
         "rb-router",
         PROM,
@@ -188,16 +181,13 @@ async fn cluster_answers_from_a_real_prometheus_frr_10_7() {
     assert_eq!(code, 0, "{table}");
     assert_eq!(doc["named_by"], "node", "rows named by the node label");
     assert!(line_of(&table, "node1").contains("advertised"), "{table}");
-    let rule = prom
-        .scalar(&format!(
-            "prefix:ribbridge_vip_nodes_advertising:sum{{prefix=\"{VIP}\"}}"
-        ))
-        .expect("the recording rule has a value");
-    assert_eq!(
-        vip(&doc)["advertising"].as_f64(),
-        Some(rule),
-        "as the rule counts"
-    );
+    // The rule is evaluated on its own clock, after the scrape: awaited.
+    let rule = format!("prefix:ribbridge_vip_nodes_advertising:sum{{prefix=\"{VIP}\"}}");
+    let advertising = vip(&doc)["advertising"].as_f64();
+    prom.wait("the recording rule counts as the command", LIMIT, |p| {
+        (p.scalar(&rule) == advertising).then_some(())
+    })
+    .await;
 
     // 2. node1's backend down: blackhole, exit 1, its row says why; a
     // watch started before sees it go and come back, in that order.

@@ -366,9 +366,9 @@ fn backend_word(probes: &[&Sample]) -> Option<String> {
         return None;
     }
     let word = match (health, ready) {
-        (Some(h), _) if h == 0.0 => "down",
+        (Some(0.0), _) => "down",
         (Some(h), _) if h.is_nan() => "unknown",
-        (_, Some(r)) if r == 0.0 => "draining",
+        (_, Some(0.0)) => "draining",
         (_, Some(r)) if r.is_nan() => "unknown",
         _ => "up",
     };

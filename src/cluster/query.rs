@@ -608,6 +608,112 @@ mod tests {
         assert!(e.to_string().contains("missing"), "{e}");
     }
 
+    /// A loopback Prometheus over TLS (a self-signed certificate for
+    /// 127.0.0.1) that answers `/api/v1/query` with one sample when the
+    /// request carries `Bearer s3cret`, 401 otherwise. Its port and the
+    /// certificate's PEM.
+    async fn tls_prometheus() -> (u16, String) {
+        use std::sync::Arc;
+
+        use hyper::service::service_fn;
+        use rustls::pki_types::PrivateKeyDer;
+
+        let rcgen::CertifiedKey { cert, signing_key } =
+            rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+        let key = PrivateKeyDer::Pkcs8(signing_key.serialize_der().into());
+        #[allow(deprecated)]
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.der().clone()], key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    continue;
+                };
+                let service = service_fn(|req: Request<hyper::body::Incoming>| async move {
+                    let authorized = req
+                        .headers()
+                        .get(AUTHORIZATION)
+                        .is_some_and(|v| v == "Bearer s3cret");
+                    let query_ok = req.uri().path() == "/api/v1/query"
+                        && req.uri().query() == Some("query=up");
+                    let (status, body) = if authorized && query_ok {
+                        (
+                            StatusCode::OK,
+                            r#"{"status":"success","data":{"resultType":"vector","result":[{"metric":{"node":"n1"},"value":[1,"1"]}]}}"#,
+                        )
+                    } else {
+                        (StatusCode::UNAUTHORIZED, "Unauthorized\n")
+                    };
+                    let mut r = hyper::Response::new(http_body_util::Full::new(Bytes::from(body)));
+                    *r.status_mut() = status;
+                    Ok::<_, std::convert::Infallible>(r)
+                });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tls), service),
+                );
+            }
+        });
+        (port, cert.pem())
+    }
+
+    #[tokio::test]
+    async fn https_with_the_token_and_the_ca_file_answers() {
+        let (port, pem) = tls_prometheus().await;
+        let dir = tempfile::tempdir().unwrap();
+        let (ca, token) = (dir.path().join("ca.crt"), dir.path().join("token"));
+        std::fs::write(&ca, pem).unwrap();
+        std::fs::write(&token, "s3cret\n").unwrap();
+        let o = SourceOptions {
+            url: format!("https://127.0.0.1:{port}/"),
+            ca_file: Some(ca),
+            token_file: Some(token.clone()),
+            timeout: Duration::from_secs(5),
+            ..SourceOptions::default()
+        };
+        let s = Source::new(&o).unwrap();
+        assert!(
+            !format!("{s:?}").contains("s3cret"),
+            "the token stays out of logs"
+        );
+        let got = s.instant("up").await.unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].label("node"), "n1");
+        // Another token: 401, and the message says what to do.
+        std::fs::write(&token, "wrong").unwrap();
+        let e = Source::new(&o).unwrap().instant("up").await.unwrap_err();
+        assert!(matches!(e, QueryError::Status { .. }), "{e}");
+        assert!(e.to_string().contains("--token-file"), "{e}");
+        // No trust in that CA: a TLS error naming the trust.
+        let other = dir.path().join("other.crt");
+        std::fs::write(
+            &other,
+            rcgen::generate_simple_self_signed(vec!["x".into()])
+                .unwrap()
+                .cert
+                .pem(),
+        )
+        .unwrap();
+        let e = Source::new(&SourceOptions {
+            ca_file: Some(other),
+            ..o.clone()
+        })
+        .unwrap()
+        .instant("up")
+        .await
+        .unwrap_err();
+        assert!(matches!(e, QueryError::Tls { .. }), "{e}");
+        assert!(e.to_string().contains("other.crt"), "{e}");
+    }
+
     #[tokio::test]
     async fn an_unreachable_prometheus_is_named() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");

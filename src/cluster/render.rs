@@ -29,11 +29,19 @@ fn router_words(r: &RouterView) -> String {
     }
 }
 
-/// The STATE column: the state, or why there is none.
+/// The STATE column: the state; `-` for a node not scraped (its SCRAPED
+/// column says so) or without a series of the VIP.
 fn state_cell(r: &NodeRow) -> String {
     match (&r.scrape, &r.state) {
         (Scrape::Fresh, Some(s)) => s.clone(),
-        (Scrape::Fresh, None) => "-".into(),
+        _ => "-".into(),
+    }
+}
+
+/// What a change line calls a row's state: its state, or `not scraped`.
+fn state_word(r: &NodeRow) -> String {
+    match r.scrape {
+        Scrape::Fresh => state_cell(r),
         _ => "not scraped".into(),
     }
 }
@@ -130,7 +138,7 @@ pub fn table(source: &str, p: &Picture) -> String {
 
 /// A node row's summary for change lines: what it is and why.
 fn row_summary(r: &NodeRow) -> String {
-    let mut s = state_cell(r);
+    let mut s = state_word(r);
     if let Some(w) = &r.why {
         s += &format!(" ({w})");
     }
@@ -207,7 +215,7 @@ pub fn changes(old: &Picture, new: &Picture) -> Vec<String> {
                     "{t}  {}  {}: {} -> - (no series of the VIP)",
                     v.prefix,
                     r.node,
-                    state_cell(r)
+                    state_word(r)
                 ));
             }
         }
