@@ -92,44 +92,55 @@ pub struct Query {
 /// the recording rules are loaded.
 pub fn queries(scope: &Scope) -> Vec<Query> {
     use crate::telemetry as t;
-    let j = &scope.job;
-    let r = &scope.router_job;
+    // Per-VIP selectors carry the VIPs asked for, so that the queries
+    // --explain prints are the ones a person wants in the console.
+    let p = prefix_matcher(&scope.vips);
+    // `{job="J"}`, `{job="J",prefix=...}`, the router vantage's, and the
+    // BMP station's (any job: the rules take it from any).
+    let node = format!("{{job=\"{}\"}}", scope.job);
+    let vip = format!("{{job=\"{}\"{p}}}", scope.job);
+    let rv = format!("{{job=\"{}\"{p}}}", scope.router_job);
+    let bmp = if p.is_empty() {
+        String::new()
+    } else {
+        format!("{{{}}}", &p[1..])
+    };
     let q = |q, promql: String, what| Query { q, promql, what };
     vec![
         q(
             Q::Up,
-            format!("up{{job=\"{j}\"}}"),
+            format!("up{node}"),
             "is each node's ribbridge scraped",
         ),
         q(
             Q::UpTime,
-            format!("timestamp(up{{job=\"{j}\"}})"),
+            format!("timestamp(up{node})"),
             "when each node was last scraped",
         ),
         q(
             Q::State,
-            format!("{}{{job=\"{j}\"}} == 1", t::VIP_STATE),
+            format!("{}{vip} == 1", t::VIP_STATE),
             "each node's state of each VIP",
         ),
         q(
             Q::Backend,
-            format!("{}{{job=\"{j}\"}}", t::BACKEND_UP),
+            format!("{}{vip}", t::BACKEND_UP),
             "each node's backend probes (1 up, 0 down, NaN unknown)",
         ),
         q(
             Q::Drained,
-            format!("{}{{job=\"{j}\"}}", t::DRAINED),
+            format!("{}{node}", t::DRAINED),
             "is the node drained",
         ),
         q(
             Q::HeldOut,
-            format!("{}{{job=\"{j}\"}}", t::VIPS_WITHDRAWN_BY_RIBBRIDGE),
+            format!("{}{node}", t::VIPS_WITHDRAWN_BY_RIBBRIDGE),
             "VIPs ribbridge holds out of BGP on the node",
         ),
         q(
             Q::Drifts,
             format!(
-                "sum by (instance, node, prefix) (increase({}{{job=\"{j}\"}}[5m]))",
+                "sum by (instance, node, prefix) (increase({}{vip}[5m]))",
                 t::DRIFT_TOTAL
             ),
             "drifts per node and VIP in 5 minutes",
@@ -137,37 +148,51 @@ pub fn queries(scope: &Scope) -> Vec<Query> {
         q(
             Q::GivenUp,
             format!(
-                "sum by (instance, node, prefix) (increase({}{{job=\"{j}\"}}[15m]))",
+                "sum by (instance, node, prefix) (increase({}{vip}[15m]))",
                 t::HEAL_GIVEN_UP_TOTAL
             ),
             "heals given up per node and VIP in 15 minutes",
         ),
         q(
             Q::RouterPaths,
-            t::ROUTER_PATHS.to_string(),
+            format!("{}{bmp}", t::ROUTER_PATHS),
             "paths each router holds per VIP (BMP station)",
         ),
         q(
             Q::RouterStale,
-            t::ROUTER_STALE_PATHS.to_string(),
+            format!("{}{bmp}", t::ROUTER_STALE_PATHS),
             "of those, stale under graceful restart",
         ),
         q(
             Q::RouterTime,
-            format!("timestamp({})", t::ROUTER_PATHS),
+            format!("timestamp({}{bmp})", t::ROUTER_PATHS),
             "when each router's paths were last scraped",
         ),
         q(
             Q::Vantage,
-            format!("{}{{job=\"{r}\"}}", t::ECMP_NEXTHOPS),
+            format!("{}{rv}", t::ECMP_NEXTHOPS),
             "paths the router's kernel holds per VIP (router vantage)",
         ),
         q(
             Q::VantageTime,
-            format!("timestamp({}{{job=\"{r}\"}})", t::ECMP_NEXTHOPS),
+            format!("timestamp({}{rv})", t::ECMP_NEXTHOPS),
             "when the router vantage was last scraped",
         ),
     ]
+}
+
+/// The label matcher of the VIPs asked for, with its leading comma:
+/// nothing for every VIP, `,prefix="P"` for one, `,prefix=~"P1|P2"`
+/// (dots escaped) for more.
+fn prefix_matcher(vips: &[String]) -> String {
+    match vips {
+        [] => String::new(),
+        [one] => format!(",prefix=\"{one}\""),
+        many => {
+            let alts: Vec<String> = many.iter().map(|v| v.replace('.', "\\\\.")).collect();
+            format!(",prefix=~\"{}\"", alts.join("|"))
+        }
+    }
 }
 
 /// The answers, by query.

@@ -289,3 +289,38 @@ fn a_vip_filter_keeps_only_that_vip() {
     assert!(p.vips[0].nodes.is_empty());
     assert_eq!(p.verdict, Verdict::Unknown);
 }
+
+#[test]
+fn the_vips_asked_for_are_in_the_queries() {
+    let one = queries(&Scope {
+        vips: vec![VIP.into()],
+        ..scope()
+    });
+    let state = one.iter().find(|q| q.q == Q::State).unwrap();
+    assert_eq!(
+        state.promql,
+        "ribbridge_vip_state{job=\"ribbridge-monitor\",prefix=\"192.0.2.10/32\"} == 1"
+    );
+    let bmp = one.iter().find(|q| q.q == Q::RouterPaths).unwrap();
+    assert_eq!(
+        bmp.promql,
+        "ribbridge_router_paths{prefix=\"192.0.2.10/32\"}"
+    );
+    let up = one.iter().find(|q| q.q == Q::Up).unwrap();
+    assert_eq!(
+        up.promql, "up{job=\"ribbridge-monitor\"}",
+        "a node has no prefix"
+    );
+    let two = queries(&Scope {
+        vips: vec![VIP.into(), "2001:db8::10/128".into()],
+        ..scope()
+    });
+    let rv = two.iter().find(|q| q.q == Q::Vantage).unwrap();
+    assert_eq!(
+        rv.promql,
+        "ribbridge_ecmp_nexthops{job=\"ribbridge-router\",prefix=~\"192\\\\.0\\\\.2\\\\.10/32|2001:db8::10/128\"}"
+    );
+    let every = queries(&scope());
+    let bmp = every.iter().find(|q| q.q == Q::RouterStale).unwrap();
+    assert_eq!(bmp.promql, "ribbridge_router_stale_paths");
+}
