@@ -47,6 +47,10 @@ pub struct Args {
     /// station reports the VIP).
     #[arg(long, value_name = "JOB", default_value = "ribbridge-router")]
     router_job: String,
+    /// The scrape job of a BMP station (the shipped ServiceMonitor's): a
+    /// station whose target is down leaves the router's view missing.
+    #[arg(long, value_name = "JOB", default_value = "ribbridge-bmp-metrics")]
+    bmp_job: String,
     /// How often Prometheus scrapes the nodes: a node last scraped more
     /// than two of these ago is shown stale, never fine.
     #[arg(long, value_name = "DURATION", default_value = SCRAPE_INTERVAL, value_parser = parse_timeout)]
@@ -96,6 +100,7 @@ pub fn run(args: Args) -> ExitCode {
     let scope = Scope {
         job: args.job.clone(),
         router_job: args.router_job.clone(),
+        bmp_job: args.bmp_job.clone(),
         scrape_interval: args.scrape_interval,
         vips: args.vips.iter().map(ToString::to_string).collect(),
     };

@@ -36,6 +36,9 @@ pub struct Scope {
     pub job: String,
     /// A router-vantage ribbridge's scrape job (`ribbridge-router`).
     pub router_job: String,
+    /// A BMP station's scrape job (`ribbridge-bmp-metrics`, the shipped
+    /// ServiceMonitor's).
+    pub bmp_job: String,
     /// How often Prometheus scrapes the nodes: a series older than two of
     /// these is stale.
     pub scrape_interval: Duration,
@@ -73,6 +76,9 @@ pub enum Q {
     Vantage,
     /// The time of that width.
     VantageTime,
+    /// `up` of the BMP stations' and the router vantages' jobs: a router's
+    /// view that is not scraped is missing, not absent.
+    VantageUp,
 }
 
 /// One query to send: which, the PromQL, and what it answers (for
@@ -177,6 +183,14 @@ pub fn queries(scope: &Scope) -> Vec<Query> {
             Q::VantageTime,
             format!("timestamp({}{rv})", t::ECMP_NEXTHOPS),
             "when the router vantage was last scraped",
+        ),
+        q(
+            Q::VantageUp,
+            format!(
+                "up{{job=\"{}\"}} or up{{job=\"{}\"}}",
+                scope.bmp_job, scope.router_job
+            ),
+            "is each BMP station and router vantage scraped",
         ),
     ]
 }
@@ -509,6 +523,18 @@ pub fn join(scope: &Scope, answers: &Answers) -> Picture {
             ),
         });
     }
+    for s in answers.get(&Q::VantageUp).into_iter().flatten() {
+        if s.value != 1.0 {
+            problems.push(Problem {
+                kind: "unknown",
+                what: format!(
+                    "{} (job \"{}\") not scraped: the router's view it exports is missing",
+                    s.label("instance"),
+                    s.label("job")
+                ),
+            });
+        }
+    }
     if prefixes.is_empty() && !up.is_empty() {
         problems.push(Problem {
             kind: "unknown",
@@ -594,7 +620,8 @@ pub fn join(scope: &Scope, answers: &Answers) -> Picture {
                 } else if held_n > 0.0 && state == "withdrawn" {
                     Some(format!("held out by ribbridge ({held_n:.0} on node)"))
                 } else if drift_n >= 0.5 {
-                    Some(format!("{drift_n:.0} drifts/5m"))
+                    let n = drift_n.round();
+                    Some(format!("{n} drift{}/5m", if n == 1.0 { "" } else { "s" }))
                 } else {
                     None
                 };

@@ -22,6 +22,7 @@ fn key(q: Q) -> &'static str {
         Q::RouterTime => "router_time",
         Q::Vantage => "vantage",
         Q::VantageTime => "vantage_time",
+        Q::VantageUp => "vantage_up",
     }
 }
 
@@ -29,6 +30,7 @@ fn scope() -> Scope {
     Scope {
         job: "ribbridge-monitor".into(),
         router_job: "ribbridge-router".into(),
+        bmp_job: "ribbridge-bmp-metrics".into(),
         scrape_interval: Duration::from_secs(30),
         vips: Vec::new(),
     }
@@ -44,7 +46,11 @@ fn recorded(name: &str) -> Answers {
     queries(&scope())
         .into_iter()
         .map(|q| {
-            let body = serde_json::to_vec(&all[key(q.q)]).unwrap();
+            // A query a recording lacks answered nothing.
+            let Some(answer) = all.get(key(q.q)) else {
+                return (q.q, Vec::new());
+            };
+            let body = serde_json::to_vec(answer).unwrap();
             let Answer::Samples(s) = parse_answer(&body).unwrap() else {
                 panic!("{name}: {} refused", key(q.q))
             };
@@ -87,7 +93,7 @@ fn every_query_names_a_metric_of_the_catalogue() {
             q.promql
         );
         assert!(
-            q.q == Q::Up || q.q == Q::UpTime || !names.is_empty(),
+            matches!(q.q, Q::Up | Q::UpTime | Q::VantageUp) || !names.is_empty(),
             "{}",
             q.promql
         );
@@ -151,7 +157,7 @@ fn an_incident_names_each_node_and_the_router() {
             n1.address.as_deref(),
             n1.heal.as_deref()
         ),
-        (Some("blackhole"), Some("down"), None, Some("1 drifts/5m"))
+        (Some("blackhole"), Some("down"), None, Some("1 drift/5m"))
     );
     assert!(
         n1.why
@@ -323,4 +329,33 @@ fn the_vips_asked_for_are_in_the_queries() {
     let every = queries(&scope());
     let bmp = every.iter().find(|q| q.q == Q::RouterStale).unwrap();
     assert_eq!(bmp.promql, "ribbridge_router_stale_paths");
+}
+
+#[test]
+fn a_station_not_scraped_cannot_tell() {
+    let mut a = recorded("all-advertising.json");
+    let up = |v: f64| Sample {
+        labels: [
+            ("instance", "127.0.0.1:7587"),
+            ("job", "ribbridge-bmp-metrics"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
+        time: 1_765_137_600.0,
+        value: v,
+    };
+    a.insert(Q::VantageUp, vec![up(1.0)]);
+    assert_eq!(join(&scope(), &a).verdict, Verdict::Ok);
+    // The station down: its series gone with it; never fine.
+    a.insert(Q::VantageUp, vec![up(0.0)]);
+    a.remove(&Q::RouterPaths);
+    a.remove(&Q::RouterStale);
+    let p = join(&scope(), &a);
+    assert_eq!(p.verdict, Verdict::Unknown, "{p:#?}");
+    assert!(
+        p.problems[0].what.contains("127.0.0.1:7587"),
+        "{:?}",
+        p.problems
+    );
 }
