@@ -14,22 +14,21 @@ use crate::cluster::{self, Picture, Scope, Source, SourceOptions, Verdict, join,
 /// (deploy/openshift/monitoring.yaml).
 const SCRAPE_INTERVAL: &str = "30s";
 
+/// The exit codes, as `--help` ends with them.
+const EXIT_STATUS: &str = "Exit status: 0 every node's state consistent and every router holding \
+as many paths as nodes advertise, 1 a drift or a disagreement, 2 cannot tell (Prometheus \
+unreachable or refusing, no data, a node not scraped or stale, a router's or a station's view \
+missing; bad flags). With --watch: the last picture's, once interrupted.";
+
 /// `ribbridge cluster` flags.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit status: 0 every node's state consistent and every router holding as many \
-paths as nodes advertise, 1 a drift or a disagreement, 2 cannot tell (Prometheus unreachable or \
-refusing, no data, a node not scraped or stale, a router's paths unknown; bad flags). With \
---watch: the last picture's, once interrupted.",
-    after_long_help = "Examples:\n  ribbridge cluster --prometheus http://prometheus:9090\n  \
+    after_help = EXIT_STATUS,
+    after_long_help = format!("Examples:\n  ribbridge cluster --prometheus http://prometheus:9090\n  \
 ribbridge cluster --prometheus https://thanos-querier.openshift-monitoring.svc:9091 \\\n    \
 --token-file /var/run/secrets/kubernetes.io/serviceaccount/token \\\n    \
 --ca-file /var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt --vip 192.0.2.10/32 --watch\n  \
-ribbridge cluster --explain   # the PromQL, to paste into the console\n\n\
-Exit status: 0 every node's state consistent and every router holding as many paths as nodes \
-advertise, 1 a drift or a disagreement, 2 cannot tell (Prometheus unreachable or refusing, no \
-data, a node not scraped or stale, a router's paths unknown; bad flags). With --watch: the last \
-picture's, once interrupted."
+ribbridge cluster --explain   # the PromQL, to paste into the console\n\n{EXIT_STATUS}")
 )]
 pub struct Args {
     /// Prometheus' (or the Thanos querier's) base URL:
