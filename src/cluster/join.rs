@@ -248,6 +248,7 @@ impl Scrape {
         match self {
             Scrape::Fresh => "yes".into(),
             Scrape::Down => "not scraped".into(),
+            Scrape::Stale { age_secs } if age_secs.is_nan() => "stale".into(),
             Scrape::Stale { age_secs } => format!("stale ({age_secs:.0}s)"),
             Scrape::NoTarget => "no target".into(),
         }
@@ -582,6 +583,9 @@ pub fn join(scope: &Scope, answers: &Answers) -> Picture {
                         Scrape::Down => format!(
                             "Prometheus cannot scrape {inst}: ribbridge stopped, or the node is down"
                         ),
+                        Scrape::Stale { age_secs } if age_secs.is_nan() => {
+                            "no time of its last scrape: cannot say it is current".to_string()
+                        }
                         Scrape::Stale { age_secs } => format!(
                             "last scraped {age_secs:.0} s ago, more than two scrape intervals ({limit:.0} s)"
                         ),

@@ -20,15 +20,25 @@ pub mod render;
 pub use join::{Answers, Picture, Scope, Verdict};
 pub use query::{QueryError, Source, SourceError, SourceOptions};
 
-/// Ask Prometheus every query of the picture (concurrently, each on its
-/// own connection) and join the answers. The first failed query is the
-/// error: a picture from part of the answers could show a node as fine
-/// that is not.
+/// Ask Prometheus every query of the picture and join the answers. The
+/// first query (`up`) is evaluated at Prometheus' now; the others then
+/// at that same time (concurrently, each on its own connection), so that
+/// the picture is of one moment: a node going down between two queries
+/// cannot show as scraped without its series. The first failed query is
+/// the error: a picture from part of the answers could show a node as
+/// fine that is not.
 pub async fn look(source: &Source, scope: &Scope) -> Result<Picture, QueryError> {
     let qs = join::queries(scope);
-    let answers = futures::future::join_all(qs.iter().map(|q| source.instant(&q.promql))).await;
     let mut all = Answers::new();
-    for (q, a) in qs.iter().zip(answers) {
+    let Some((first, rest)) = qs.split_first() else {
+        return Ok(join::join(scope, &all));
+    };
+    let head = source.instant(&first.promql).await?;
+    let at = head.first().map(|s| s.time);
+    all.insert(first.q, head);
+    let answers =
+        futures::future::join_all(rest.iter().map(|q| source.instant_at(&q.promql, at))).await;
+    for (q, a) in rest.iter().zip(answers) {
         all.insert(q.q, a?);
     }
     Ok(join::join(scope, &all))

@@ -394,20 +394,34 @@ impl Source {
         self.base.to_string().trim_end_matches('/').to_string()
     }
 
-    /// The request target of `query`: the base path, `/api/v1/query` and
-    /// the encoded query.
-    fn target(&self, query: &str) -> String {
+    /// The request target of `query`: the base path, `/api/v1/query`,
+    /// the encoded query and, if given, the evaluation time.
+    fn target(&self, query: &str, at: Option<f64>) -> String {
+        let time = at.map_or_else(String::new, |t| format!("&time={t:.3}"));
         format!(
-            "{}/api/v1/query?query={}",
+            "{}/api/v1/query?query={}{time}",
             self.base.path().trim_end_matches('/'),
             encode(query)
         )
     }
 
-    /// One instant query: its samples, or why there are none.
+    /// One instant query, evaluated now: its samples, or why there are
+    /// none.
     pub async fn instant(&self, query: &str) -> Result<Vec<Sample>, QueryError> {
+        self.instant_at(query, None).await
+    }
+
+    /// One instant query evaluated at `at` (seconds since the epoch;
+    /// Prometheus' now when `None`), so that several queries describe one
+    /// moment.
+    pub async fn instant_at(
+        &self,
+        query: &str,
+        at: Option<f64>,
+    ) -> Result<Vec<Sample>, QueryError> {
         let url = self.url();
-        let (status, body) = tokio::time::timeout(self.timeout, self.exchange(query))
+        let target = self.target(query, at);
+        let (status, body) = tokio::time::timeout(self.timeout, self.exchange(&target))
             .await
             .unwrap_or_else(|_| {
                 Err(QueryError::Timeout {
@@ -443,7 +457,7 @@ impl Source {
         }
     }
 
-    async fn exchange(&self, query: &str) -> Result<(StatusCode, Bytes), QueryError> {
+    async fn exchange(&self, target: &str) -> Result<(StatusCode, Bytes), QueryError> {
         let url = self.url();
         let tcp = TcpStream::connect((self.base.host(), self.base.port()))
             .await
@@ -453,7 +467,7 @@ impl Source {
             })?;
         let _ = tcp.set_nodelay(true);
         match &self.tls {
-            None => self.talk(tcp, query).await,
+            None => self.talk(tcp, target).await,
             Some(tls) => {
                 let name = ServerName::try_from(self.base.host().to_string()).map_err(|e| {
                     QueryError::Tls {
@@ -470,12 +484,12 @@ impl Source {
                         trust: tls.trust().to_string(),
                         detail: e.to_string(),
                     })?;
-                self.talk(stream, query).await
+                self.talk(stream, target).await
             }
         }
     }
 
-    async fn talk<S>(&self, io: S, query: &str) -> Result<(StatusCode, Bytes), QueryError>
+    async fn talk<S>(&self, io: S, target: &str) -> Result<(StatusCode, Bytes), QueryError>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
@@ -487,7 +501,7 @@ impl Source {
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
             .await
             .map_err(|e| http(&e))?;
-        let mut request = Request::get(self.target(query))
+        let mut request = Request::get(target)
             .header(HOST, self.base.host_header())
             .header(ACCEPT, "application/json")
             .header(CONNECTION, "close")
@@ -568,8 +582,12 @@ mod tests {
         })
         .expect("source");
         assert_eq!(
-            s.target("up{job=\"a b\"}"),
+            s.target("up{job=\"a b\"}", None),
             "/prom/api/v1/query?query=up%7Bjob%3D%22a%20b%22%7D"
+        );
+        assert_eq!(
+            s.target("up", Some(1_765_137_600.25)),
+            "/prom/api/v1/query?query=up&time=1765137600.250"
         );
         assert_eq!(s.url(), "http://127.0.0.1:9090/prom");
     }
