@@ -181,7 +181,7 @@ impl Prometheus {
     }
 
     /// GET `path` from Prometheus inside its namespace: (status, body).
-    fn get(&self, path: &str) -> Option<(u16, String)> {
+    pub(crate) fn get(&self, path: &str) -> Option<(u16, String)> {
         let addr: Address = self.listen.parse().expect("address");
         let path = path.to_string();
         in_netns(self.ns, move || {

@@ -97,6 +97,36 @@ async fn await_cluster(what: &str, ok: impl Fn(&Value, i32) -> bool) -> (Value, 
     }
 }
 
+/// With RIBBRIDGE_RECORD_CLUSTER=DIR: every query's answer, as
+/// Prometheus wrote it, into DIR/NAME.json under its query's name: the
+/// recorded answers the join's unit tests read (tests/data/cluster/).
+fn record(prom: &Prometheus, name: &str) {
+    let Some(dir) = std::env::var_os("RIBBRIDGE_RECORD_CLUSTER") else {
+        return;
+    };
+    let scope = ribbridge::cluster::Scope {
+        job: "ribbridge-monitor".into(),
+        router_job: "ribbridge-router".into(),
+        bmp_job: "ribbridge-bmp-metrics".into(),
+        scrape_interval: Duration::from_secs(2),
+        vips: vec![VIP.into()],
+    };
+    let mut all = serde_json::Map::new();
+    for q in ribbridge::cluster::join::queries(&scope) {
+        let path = format!(
+            "/api/v1/query?query={}",
+            ribbridge::cluster::query::encode(&q.promql)
+        );
+        let (_, body) = prom.get(&path).expect("prometheus answers");
+        let answer: Value = serde_json::from_str(&body).expect("JSON");
+        all.insert(q.q.name().to_string(), answer);
+    }
+    let file = std::path::Path::new(&dir).join(format!("{name}.json"));
+    let text = serde_json::to_string_pretty(&Value::Object(all)).expect("JSON");
+    std::fs::write(&file, text + "\n").expect("write the recording");
+    eprintln!("recorded {}", file.display());
+}
+
 /// The VIP's block of a picture.
 fn vip(doc: &Value) -> &Value {
     &doc["vips"][0]
@@ -298,6 +328,7 @@ async fn cluster_answers_from_a_real_prometheus_frr_10_7() {
     })
     .await;
     assert_ne!(code, 0, "{table}");
+    record(&prom, "gr-power-off");
     let problems: Vec<&str> = vip(&doc)["problems"]
         .as_array()
         .expect("problems")

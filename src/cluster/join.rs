@@ -81,6 +81,47 @@ pub enum Q {
     VantageUp,
 }
 
+impl Q {
+    /// Every query, in the order [`queries`] lists them.
+    pub const ALL: [Q; 14] = [
+        Q::Up,
+        Q::UpTime,
+        Q::State,
+        Q::Backend,
+        Q::Drained,
+        Q::HeldOut,
+        Q::Drifts,
+        Q::GivenUp,
+        Q::RouterPaths,
+        Q::RouterStale,
+        Q::RouterTime,
+        Q::Vantage,
+        Q::VantageTime,
+        Q::VantageUp,
+    ];
+
+    /// A stable snake_case name: the key of a recorded answer
+    /// (tests/data/cluster/).
+    pub fn name(self) -> &'static str {
+        match self {
+            Q::Up => "up",
+            Q::UpTime => "up_time",
+            Q::State => "state",
+            Q::Backend => "backend",
+            Q::Drained => "drained",
+            Q::HeldOut => "held_out",
+            Q::Drifts => "drifts",
+            Q::GivenUp => "given_up",
+            Q::RouterPaths => "router_paths",
+            Q::RouterStale => "router_stale",
+            Q::RouterTime => "router_time",
+            Q::Vantage => "vantage",
+            Q::VantageTime => "vantage_time",
+            Q::VantageUp => "vantage_up",
+        }
+    }
+}
+
 /// One query to send: which, the PromQL, and what it answers (for
 /// `--explain`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,25 +7,6 @@ use crate::cluster::render;
 
 const VIP: &str = "192.0.2.10/32";
 
-fn key(q: Q) -> &'static str {
-    match q {
-        Q::Up => "up",
-        Q::UpTime => "up_time",
-        Q::State => "state",
-        Q::Backend => "backend",
-        Q::Drained => "drained",
-        Q::HeldOut => "held_out",
-        Q::Drifts => "drifts",
-        Q::GivenUp => "given_up",
-        Q::RouterPaths => "router_paths",
-        Q::RouterStale => "router_stale",
-        Q::RouterTime => "router_time",
-        Q::Vantage => "vantage",
-        Q::VantageTime => "vantage_time",
-        Q::VantageUp => "vantage_up",
-    }
-}
-
 fn scope() -> Scope {
     Scope {
         job: "ribbridge-monitor".into(),
@@ -47,12 +28,12 @@ fn recorded(name: &str) -> Answers {
         .into_iter()
         .map(|q| {
             // A query a recording lacks answered nothing.
-            let Some(answer) = all.get(key(q.q)) else {
+            let Some(answer) = all.get(q.q.name()) else {
                 return (q.q, Vec::new());
             };
             let body = serde_json::to_vec(answer).unwrap();
             let Answer::Samples(s) = parse_answer(&body).unwrap() else {
-                panic!("{name}: {} refused", key(q.q))
+                panic!("{name}: {} refused", q.q.name())
             };
             (q.q, s)
         })
@@ -65,6 +46,12 @@ fn row<'a>(p: &'a Picture, node: &str) -> &'a NodeRow {
         .iter()
         .find(|r| r.node == node)
         .unwrap_or_else(|| panic!("no row {node}: {p:#?}"))
+}
+
+#[test]
+fn the_queries_are_the_list_of_every_query() {
+    let listed: Vec<Q> = queries(&scope()).iter().map(|q| q.q).collect();
+    assert_eq!(listed, Q::ALL);
 }
 
 #[test]
@@ -357,5 +344,40 @@ fn a_station_not_scraped_cannot_tell() {
         p.problems[0].what.contains("127.0.0.1:7587"),
         "{:?}",
         p.problems
+    );
+}
+
+/// Recorded from the lab's real Prometheus (netns-tests/cluster.rs with
+/// RIBBRIDGE_RECORD_CLUSTER): node1 powered off under graceful restart,
+/// the BMP station's router keeping its path as stale.
+#[test]
+fn a_recorded_power_off_under_graceful_restart_names_the_stale_path() {
+    let p = join(
+        &Scope {
+            scrape_interval: Duration::from_secs(2),
+            vips: vec![VIP.into()],
+            ..scope()
+        },
+        &recorded("gr-power-off.json"),
+    );
+    assert_eq!(p.verdict, Verdict::Unknown, "{p:#?}");
+    assert_eq!(p.named_by, NamedBy::Node);
+    let v = &p.vips[0];
+    assert_eq!(v.advertising, 1);
+    assert_eq!(
+        (v.routers[0].paths, v.routers[0].stale_paths),
+        (Some(2.0), Some(1.0))
+    );
+    assert_eq!(row(&p, "node1").scrape, Scrape::Down);
+    assert_eq!(row(&p, "node2").state.as_deref(), Some("advertised"));
+    let named: Vec<&str> = v
+        .problems
+        .iter()
+        .filter(|p| p.kind == "disagreement")
+        .map(|p| p.what.as_str())
+        .collect();
+    assert!(
+        named.iter().any(|w| w.contains("1 stale path")),
+        "{named:?}"
     );
 }
