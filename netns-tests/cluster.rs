@@ -222,6 +222,27 @@ async fn cluster_answers_from_a_real_prometheus_frr_10_7() {
     })
     .await;
 
+    // --explain's queries are what Prometheus takes, pasted as printed.
+    let out = Command::new(env!("CARGO_BIN_EXE_ribbridge"))
+        .args(["cluster", "--explain", "--vip", VIP])
+        .output()
+        .await
+        .expect("ribbridge cluster --explain");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let promql: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(promql.len() >= 10, "{text}");
+    for q in promql {
+        let path = format!(
+            "/api/v1/query?query={}",
+            ribbridge::cluster::query::encode(q)
+        );
+        let (status, body) = prom.get(&path).expect("prometheus answers");
+        assert!(
+            status == 200 && body.contains("\"success\""),
+            "{q}: {status} {body}"
+        );
+    }
+
     // 2. node1's backend down: blackhole, exit 1, its row says why; a
     // watch started before sees it go and come back, in that order.
     let mut watch = Command::new("ip")

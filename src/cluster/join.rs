@@ -406,7 +406,7 @@ pub struct Picture {
 /// The advertising classes, as the recording rule counts them.
 const ADVERTISING: [&str; 3] = ["advertised", "blackhole", "orphaned"];
 
-/// Per node (by instance): a label's value of the first sample.
+/// Per node (by instance): its sample (the last, should it have several).
 fn by_instance(a: &Answers, q: Q) -> BTreeMap<String, &Sample> {
     a.get(&q)
         .into_iter()
