@@ -128,7 +128,8 @@ pub fn run(args: Args) -> ExitCode {
         Ok(p) => p,
         Err(e) => return super::fail_err(CMD, &e),
     };
-    if let Err(code) = print_picture(&source, &picture, args.json) {
+    let json = if args.json { Json::Pretty } else { Json::No };
+    if let Err(code) = print_picture(&source, &picture, json) {
         return code;
     }
     exit_of(picture.verdict)
@@ -151,20 +152,31 @@ fn explain(scope: &Scope) -> ExitCode {
     super::print_bytes(CMD, out.as_bytes())
 }
 
-fn print_picture(source: &Source, p: &Picture, json: bool) -> Result<(), ExitCode> {
-    let text = if json {
-        match serde_json::to_string_pretty(p) {
-            Ok(j) => j + "\n",
-            Err(e) => {
-                return Err(super::fail(
-                    CMD,
-                    &format!("cannot print the picture as JSON: {e}"),
-                ));
-            }
-        }
-    } else {
-        render::table(&source.url(), p)
+/// The picture as a table, or as one JSON document (pretty) or line.
+fn picture_text(source: &Source, p: &Picture, json: Json) -> Result<String, ExitCode> {
+    let text = match json {
+        Json::No => return Ok(render::table(&source.url(), p)),
+        Json::Pretty => serde_json::to_string_pretty(p),
+        Json::Line => serde_json::to_string(p),
     };
+    text.map(|t| t + "\n")
+        .map_err(|e| super::fail(CMD, &format!("cannot print the picture as JSON: {e}")))
+}
+
+/// How a picture is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Json {
+    /// A table.
+    No,
+    /// One JSON document, indented.
+    Pretty,
+    /// One JSON document on one line (`--watch --json`).
+    Line,
+}
+
+/// Print and flush (a watch is read as it goes, often through a pipe); a
+/// closed standard output ends the command.
+fn print(text: &str) -> Result<(), ExitCode> {
     let code = super::print_bytes(CMD, text.as_bytes());
     if code == ExitCode::from(Exit::Ok) {
         Ok(())
@@ -173,13 +185,8 @@ fn print_picture(source: &Source, p: &Picture, json: bool) -> Result<(), ExitCod
     }
 }
 
-/// Print a line and flush it (a watch is read as it goes, often through
-/// a pipe).
-fn line(text: &str) -> Result<(), ExitCode> {
-    super::print_bytes(CMD, format!("{text}\n").as_bytes())
-        .eq(&ExitCode::from(Exit::Ok))
-        .then_some(())
-        .ok_or_else(|| ExitCode::from(Exit::Error))
+fn print_picture(source: &Source, p: &Picture, json: Json) -> Result<(), ExitCode> {
+    print(&picture_text(source, p, json)?)
 }
 
 /// Ask every `every`, print the first picture whole and then a line per
@@ -216,17 +223,16 @@ async fn watch(source: &Source, scope: &Scope, every: Duration, json: bool) -> E
             }
             Ok(p) => {
                 last_error = None;
-                let out = match &last {
-                    None if json => line(&serde_json::to_string(&p).unwrap_or_default()),
-                    None => print_picture(source, &p, false),
-                    Some(old) if json => {
-                        if render::changes(old, &p).is_empty() {
-                            Ok(())
-                        } else {
-                            line(&serde_json::to_string(&p).unwrap_or_default())
-                        }
+                let out = match (&last, json) {
+                    (None, false) => print_picture(source, &p, Json::No),
+                    (None, true) => print_picture(source, &p, Json::Line),
+                    (Some(old), true) if !render::changes(old, &p).is_empty() => {
+                        print_picture(source, &p, Json::Line)
                     }
-                    Some(old) => render::changes(old, &p).iter().try_for_each(|l| line(l)),
+                    (Some(_), true) => Ok(()),
+                    (Some(old), false) => render::changes(old, &p)
+                        .iter()
+                        .try_for_each(|l| print(&format!("{l}\n"))),
                 };
                 last = Some(p);
                 out

@@ -577,6 +577,19 @@ pub fn join(scope: &Scope, answers: &Answers) -> Picture {
             });
         }
     }
+    if prefixes.is_empty() {
+        // No VIP row to show them in: the nodes that cannot be seen are
+        // named here (they may be the ones holding every VIP).
+        for (inst, node) in &names {
+            let scrape = scrape_of(inst);
+            if scrape != Scrape::Fresh {
+                problems.push(Problem {
+                    kind: "unknown",
+                    what: format!("{node}: {} ({inst})", scrape.word()),
+                });
+            }
+        }
+    }
     if prefixes.is_empty() && !up.is_empty() {
         problems.push(Problem {
             kind: "unknown",

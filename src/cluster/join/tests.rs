@@ -381,3 +381,24 @@ fn a_recorded_power_off_under_graceful_restart_names_the_stale_path() {
         "{named:?}"
     );
 }
+
+#[test]
+fn with_no_vip_a_node_not_scraped_is_still_named() {
+    let mut a = recorded("all-advertising.json");
+    a.remove(&Q::State);
+    a.remove(&Q::RouterPaths);
+    for s in a.get_mut(&Q::Up).unwrap() {
+        if s.label("node") == "node2" {
+            s.value = 0.0;
+        }
+    }
+    let p = join(&scope(), &a);
+    assert_eq!(p.verdict, Verdict::Unknown);
+    assert!(
+        p.problems
+            .iter()
+            .any(|p| p.what.starts_with("node2: not scraped")),
+        "{:?}",
+        p.problems
+    );
+}
