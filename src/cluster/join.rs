@@ -585,7 +585,11 @@ pub fn join(scope: &Scope, answers: &Answers) -> Picture {
             if scrape != Scrape::Fresh {
                 problems.push(Problem {
                     kind: "unknown",
-                    what: format!("{node}: {} ({inst})", scrape.word()),
+                    what: if node == inst {
+                        format!("{node}: {}", scrape.word())
+                    } else {
+                        format!("{node}: {} ({inst})", scrape.word())
+                    },
                 });
             }
         }

@@ -76,6 +76,9 @@ fn vip_block(v: &VipPicture) -> String {
             .collect();
         out += &indent(&columns(&["ROUTER", "SOURCE", "PATHS"], &rows));
     }
+    if v.nodes.is_empty() {
+        out += "  (no node has a series of this VIP)\n";
+    }
     let rows: Vec<[String; 9]> = v
         .nodes
         .iter()
@@ -93,12 +96,15 @@ fn vip_block(v: &VipPicture) -> String {
             ]
         })
         .collect();
-    out += &indent(&columns(
-        &[
-            "NODE", "SCRAPED", "STATE", "WRITER", "BACKEND", "ADDRESS", "HEAL", "DRAINED", "WHY",
-        ],
-        &rows,
-    ));
+    if !rows.is_empty() {
+        out += &indent(&columns(
+            &[
+                "NODE", "SCRAPED", "STATE", "WRITER", "BACKEND", "ADDRESS", "HEAL", "DRAINED",
+                "WHY",
+            ],
+            &rows,
+        ));
+    }
     for p in &v.problems {
         out += &format!("  ! {}: {}\n", p.kind, p.what);
     }
