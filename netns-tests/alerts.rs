@@ -128,7 +128,7 @@ fn encode(s: &str) -> String {
 }
 
 /// Prometheus in a namespace, with its own data directory.
-struct Prometheus {
+pub(crate) struct Prometheus {
     ns: &'static str,
     listen: &'static str,
     child: Child,
@@ -136,7 +136,12 @@ struct Prometheus {
 }
 
 impl Prometheus {
-    fn start(ns: &'static str, listen: &'static str, config: &str, rules: &str) -> Prometheus {
+    pub(crate) fn start(
+        ns: &'static str,
+        listen: &'static str,
+        config: &str,
+        rules: &str,
+    ) -> Prometheus {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("prometheus.yml"), config).expect("config");
         std::fs::write(dir.path().join("rules.yaml"), rules).expect("rules");
@@ -173,12 +178,12 @@ impl Prometheus {
         }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("prometheus.log")).unwrap_or_default()
     }
 
     /// GET `path` from Prometheus inside its namespace: (status, body).
-    fn get(&self, path: &str) -> Option<(u16, String)> {
+    pub(crate) fn get(&self, path: &str) -> Option<(u16, String)> {
         let addr: Address = self.listen.parse().expect("address");
         let path = path.to_string();
         in_netns(self.ns, move || {
@@ -218,7 +223,7 @@ impl Prometheus {
     }
 
     /// The value of a query that returns one sample (None: no sample).
-    fn scalar(&self, q: &str) -> Option<f64> {
+    pub(crate) fn scalar(&self, q: &str) -> Option<f64> {
         let r = self.query(q);
         assert!(r.len() <= 1, "{q}: more than one sample: {r:?}");
         r.first()
@@ -248,7 +253,7 @@ impl Prometheus {
 
     /// Poll until `ok` holds (an external state: Prometheus scrapes and
     /// evaluates on its own clock); bounded by `limit`.
-    async fn wait<T>(
+    pub(crate) async fn wait<T>(
         &self,
         what: &str,
         limit: Duration,
@@ -269,7 +274,7 @@ impl Prometheus {
         }
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(pid) = self.child.id() {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
@@ -281,7 +286,7 @@ impl Prometheus {
 }
 
 /// `ribbridge run` in `ns` with its endpoint on `listen` (the lab address).
-async fn ribbridge(
+pub(crate) async fn ribbridge(
     lab_guard: &Lab,
     ns: &'static str,
     listen: &str,
@@ -312,10 +317,23 @@ async fn ribbridge(
     d
 }
 
+/// A BMP station in `rb-router` listening for the router on `bmp`, its
+/// endpoint on `listen`.
+pub(crate) async fn bmp_station(lab_guard: &Lab, listen: &str, bmp: &str) -> Daemon {
+    ribbridge(
+        lab_guard,
+        "rb-router",
+        listen,
+        &crate::support::station_args(bmp, VIP),
+        "bmp: station listening",
+    )
+    .await
+}
+
 /// The nodes' ribbridge endpoints (their lab addresses) and the router
 /// vantage's.
-const N1: &str = "198.18.1.2:7585";
-const N2: &str = "198.18.2.2:7585";
+pub(crate) const N1: &str = "198.18.1.2:7585";
+pub(crate) const N2: &str = "198.18.2.2:7585";
 const RV: &str = "198.18.1.1:7586";
 
 /// The router-vantage ribbridge on `rb-router` (its kernel's main table).
@@ -331,7 +349,7 @@ async fn router_vantage(lab_guard: &Lab) -> Daemon {
 }
 
 /// The shipped rules file with its `for:` durations scaled down.
-fn shipped_rules_with_short_for() -> String {
+pub(crate) fn shipped_rules_with_short_for() -> String {
     let shipped = std::fs::read_to_string(repo().join("deploy/prometheus/ribbridge-rules.yaml"))
         .expect("rules file");
     rules_with_short_for(&shipped).0
@@ -673,14 +691,7 @@ async fn powered_off_under_graceful_restart(frr: &'static str) {
     let n1 = ribbridge(&lab_guard, "rb-node1", N1, &[], "zebra: subscribed").await;
     let _n2 = ribbridge(&lab_guard, "rb-node2", N2, &[], "zebra: subscribed").await;
     let rv = router_vantage(&lab_guard).await;
-    let station = ribbridge(
-        &lab_guard,
-        "rb-router",
-        ST,
-        &crate::support::station_args(BMP, VIP),
-        "bmp: station listening",
-    )
-    .await;
+    let station = bmp_station(&lab_guard, ST, BMP).await;
     let prom = Prometheus::start(
         "rb-router",
         "127.0.0.1:9090",

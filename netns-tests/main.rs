@@ -13,6 +13,7 @@ mod support;
 mod alerts;
 mod bmp;
 mod bridge;
+mod cluster;
 mod containerd;
 mod cri;
 mod day2;

@@ -137,6 +137,11 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 # every second; 23 dashboard expressions evaluated in the same lab), and
 # ~24 s per release for its graceful-restart power-off (an frr-k8s lab with
 # a BMP station, four ribbridge, a Prometheus; 8.4, 10.3 and 10.7).
+# cluster.rs adds ~35-39 s (a 10.7 frr-k8s graceful-restart lab, ~4 s up;
+# two nodes' ribbridge, a BMP station and a Prometheus scraping every
+# second; `ribbridge cluster` polled through backend down, drain, a stopped
+# ribbridge and a node powered off, each reflected within 0.4-7 s;
+# RIBBRIDGE_RECORD_CLUSTER=DIR records the power-off's answers).
 # upgrades.rs adds ~50 s (two graceful-restart labs, five in-place FRR
 # switches, lab.sh switch, the last one drained).
 # gobgp.rs adds ~75 s (a GoBGP lab of its own per test, scripts/lab-gobgp.sh,

@@ -8,6 +8,7 @@
 pub mod bmp;
 pub mod cli;
 mod clock;
+pub mod cluster;
 pub mod config;
 pub mod daemon;
 pub mod drain;

@@ -695,7 +695,7 @@ fn render_station(doc: &StatusDoc) -> String {
 }
 
 /// Left-aligned columns, two spaces apart, no trailing blanks.
-fn columns<const N: usize>(head: &[&str; N], rows: &[[String; N]]) -> String {
+pub(crate) fn columns<const N: usize>(head: &[&str; N], rows: &[[String; N]]) -> String {
     let mut width = head.map(str::len);
     for r in rows {
         for (w, c) in width.iter_mut().zip(r) {

@@ -63,7 +63,7 @@ pub struct Args {
 
 /// A `--timeout` that is not a positive duration.
 #[derive(Debug, thiserror::Error)]
-enum TimeoutError {
+pub(super) enum TimeoutError {
     #[error("'{text}' is not a duration ({source}); write e.g. 30s or 2m")]
     Syntax {
         text: String,
@@ -73,7 +73,7 @@ enum TimeoutError {
     Zero,
 }
 
-fn parse_timeout(s: &str) -> Result<Duration, TimeoutError> {
+pub(super) fn parse_timeout(s: &str) -> Result<Duration, TimeoutError> {
     let d = humantime::parse_duration(s).map_err(|source| TimeoutError::Syntax {
         text: s.to_string(),
         source,

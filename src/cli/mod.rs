@@ -5,10 +5,11 @@
 //! that calls a library function with a plain input struct and maps the
 //! typed error it returns to an exit code. Nothing here decides anything
 //! about routes. Exit codes, for every subcommand: 0 success, 1 `status`
-//! found drift or `drain`/`undrain` not done within its timeout, 2 error (usage, input, a view that cannot be seen), 3
+//! found drift (`cluster`: or a router disagreeing) or `drain`/`undrain` not done within its timeout, 2 error (usage, input, a view that cannot be seen), 3
 //! `render --out` left an unchanged file alone, 4 `run` stopped because an
 //! essential task ended (the runtime is to restart it).
 
+mod cluster;
 mod drain;
 mod frr;
 mod kernel;
@@ -126,6 +127,9 @@ enum Command {
     Run(Box<run::Args>),
     /// Print the per-VIP join table, from a running daemon or in one shot.
     Status(status::Args),
+    /// Which nodes serve each VIP, which do not and why, and what the
+    /// router holds: the cluster's answer, from Prometheus.
+    Cluster(Box<cluster::Args>),
     /// Render this node's frr.conf from the cluster's BGP peer mapping.
     Render(render::Args),
     /// Take this node's VIPs out of BGP (every peer) and wait until no peer
@@ -160,6 +164,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Run(a) => run::run(*a),
         Command::Status(a) => status::run(a),
+        Command::Cluster(a) => cluster::run(*a),
         Command::Render(a) => render::run(a),
         Command::Drain(a) => drain::run_drain(a),
         Command::Undrain(a) => drain::run_undrain(a),

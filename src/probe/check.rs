@@ -157,6 +157,17 @@ impl TlsConfig {
         })
     }
 
+    /// The rustls client configuration, for another HTTPS client of the
+    /// crate (`cluster::query`) that trusts the same way.
+    pub(crate) fn client_config(&self) -> Arc<ClientConfig> {
+        self.config.clone()
+    }
+
+    /// What is trusted (`ca_file PATH`, `insecure`), for error messages.
+    pub(crate) fn trust(&self) -> &str {
+        &self.what
+    }
+
     fn with_roots(roots: RootCertStore, what: &str) -> Result<TlsConfig, TlsError> {
         let mut config = ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
