@@ -28,7 +28,15 @@ use std::fmt::Write as _;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::model::{Prefix, TableId};
+
+mod routers;
+mod vips;
+
 use crate::reconcile::Class;
+use routers::render_router_paths;
+pub use routers::{router_forgotten, router_paths};
+pub use vips::{VipSeries, vip_state, vip_unknown, vips_without_series};
+use vips::{render_vips, store};
 
 /// `ribbridge_vip_state{prefix,table,state}`: 1 for the current state.
 pub const VIP_STATE: &str = "ribbridge_vip_state";
@@ -461,176 +469,9 @@ pub const UNKNOWN_STATE: &str = "unknown";
 /// The `frr_release` label of `ribbridge_build_info` before zebra answered.
 pub const UNKNOWN_RELEASE: &str = "unknown";
 
-/// A VIP's state gauge: 1 for `state`, 0 for every other class and for
-/// `unknown`.
-pub fn vip_state(prefix: &Prefix, table: TableId, state: Class) {
-    set_vip_state(prefix, table, Some(state));
-}
-
-/// A VIP the daemon cannot judge yet (a view is incomplete): 1 for
-/// `unknown`, 0 for every class. Every configured VIP starts here, so its
-/// series exist from the first scrape.
-pub fn vip_unknown(prefix: &Prefix, table: TableId) {
-    set_vip_state(prefix, table, None);
-}
-
-fn set_vip_state(prefix: &Prefix, table: TableId, state: Option<Class>) {
-    store().vips.entry((table, *prefix)).or_default().state = state;
-}
-
-/// One VIP's gauges in the store: its class (`None`: unknown) and its ECMP
-/// legs (`None`: unknown).
-#[derive(Debug, Default, Clone, Copy)]
-struct VipGauges {
-    state: Option<Class>,
-    ecmp: Option<u32>,
-}
-
-/// The per-VIP series: gauges by (table, VIP), the counters by VIP (their
-/// labels have no table), the backend verdicts by (VIP, probe).
-#[derive(Debug)]
-struct Store {
-    vips: BTreeMap<(TableId, Prefix), VipGauges>,
-    drifts: BTreeMap<Prefix, BTreeMap<&'static str, u64>>,
-    given_up: BTreeMap<Prefix, u64>,
-    backends: BTreeMap<(Prefix, &'static str), Option<bool>>,
-}
-
-static STORE: Mutex<Store> = Mutex::new(Store {
-    vips: BTreeMap::new(),
-    drifts: BTreeMap::new(),
-    given_up: BTreeMap::new(),
-    backends: BTreeMap::new(),
-});
-
-fn store() -> MutexGuard<'static, Store> {
-    // A panic elsewhere while holding it left a consistent map: keep using it.
-    STORE.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Remove every series of VIP (`table`, `prefix`): its gauges, and its
-/// counters when no other table holds the same prefix.
-fn remove_vip(table: TableId, prefix: &Prefix) {
-    let mut st = store();
-    st.vips.remove(&(table, *prefix));
-    if !st.vips.keys().any(|(_, p)| p == prefix) {
-        st.drifts.remove(prefix);
-        st.given_up.remove(prefix);
-    }
-}
-
 /// HELP and TYPE lines of a series family.
 fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-}
-
-fn render_vips(out: &mut String) {
-    let st = store();
-    if !st.vips.is_empty() {
-        family(
-            out,
-            VIP_STATE,
-            "gauge",
-            "1 for the VIP's current state, 0 for the others",
-        );
-        for ((table, prefix), g) in &st.vips {
-            let states = Class::ALL
-                .iter()
-                .map(|c| (c.name(), g.state == Some(*c)))
-                .chain(std::iter::once((UNKNOWN_STATE, g.state.is_none())));
-            for (name, on) in states {
-                let _ = writeln!(
-                    out,
-                    "{VIP_STATE}{{prefix=\"{prefix}\",table=\"{table}\",state=\"{name}\"}} {}",
-                    u8::from(on)
-                );
-            }
-        }
-        family(
-            out,
-            ECMP_NEXTHOPS,
-            "gauge",
-            "ECMP nexthops of the VIP's route in the kernel (nexthop groups resolved); no series while unknown (see ribbridge_ecmp_nexthops_known)",
-        );
-        for ((table, prefix), g) in &st.vips {
-            if let Some(n) = g.ecmp {
-                let _ = writeln!(
-                    out,
-                    "{ECMP_NEXTHOPS}{{prefix=\"{prefix}\",table=\"{table}\"}} {n}"
-                );
-            }
-        }
-        family(
-            out,
-            ECMP_NEXTHOPS_KNOWN,
-            "gauge",
-            "1 when ribbridge_ecmp_nexthops has a value, 0 before the kernel mirror is synced",
-        );
-        for ((table, prefix), g) in &st.vips {
-            let _ = writeln!(
-                out,
-                "{ECMP_NEXTHOPS_KNOWN}{{prefix=\"{prefix}\",table=\"{table}\"}} {}",
-                u8::from(g.ecmp.is_some())
-            );
-        }
-    }
-    if !st.drifts.is_empty() {
-        family(
-            out,
-            DRIFT_TOTAL,
-            "counter",
-            "Drifts that persisted past the grace, by state",
-        );
-        for (prefix, by_state) in &st.drifts {
-            for (state, n) in by_state {
-                let _ = writeln!(
-                    out,
-                    "{DRIFT_TOTAL}{{prefix=\"{prefix}\",state=\"{state}\"}} {n}"
-                );
-            }
-        }
-    }
-    if !st.given_up.is_empty() {
-        family(
-            out,
-            HEAL_GIVEN_UP_TOTAL,
-            "counter",
-            "Drifts whose healing was given up after the bounded attempts",
-        );
-        for (prefix, n) in &st.given_up {
-            let _ = writeln!(out, "{HEAL_GIVEN_UP_TOTAL}{{prefix=\"{prefix}\"}} {n}");
-        }
-    }
-    if !st.backends.is_empty() {
-        family(
-            out,
-            BACKEND_UP,
-            "gauge",
-            "A VIP's backend probe: 1 up (rise successes), 0 down (fall failures); no series while unknown (see ribbridge_backend_up_known)",
-        );
-        for ((prefix, probe), up) in &st.backends {
-            if let Some(up) = up {
-                let _ = writeln!(
-                    out,
-                    "{BACKEND_UP}{{prefix=\"{prefix}\",probe=\"{probe}\"}} {}",
-                    u8::from(*up)
-                );
-            }
-        }
-        family(
-            out,
-            BACKEND_UP_KNOWN,
-            "gauge",
-            "1 when ribbridge_backend_up has a verdict, 0 while the probe has not reached rise or fall results",
-        );
-        for ((prefix, probe), up) in &st.backends {
-            let _ = writeln!(
-                out,
-                "{BACKEND_UP_KNOWN}{{prefix=\"{prefix}\",probe=\"{probe}\"}} {}",
-                u8::from(up.is_some())
-            );
-        }
-    }
 }
 
 /// A VIP's ECMP legs before the kernel mirror is synced: no value (its
@@ -765,37 +606,6 @@ pub fn bmp_sessions(n: usize) {
     gauge!(BMP_SESSIONS).set(n as f64);
 }
 
-/// `ribbridge_router_paths` and `ribbridge_router_stale_paths`, kept here
-/// rather than in the exporter: the exporter cannot remove a series, and a
-/// forgotten router's must go (a stale series would keep a decommissioned
-/// router on the dashboard). One map so that both move together.
-/// Key: (router, prefix); value: (paths, stale paths), `None` when unknown.
-type RouterSeries = BTreeMap<(String, String), Option<(u32, u32)>>;
-static ROUTER_PATHS_SERIES: Mutex<RouterSeries> = Mutex::new(BTreeMap::new());
-
-fn router_series() -> MutexGuard<'static, RouterSeries> {
-    // A panic elsewhere while holding it left a consistent map: keep using it.
-    ROUTER_PATHS_SERIES
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Paths `router` holds for `prefix`, and of those the stale ones
-/// (graceful restart); `None` (its BMP session is down or not synced yet)
-/// is unknown: no series, its `_known` at 0, so no comparison fires on a
-/// guess and no sum is poisoned.
-pub fn router_paths(router: &str, prefix: &Prefix, paths: Option<u32>, stale: Option<u32>) {
-    router_series().insert(
-        (router.to_string(), prefix.to_string()),
-        paths.map(|p| (p, stale.unwrap_or(0))),
-    );
-}
-
-/// `router` was forgotten: its series are removed.
-pub fn router_forgotten(router: &str) {
-    router_series().retain(|(r, _), _| r != router);
-}
-
 /// The process' own series, under the names Prometheus' client libraries
 /// give them, read from /proc at each render by metrics-process (which
 /// also exports `process_virtual_memory_max_bytes` and `process_threads`).
@@ -822,52 +632,6 @@ pub fn render(handle: &PrometheusHandle) -> String {
     out
 }
 
-fn render_router_paths(out: &mut String) {
-    let series = router_series();
-    if series.is_empty() {
-        return;
-    }
-    type Pick = fn(&(u32, u32)) -> u32;
-    for (name, help, pick) in [
-        (
-            ROUTER_PATHS,
-            "Paths the router holds for the VIP, from its BMP export (one per BGP peer with a post-policy path, or its Loc-RIB); no series while its session is down or not synced (see ribbridge_router_paths_known)",
-            (|v: &(u32, u32)| v.0) as Pick,
-        ),
-        (
-            ROUTER_STALE_PATHS,
-            "Of ribbridge_router_paths, the paths the router keeps as stale under graceful restart (the peer's session dropped; the router still forwards to them until the restart time or the new session's End-of-RIB); no series exactly when ribbridge_router_paths has none",
-            |v: &(u32, u32)| v.1,
-        ),
-    ] {
-        family(out, name, "gauge", help);
-        for ((router, prefix), v) in series.iter() {
-            if let Some(v) = v {
-                let _ = writeln!(
-                    out,
-                    "{name}{{router=\"{}\",prefix=\"{prefix}\"}} {}",
-                    label_value(router),
-                    pick(v)
-                );
-            }
-        }
-    }
-    family(
-        out,
-        ROUTER_PATHS_KNOWN,
-        "gauge",
-        "1 when ribbridge_router_paths has a value, 0 while the router's BMP session is down or not synced",
-    );
-    for ((router, prefix), v) in series.iter() {
-        let _ = writeln!(
-            out,
-            "{ROUTER_PATHS_KNOWN}{{router=\"{}\",prefix=\"{prefix}\"}} {}",
-            label_value(router),
-            u8::from(v.is_some())
-        );
-    }
-}
-
 /// A Prometheus label value: backslash, quote and newline escaped (a
 /// router's sysName is the router's text, not ours).
 fn label_value(v: &str) -> String {
@@ -879,108 +643,6 @@ fn label_value(v: &str) -> String {
 /// The drain as last read from bgpd's configuration.
 pub fn drained(drained: bool) {
     gauge!(DRAINED).set(if drained { 1.0 } else { 0.0 });
-}
-
-/// Which VIPs have per-VIP series: the configured ones, and at most
-/// `max_detailed_vips` discovered ones (`config::DEFAULT_MAX_DETAILED_VIPS`)
-/// at a time. Admitting a VIP creates all its series at once (state
-/// `unknown`, ECMP legs unknown) whatever happens to it next; forgetting
-/// a discovered VIP removes them and frees its slot for the next VIP that
-/// asks. The VIPs refused are remembered until admitted or forgotten, so
-/// `ribbridge_vips_without_series` counts exactly them. A route that is no
-/// VIP never reaches this gate.
-#[derive(Debug, Clone, Default)]
-pub struct VipSeries {
-    configured: HashSet<(TableId, Prefix)>,
-    discovered: HashSet<(TableId, Prefix)>,
-    refused: HashSet<(TableId, Prefix)>,
-    /// Admitted since the last [`VipSeries::take_admitted`]: their state
-    /// is the owner's to publish.
-    fresh: Vec<(TableId, Prefix)>,
-    limit: usize,
-    warned: bool,
-}
-
-impl VipSeries {
-    /// A gate that always admits `configured` and at most `limit` others.
-    pub fn new(configured: impl IntoIterator<Item = (TableId, Prefix)>, limit: usize) -> VipSeries {
-        VipSeries {
-            configured: configured.into_iter().collect(),
-            limit,
-            ..VipSeries::default()
-        }
-    }
-
-    /// May this VIP have series? Admits it when there is room, creating its
-    /// series. The first refusal is logged once, with what it means.
-    pub fn admit(&mut self, table: TableId, prefix: &Prefix) -> bool {
-        let key = (table, *prefix);
-        if self.configured.contains(&key) || self.discovered.contains(&key) {
-            return true;
-        }
-        if self.discovered.len() < self.limit {
-            self.refused.remove(&key);
-            self.discovered.insert(key);
-            self.fresh.push(key);
-            store().vips.entry(key).or_default();
-            return true;
-        }
-        self.refused.insert(key);
-        if !self.warned {
-            self.warned = true;
-            tracing::warn!(
-                limit = self.limit,
-                %prefix,
-                "more discovered VIPs than the detail limit (--max-detailed-vips): the others are \
-                 classified and healed but have no series and no row in /status, counted by \
-                 ribbridge_vips_without_series (configure the VIPs that matter with --vip, or \
-                 raise the limit)"
-            );
-        }
-        false
-    }
-
-    /// A discovered VIP was forgotten: its series are removed and its slot
-    /// is free. A configured VIP keeps its series.
-    pub fn forget(&mut self, table: TableId, prefix: &Prefix) {
-        let key = (table, *prefix);
-        self.refused.remove(&key);
-        if self.discovered.remove(&key) {
-            self.fresh.retain(|k| *k != key);
-            remove_vip(table, prefix);
-        }
-    }
-
-    /// The VIPs admitted since the last call, whose current state the
-    /// owner publishes (a VIP whose first state is its initial one gets no
-    /// state change to publish it).
-    pub fn take_admitted(&mut self) -> Vec<(TableId, Prefix)> {
-        std::mem::take(&mut self.fresh)
-    }
-
-    /// Does this VIP have series (and a row in `/status`)? Admits nothing.
-    pub fn has(&self, table: TableId, prefix: &Prefix) -> bool {
-        let key = (table, *prefix);
-        self.configured.contains(&key) || self.discovered.contains(&key)
-    }
-
-    /// VIPs with series.
-    pub fn admitted(&self) -> usize {
-        self.configured.len() + self.discovered.len()
-    }
-
-    /// Discovered VIPs refused series and not forgotten since.
-    pub fn without_series(&self) -> usize {
-        self.refused.len()
-    }
-}
-
-/// How many VIPs have no series (the gauge): those the gate refused and
-/// that are still tracked.
-pub fn vips_without_series(series: &VipSeries) -> usize {
-    let n = series.without_series();
-    gauge!(VIPS_WITHOUT_SERIES).set(n as f64);
-    n
 }
 
 #[cfg(test)]
