@@ -190,7 +190,8 @@ fn metrics(c: &mut Criterion) {
     }
     ribbridge::telemetry::ready(true);
     ribbridge::telemetry::zapi_connected(true);
-    ribbridge::telemetry::build_info(None, "10.7.1");
+    ribbridge::telemetry::build_info();
+    ribbridge::telemetry::frr_info(None, "10.7.1");
     let text = handle.render();
     eprintln!(
         "/metrics with 1000 VIPs: {} bytes, {} lines",

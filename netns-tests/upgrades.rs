@@ -6,7 +6,7 @@
 //! restart (frr-k8s's `enableGracefulRestart`), as production may.
 //!
 //! Each switch must end with ribbridge subscribed to the new zebra in the
-//! new release's numbering and table mode, `ribbridge_build_info` on the
+//! new release's numbering and table mode, `ribbridge_frr_info` on the
 //! new release (the old series at 0), and the VIP `advertised`; over the
 //! whole test ribbridge takes no heal action and reports no drift: while
 //! FRR is away the VIP is `unknown`. A switch after `ribbridge drain`
@@ -106,19 +106,19 @@ async fn switches(frr: &'static str, profile: &str, steps: &[Step], drained: Opt
         // The label is zebra's full version (10.7.1).
         let info = |r: &str, v: u8| {
             m.lines().any(|l| {
-                l.starts_with("ribbridge_build_info")
-                    && l.contains(&format!("frr_release=\"{r}"))
+                l.starts_with("ribbridge_frr_info")
+                    && l.contains(&format!("release=\"{r}"))
                     && l.ends_with(&format!(" {v}"))
             })
         };
         assert!(
             info(to, 1),
-            "{release} -> {to}: ribbridge_build_info is not 1 for {to}:\n{m}"
+            "{release} -> {to}: ribbridge_frr_info is not 1 for {to}:\n{m}"
         );
         if release != *to {
             assert!(
                 info(release, 0),
-                "{release} -> {to}: the old release's ribbridge_build_info is not 0:\n{m}"
+                "{release} -> {to}: the old release's ribbridge_frr_info is not 0:\n{m}"
             );
         }
         let now = Instant::now();

@@ -14,9 +14,9 @@ shipped monitors add) and `vip` (the VIP's prefix), both queries on the
 datasource variable, each used by some panel. Every selector of a node's
 series (job="ribbridge-monitor") filters node=~"$node"; every selector of
 a metric with a `prefix` label (by the catalogue's `name{labels}` doc
-lines in src/telemetry.rs) and every cluster-view recording rule filters
+lines in src/telemetry/mod.rs) and every cluster-view recording rule filters
 prefix=~"$vip". Every series a panel reads exists: a metric of the
-catalogue (src/telemetry.rs' constants, PROCESS_METRICS, a histogram's
+catalogue (src/telemetry/mod.rs' constants, PROCESS_METRICS, a histogram's
 _bucket/_sum/_count), a recording rule of deploy/prometheus/ribbridge-rules.yaml,
 or one of Prometheus' own (up, scrape_*). The dashboard has panels for the
 BMP station, the backend probes, the drain and the process.
@@ -36,7 +36,7 @@ import yaml
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DASHBOARD = "deploy/grafana/ribbridge-dashboard.json"
-TELEMETRY = "src/telemetry.rs"
+TELEMETRY = "src/telemetry/mod.rs"
 RULES = "deploy/prometheus/ribbridge-rules.yaml"
 # Prometheus' own series of a scrape.
 PROMETHEUS_OWN = {"up", "scrape_duration_seconds", "scrape_samples_scraped",
@@ -56,7 +56,7 @@ NAME = re.compile(r'(?<![\w:"$.])([a-zA-Z_][a-zA-Z0-9_]*(?::[a-zA-Z0-9_]+)*)(?![
 
 
 def catalogue():
-    """The metric names src/telemetry.rs declares, and the labels its doc
+    """The metric names src/telemetry/mod.rs declares, and the labels its doc
     lines give them (`name{a,b}`)."""
     with open(os.path.join(ROOT, TELEMETRY), encoding="utf-8") as f:
         text = f.read()

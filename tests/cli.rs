@@ -11,12 +11,26 @@ fn ribbridge(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn version_names_the_crate_version() {
+fn version_names_the_crate_version_the_revision_and_its_date() {
     let out = ribbridge(&["--version"]);
     assert!(out.status.success());
+    // The revision the checkout is at, as git says (the build is of it).
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("git");
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).trim(),
-        format!("ribbridge {}", env!("CARGO_PKG_VERSION"))
+        format!(
+            "ribbridge {} (revision {}, {})",
+            env!("CARGO_PKG_VERSION"),
+            git(&["rev-parse", "--short=12", "HEAD"]),
+            git(&["log", "-1", "--format=%cs"]),
+        )
     );
 }
 

@@ -89,10 +89,20 @@ impl From<Exit> for ExitCode {
     }
 }
 
+/// `--version`: the version, the git revision and the source's date.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (revision ",
+    env!("RIBBRIDGE_REVISION"),
+    ", ",
+    env!("RIBBRIDGE_BUILD_DATE"),
+    ")"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "ribbridge",
-    version,
+    version = VERSION,
     about = "Joins kernel routing tables, zebra and bgpd per VIP; heals silent drift; exports it",
     long_about = format!("ribbridge runs beside FRR on a node that advertises VIPs over BGP. It watches the \
 kernel's VIP table ({} by default) over rtnetlink, zebra over its ZAPI socket and bgpd over its vty \

@@ -94,7 +94,8 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     check_descriptors(&s)?;
     let handle = crate::telemetry::install()?;
     let metrics = crate::http::Metrics::new(move || crate::telemetry::render(&handle));
-    crate::telemetry::build_info(None, crate::telemetry::UNKNOWN_RELEASE);
+    crate::telemetry::build_info();
+    crate::telemetry::frr_info(None, crate::telemetry::UNKNOWN_RELEASE);
     let stop = CancellationToken::new();
     let listener = crate::http::bind(s.listen)
         .await

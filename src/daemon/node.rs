@@ -107,7 +107,7 @@ impl NodeInstance {
                     .frr_release
                     .replace(*release)
                     .map_or_else(|| telemetry::UNKNOWN_RELEASE.to_string(), |r| r.to_string());
-                telemetry::build_info(Some(&previous), &release.to_string());
+                telemetry::frr_info(Some(&previous), &release.to_string());
                 telemetry::zapi_connected(true);
                 self.zebra_reason = "zebra's first view is not complete yet".to_string();
             }

@@ -65,8 +65,11 @@ pub const ZAPI_CONNECTED: &str = "ribbridge_zapi_connected";
 pub const ZAPI_DISCONNECTS_TOTAL: &str = "ribbridge_zapi_disconnects_total";
 /// `ribbridge_bgp_peer_up{peer}`.
 pub const BGP_PEER_UP: &str = "ribbridge_bgp_peer_up";
-/// `ribbridge_build_info{version,frr_release}`: always 1.
+/// `ribbridge_build_info{version,revision}`: always 1, one series.
 pub const BUILD_INFO: &str = "ribbridge_build_info";
+/// `ribbridge_frr_info{release}`: 1 for the FRR release zebra names now
+/// (`unknown` before it answered), 0 for one it named before.
+pub const FRR_INFO: &str = "ribbridge_frr_info";
 /// `ribbridge_events_total{source}`: events the core consumed.
 pub const EVENTS_TOTAL: &str = "ribbridge_events_total";
 /// `ribbridge_frr_query_errors_total{daemon}`.
@@ -275,7 +278,11 @@ pub fn describe() {
     );
     describe_gauge!(
         BUILD_INFO,
-        "Always 1; labels name the ribbridge version and the FRR release"
+        "Always 1; labels name the ribbridge version and its git revision"
+    );
+    describe_gauge!(
+        FRR_INFO,
+        "1 for the FRR release zebra names (unknown before it answered), 0 for one it named before"
     );
     describe_counter!(EVENTS_TOTAL, "Events consumed by the core, by source");
     describe_counter!(FRR_QUERY_ERRORS_TOTAL, "Failed vty queries, by daemon");
@@ -466,7 +473,7 @@ pub fn vip_forgotten() {
 /// The `state` label of a VIP whose views are incomplete.
 pub const UNKNOWN_STATE: &str = "unknown";
 
-/// The `frr_release` label of `ribbridge_build_info` before zebra answered.
+/// The `release` label of `ribbridge_frr_info` before zebra answered.
 pub const UNKNOWN_RELEASE: &str = "unknown";
 
 /// HELP and TYPE lines of a series family.
@@ -537,14 +544,18 @@ pub fn bgp_peer_up(peer: &str, up: bool) {
     gauge!(BGP_PEER_UP, "peer" => peer.to_string()).set(if up { 1.0 } else { 0.0 });
 }
 
-/// Build information, with the FRR release once known.
-pub fn build_info(previous: Option<&str>, frr_release: &str) {
-    // The series of an earlier release stays (the exporter cannot drop
-    // it) but at 0: only the current one is 1.
-    if let Some(old) = previous.filter(|old| *old != frr_release) {
-        gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION"), "frr_release" => old.to_string()).set(0.0);
+/// This build: its version and git revision.
+pub fn build_info() {
+    gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION"), "revision" => env!("RIBBRIDGE_REVISION")).set(1.0);
+}
+
+/// The FRR release zebra names: 1 for it; an earlier one's series stays
+/// (the exporter cannot drop it) but at 0.
+pub fn frr_info(previous: Option<&str>, release: &str) {
+    if let Some(old) = previous.filter(|old| *old != release) {
+        gauge!(FRR_INFO, "release" => old.to_string()).set(0.0);
     }
-    gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION"), "frr_release" => frr_release.to_string()).set(1.0);
+    gauge!(FRR_INFO, "release" => release.to_string()).set(1.0);
 }
 
 /// One event consumed by the core.
@@ -862,8 +873,9 @@ mod tests {
             heal_action("realm_toggle", "ok");
             ecmp_nexthops(&p, 198, 2);
             zapi_connected(true);
-            build_info(None, "8.4");
-            build_info(Some("8.4"), "10.7");
+            build_info();
+            frr_info(None, "8.4");
+            frr_info(Some("8.4"), "10.7");
         });
         router_paths(
             "rb-test-\"r1\"",
@@ -900,8 +912,9 @@ mod tests {
             "ribbridge_ecmp_nexthops{prefix=\"192.0.2.10/32\",table=\"198\"} 2",
             "ribbridge_zapi_connected 1",
             "ribbridge_vip_state{prefix=\"192.0.2.10/32\",table=\"198\",state=\"unknown\"} 0",
-            "frr_release=\"8.4\"} 0",
-            "frr_release=\"10.7\"} 1",
+            "ribbridge_frr_info{release=\"8.4\"} 0",
+            "ribbridge_frr_info{release=\"10.7\"} 1",
+            concat!("revision=\"", env!("RIBBRIDGE_REVISION"), "\""),
         ] {
             assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
         }
