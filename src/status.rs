@@ -20,9 +20,25 @@ use crate::model::Vantage;
 use crate::model::{Prefix, TableId, rfc3339};
 use crate::reconcile::{Class, Millis, State, WriterState};
 
+/// The version of the `/status` document's shape: raised when a field is
+/// removed or changes meaning (fields are only ever added within one). 1:
+/// `schema`, `node` and `generated` appear; a document without `schema`
+/// is of the same shape but for them (read as 0).
+pub const STATUS_SCHEMA: u32 = 1;
+
 /// The `/status` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatusDoc {
+    /// The document's shape ([`STATUS_SCHEMA`]).
+    #[serde(default)]
+    pub schema: u32,
+    /// The node (or host) that answered: `NODE_NAME` (the downward API's
+    /// `spec.nodeName` in the shipped manifests), else the host name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// When the document was made (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<String>,
     /// FRR release in use (`null` before zebra answered).
     pub frr_release: Option<String>,
     /// `observe` or `repair`.
@@ -268,6 +284,12 @@ impl PartialEq<Class> for VipState {
 }
 
 impl StatusDoc {
+    /// Name who answered and when (`unix_ms`, the wall clock's).
+    pub fn stamp(&mut self, node: Option<String>, unix_ms: u64) {
+        self.node = node;
+        self.generated = Some(rfc3339(unix_ms));
+    }
+
     /// True when any VIP is in a drift class.
     pub fn drifting(&self) -> bool {
         let drift = |c: Class| !c.is_consistent();
@@ -414,6 +436,9 @@ pub fn document(
         })
         .collect();
     StatusDoc {
+        schema: STATUS_SCHEMA,
+        node: None,
+        generated: None,
         frr_release,
         mode: match state.config.mode {
             crate::model::Mode::Observe => "observe",
@@ -495,6 +520,9 @@ pub fn router_document(
         })
         .collect();
     StatusDoc {
+        schema: STATUS_SCHEMA,
+        node: None,
+        generated: None,
         frr_release: None,
         // The router only reads: it never acts on anything.
         mode: crate::model::Mode::Observe.to_string(),
@@ -516,6 +544,9 @@ pub fn router_document(
 /// ready when at least one router is synced (`not_ready` says why not).
 pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -> StatusDoc {
     StatusDoc {
+        schema: STATUS_SCHEMA,
+        node: None,
+        generated: None,
         frr_release: None,
         // The station only reads: it never acts on anything.
         mode: crate::model::Mode::Observe.to_string(),
@@ -527,6 +558,19 @@ pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -
         heal_ceiling: None,
         omitted: Omitted::default(),
     }
+}
+
+/// The node's name for `/status`: `NODE_NAME` when set (Kubernetes' downward
+/// API), else the host name; None when neither can be read.
+pub fn node_name() -> Option<String> {
+    std::env::var("NODE_NAME")
+        .ok()
+        .filter(|n| !n.is_empty())
+        .or_else(|| {
+            nix::unistd::gethostname()
+                .ok()
+                .and_then(|h| h.into_string().ok())
+        })
 }
 
 /// The table a person reads: one line per VIP.
@@ -1011,6 +1055,23 @@ mod tests {
         let json = json_of(&doc);
         assert_eq!(json["vips"][0]["state"], "drained");
         assert!(render_table(&doc).contains("drained"));
+    }
+
+    #[test]
+    fn the_document_names_its_schema_node_and_time_and_old_ones_still_read() {
+        let mut doc = station_document(Vec::new(), None);
+        doc.stamp(Some("master-0".to_string()), 1_765_000_000_123);
+        let json = json_of(&doc);
+        assert_eq!(json["schema"], STATUS_SCHEMA);
+        assert_eq!(json["node"], "master-0");
+        assert_eq!(json["generated"], "2025-12-06T05:46:40.123Z");
+        // A document of a daemon before the schema: schema 0, no node.
+        let mut old = json.clone();
+        for k in ["schema", "node", "generated"] {
+            old.as_object_mut().expect("object").remove(k);
+        }
+        let read: StatusDoc = serde_json::from_value(old).expect("an older document reads");
+        assert_eq!((read.schema, read.node, read.generated), (0, None, None));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use super::error::DaemonError;
 use super::execute::{self, Executor};
 use super::exports::{RouteExports, next_hops};
-use super::owner::{Ctx, Instance, json};
+use super::owner::{Ctx, Instance};
 use super::record::Recorder;
 use super::seam::{Input, PollTrigger, Source};
 use super::translate::{self, ZapiView, configured, core_config};
@@ -326,20 +326,20 @@ impl Instance for NodeInstance {
     /// The document of now. The VIPs with series are the ones listed: past
     /// the detail limit a table of 100 000 VIPs is a count by state, not a
     /// 37.7 MB document built on the owner's loop at every request.
-    fn status(&self, ctx: &Ctx) -> String {
+    fn status(&self, ctx: &Ctx) -> crate::status::StatusDoc {
         let hops = |t, p| self.exports.hops(t, p);
         let detailed = |t, p| self.exports.series.has(t, &p);
         let detail = crate::status::Detail {
             nexthops: &hops,
             detailed: &detailed,
         };
-        json(&crate::status::document(
+        crate::status::document(
             &self.state,
             self.frr_release.map(|r| r.to_string()),
             (ctx.zero_unix_ms, ctx.now()),
             &detail,
             ctx.not_ready(),
-        ))
+        )
     }
 
     fn stop(&mut self) {
@@ -436,6 +436,7 @@ pub async fn oneshot(
     };
     let mut doc =
         crate::status::document(&state, Some(release), (zero_unix_ms, now()), &detail, None);
+    doc.stamp(crate::status::node_name(), crate::clock::unix_ms());
     for v in doc.vips.iter_mut().filter(|v| v.pending.is_some()) {
         v.state = crate::status::VipState::UNKNOWN;
     }

@@ -57,8 +57,8 @@ pub(super) trait Instance {
     fn on_deadline(&mut self, ctx: &mut Ctx);
     /// When the role wants to be woken, on the owner's clock.
     fn deadline(&self) -> Option<Millis>;
-    /// `/status` of now, as JSON.
-    fn status(&self, ctx: &Ctx) -> String;
+    /// `/status` of now (the loop names the node and the time).
+    fn status(&self, ctx: &Ctx) -> crate::status::StatusDoc;
     /// The loop ends: flush what is buffered.
     fn stop(&mut self) {}
 }
@@ -73,6 +73,8 @@ pub(super) struct Ctx {
     ready: watch::Sender<(bool, String)>,
     /// Failpoint `owner-wedge` fired: the loop stops turning.
     wedged: bool,
+    /// The node's name `/status` gives (`status::node_name`, read once).
+    node: Option<String>,
 }
 
 impl Ctx {
@@ -145,6 +147,7 @@ impl<I: Instance> Owner<I> {
             zero_unix_ms: crate::clock::unix_ms(),
             ready,
             wedged: false,
+            node: crate::status::node_name(),
         };
         Owner {
             ctx,
@@ -180,7 +183,9 @@ impl<I: Instance> Owner<I> {
                 biased;
                 _ = stop.cancelled() => break,
                 Some(reply) = inputs.status.recv() => {
-                    let _ = reply.send(x.status(ctx));
+                    let mut doc = x.status(ctx);
+                    doc.stamp(ctx.node.clone(), crate::clock::unix_ms());
+                    let _ = reply.send(json(&doc));
                 }
                 () = sleep(wake) => {
                     if let Some(due) = wake {
@@ -210,6 +215,6 @@ async fn sleep(until: Option<Instant>) {
 }
 
 /// A document as `/status` JSON (an error object if it cannot be written).
-pub(super) fn json<T: serde::Serialize>(doc: &T) -> String {
+fn json<T: serde::Serialize>(doc: &T) -> String {
     serde_json::to_string(doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }

@@ -10,7 +10,7 @@
 use super::error::DaemonError;
 use super::execute;
 use super::exports::RouteExports;
-use super::owner::{Ctx, Instance, json};
+use super::owner::{Ctx, Instance};
 use super::record::Recorder;
 use crate::config::{RouterRole, Settings};
 use crate::kernel::KernelEvent;
@@ -110,12 +110,12 @@ impl Instance for RouterInstance {
         self.record.flush();
     }
 
-    fn status(&self, ctx: &Ctx) -> String {
-        json(&crate::status::router_document(
+    fn status(&self, ctx: &Ctx) -> crate::status::StatusDoc {
+        crate::status::router_document(
             &self.join,
             &|t, p| self.exports.hops(t, p),
             ctx.zero_unix_ms,
             ctx.not_ready(),
-        ))
+        )
     }
 }

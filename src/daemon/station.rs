@@ -6,7 +6,7 @@
 //! Contract: nothing else holds the station; it reads no kernel, no FRR.
 
 use super::bmp::{BmpInput, Station};
-use super::owner::{Ctx, Instance, json};
+use super::owner::{Ctx, Instance};
 use crate::config::{Settings, StationRole};
 use crate::reconcile::Millis;
 
@@ -53,9 +53,9 @@ impl Instance for StationInstance {
         self.0.next_deadline()
     }
 
-    fn status(&self, ctx: &Ctx) -> String {
+    fn status(&self, ctx: &Ctx) -> crate::status::StatusDoc {
         let zero = ctx.zero_unix_ms;
         let routers = self.0.status(&|ms| zero.saturating_add(ms));
-        json(&crate::status::station_document(routers, ctx.not_ready()))
+        crate::status::station_document(routers, ctx.not_ready())
     }
 }
