@@ -427,3 +427,41 @@ fn status_and_drain_help_show_the_defaults_they_run_with() {
             .contains(&format!("[default: {}]", ribbridge::model::VIP_TABLE))
     );
 }
+
+#[test]
+fn check_config_prints_the_resolved_settings_or_names_the_line_and_exits_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("good.toml");
+    std::fs::write(
+        &good,
+        "vips = [\"192.0.2.10/32\"]\n[[vip]]\nprefix = \"192.0.2.10/32\"\nhealth = \"http://127.0.0.1:8080/\"\nwithdraw = true\n",
+    )
+    .expect("write");
+    let out = ribbridge(&[
+        "check-config",
+        "--config",
+        good.to_str().expect("utf-8"),
+        "--mode",
+        "observe",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    // The flag over the file, the file's probe table, the defaults.
+    for line in [
+        "mode = \"observe\"",
+        "withdraw = true",
+        "grace_ms = 100",
+        "tables = [198]",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+    }
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "mode = \"observe\"\ngrace_msx = 5\n").expect("write");
+    let out = ribbridge(&["check-config", "--config", bad.to_str().expect("utf-8")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{}:2: unknown field `grace_msx`", bad.display())),
+        "{err}"
+    );
+}

@@ -9,6 +9,7 @@
 //! `render --out` left an unchanged file alone, 4 `run` stopped because an
 //! essential task ended (the runtime is to restart it).
 
+mod check_config;
 mod cluster;
 mod drain;
 mod frr;
@@ -135,6 +136,10 @@ enum LogFormat {
 enum Command {
     /// Run the daemon: watch, join, classify, heal, export.
     Run(Box<run::Args>),
+    /// Check the settings `run` would start with (the same flags and
+    /// --config), print them resolved as TOML, exit 0; or say what is
+    /// wrong (the file, line and key, or the flag), exit 2.
+    CheckConfig(Box<run::Args>),
     /// Print the per-VIP join table, from a running daemon or in one shot.
     Status(status::Args),
     /// Which nodes serve each VIP, which do not and why, and what the
@@ -173,6 +178,7 @@ pub fn main() -> ExitCode {
     let _log = init_tracing(filter, cli.log_format);
     match cli.command {
         Command::Run(a) => run::run(*a),
+        Command::CheckConfig(a) => check_config::run(*a),
         Command::Status(a) => status::run(a),
         Command::Cluster(a) => cluster::run(*a),
         Command::Render(a) => render::run(a),

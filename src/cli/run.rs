@@ -230,7 +230,7 @@ impl Args {
 }
 
 /// The file (when given), then the flags, checked as a whole.
-fn settings(args: &Args) -> Result<Settings, config::ConfigError> {
+pub(super) fn settings(args: &Args) -> Result<Settings, config::ConfigError> {
     let file = match &args.config {
         Some(p) => Some((p.as_path(), config::load(p)?)),
         None => None,

@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{Mode, TableMode, Vantage};
 use crate::model::{Prefix, TableId, VIP_TABLE};
@@ -87,8 +87,10 @@ pub const DEFAULT_RESYNC_SECS: u64 = 60;
 pub const GRACE_MS: RangeInclusive<u64> = 10..=600_000;
 
 /// One layer of settings: the file, or the flags. Every key optional; the
-/// file spells the keys as here, the flags as `--kebab-case`.
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+/// file spells the keys as here, the flags as `--kebab-case`. Written back
+/// (`Settings::layer`, `ribbridge check-config`) as the same TOML, unset
+/// keys left out.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
     /// Directory with zserv.api, zebra.vty, bgpd.vty.
@@ -225,6 +227,58 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The resolved settings as the file spells them, every key the role
+    /// reads set (`ribbridge check-config` prints it; read back, it
+    /// resolves to the same settings).
+    pub fn layer(&self) -> Layer {
+        let mut l = Layer {
+            vips: Some(self.vips.iter().copied().collect()),
+            listen: Some(self.listen),
+            mode: Some(self.mode),
+            record: self.record.clone(),
+            grace_ms: Some(self.grace_ms),
+            bgp_grace_ms: Some(self.bgp_grace_ms),
+            max_attempts: Some(self.max_attempts),
+            heal_rate: Some(self.heal_rate),
+            heal_burst: Some(self.heal_burst),
+            forget_after_secs: Some(self.forget_after_secs),
+            heal_addresses: Some(self.heal_addresses),
+            require_address: Some(self.require_address),
+            writer_silent_ticks: Some(self.writer_silent_ticks),
+            writer_interval_ms: self.writer_interval_ms,
+            flap_pairs: Some(self.flap_pairs),
+            flap_window_secs: Some(self.flap_window_secs),
+            resync_secs: Some(self.resync_secs),
+            vantage: Some(self.vantage()),
+            http_max_connections: Some(self.http_max_connections),
+            max_detailed_vips: Some(self.max_detailed_vips),
+            ..Layer::default()
+        };
+        match &self.role {
+            Role::Node(n) => {
+                l.tables = Some(vec![n.table]);
+                l.frr_dir = Some(n.frr_dir.clone());
+                l.table_mode = n.table_mode;
+                l.bgp_poll_secs = Some(n.bgp_poll_secs);
+                l.vip = (!n.probes.is_empty()).then(|| n.probes.clone());
+                l.drain_state = Some(n.drain_state.clone());
+            }
+            Role::Router(r) => l.tables = Some(r.tables.clone()),
+            Role::Station(st) => {
+                l.bmp_listen = Some(st.listen);
+                l.bmp_stale_secs = Some(st.stale_secs);
+                l.bmp_allow = Some(st.limits.allow.clone());
+                l.bmp_sync_secs = Some(st.limits.sync_secs);
+                l.bmp_max_routers = Some(st.limits.max_routers);
+                l.bmp_max_peers = Some(st.limits.max_peers);
+                l.bmp_max_paths = Some(st.limits.max_paths);
+                l.bmp_sessions_per_address = Some(st.limits.sessions_per_address);
+                l.bmp_max_sessions = Some(st.limits.max_sessions);
+            }
+        }
+        l
+    }
+
     /// The descriptors the daemon may hold at once: the HTTP cap, the BMP
     /// cap (a station only) and [`DESCRIPTOR_RESERVE`].
     pub fn descriptors_needed(&self) -> DescriptorBudget {
@@ -792,6 +846,22 @@ mod tests {
 
     fn file(text: &str) -> Result<Settings, ConfigError> {
         Settings::resolve(Some((p(), parse(text, p())?)), Layer::default())
+    }
+
+    #[test]
+    fn resolved_settings_written_as_toml_read_back_to_the_same() {
+        let files = [
+            // A node with a probe that withdraws, and every default.
+            "vips = [\"192.0.2.10/32\"]\ntable_mode = \"import-table\"\n[[vip]]\nprefix = \"192.0.2.11/32\"\nhealth = \"http://127.0.0.1:8080/healthz\"\nwithdraw = true\nfall = 2\n",
+            "vantage = \"router\"\ntables = [254, 200]\nvips = [\"192.0.2.10/32\"]\nmode = \"observe\"\n",
+            "vantage = \"bmp\"\nbmp_listen = \"0.0.0.0:11019\"\nvips = [\"192.0.2.10/32\"]\nbmp_allow = [\"198.18.0.0/16\"]\nbmp_max_routers = 8\n",
+        ];
+        for text in files {
+            let s = file(text).expect("resolve");
+            let written = toml::to_string(&s.layer()).expect("toml");
+            let again = file(&written).unwrap_or_else(|e| panic!("{written}: {e}"));
+            assert_eq!(again, s, "{written}");
+        }
     }
 
     #[test]

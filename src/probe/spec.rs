@@ -528,7 +528,7 @@ pub fn parse_flag(text: &str) -> Result<(Prefix, Url), FlagError> {
 /// insecure = true
 /// fall = 2
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct VipProbes {
     /// The VIP.
