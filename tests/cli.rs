@@ -366,6 +366,10 @@ fn run_help_shows_the_defaults_the_daemon_runs_with() {
     let help = String::from_utf8_lossy(&out.stdout);
     for (flag, default) in [
         ("--grace-ms", d.grace_ms.to_string()),
+        ("--bgp-grace-ms", d.bgp_grace_ms.to_string()),
+        ("--max-attempts", d.max_attempts.to_string()),
+        ("--bgp-poll-secs", n.bgp_poll_secs.to_string()),
+        ("--resync-secs", d.resync_secs.to_string()),
         ("--require-address", d.require_address.to_string()),
         ("--frr-dir", n.frr_dir.display().to_string()),
         ("--table", n.table.to_string()),
@@ -464,4 +468,56 @@ fn check_config_prints_the_resolved_settings_or_names_the_line_and_exits_2() {
         err.contains(&format!("{}:2: unknown field `grace_msx`", bad.display())),
         "{err}"
     );
+}
+
+/// Every setting is a flag, the probe tables too: `withdraw = true` reaches
+/// the settings of a daemon started with the OpenShift static pod's own
+/// arguments (the static pod mounts no configuration file), as DEPLOY.md
+/// says to add it.
+#[test]
+fn withdraw_reaches_a_daemon_started_as_the_static_pod_starts_it() {
+    let manifest = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("deploy/openshift/0005-ribbridge.yaml"),
+    )
+    .expect("the static pod");
+    // The container's args: the list under `args:`, one `- ARG` a line.
+    let mut lines = manifest.lines().skip_while(|l| l.trim() != "args:").skip(1);
+    let mut args: Vec<String> = Vec::new();
+    for l in lines.by_ref() {
+        let Some(arg) = l.trim().strip_prefix("- ") else {
+            break;
+        };
+        args.push(arg.to_string());
+    }
+    assert_eq!(args.first().map(String::as_str), Some("run"), "{args:?}");
+    let mut cmd: Vec<&str> = vec!["check-config"];
+    cmd.extend(args[1..].iter().map(String::as_str));
+    cmd.extend([
+        "--health",
+        "192.0.2.10/32=https://localhost:6443/readyz",
+        "--probe",
+        "192.0.2.10/32:withdraw=true,insecure=true,fall=2",
+    ]);
+    let out = ribbridge(&cmd);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table: Vec<&str> = text.lines().skip_while(|l| *l != "[[vip]]").collect();
+    for line in [
+        "prefix = \"192.0.2.10/32\"",
+        "withdraw = true",
+        "fall = 2",
+        "insecure = true",
+    ] {
+        assert!(
+            table.contains(&line),
+            "no {line:?} in the [[vip]] table of\n{text}"
+        );
+    }
+    assert!(text.lines().any(|l| l == "mode = \"observe\""), "{text}");
 }

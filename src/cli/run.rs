@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use super::{DEFAULTS, Exit, NODE_DEFAULTS, STATION_DEFAULTS, defaulted, words};
 use crate::config::{self, Layer, Settings};
-use crate::model::{Mode, Vantage};
+use crate::model::{Mode, TableMode, Vantage};
 use crate::model::{Prefix, TableId};
 use crate::privilege::{self, Ids, Need};
 
@@ -53,6 +53,30 @@ pub struct Args {
         DEFAULTS.grace_ms,
     ))]
     grace_ms: Option<u64>,
+    #[arg(long, value_name = "MS", help = defaulted(
+        "Grace of the classes read from bgpd (not_redistributed, no_peer), in milliseconds",
+        DEFAULTS.bgp_grace_ms,
+    ))]
+    bgp_grace_ms: Option<u64>,
+    #[arg(long, value_name = "N", help = defaulted(
+        "Heal attempts before the give-up is reported (1-100; healing goes on at the capped backoff)",
+        DEFAULTS.max_attempts,
+    ))]
+    max_attempts: Option<u32>,
+    /// How zebra feeds the table to bgpd, when not read from bgpd's
+    /// configuration: table-direct (10.x) or import-table (8.4).
+    #[arg(long, value_name = "table-direct|import-table")]
+    table_mode: Option<TableMode>,
+    #[arg(long, value_name = "SECS", help = defaulted(
+        "bgpd's slow refresh, seconds (1-3600)",
+        NODE_DEFAULTS.bgp_poll_secs,
+    ))]
+    bgp_poll_secs: Option<u64>,
+    #[arg(long, value_name = "SECS", help = defaulted(
+        "The kernel's slow re-dump, seconds (1-86400)",
+        DEFAULTS.resync_secs,
+    ))]
+    resync_secs: Option<u64>,
     /// Allow heal actions that remove and re-add the VIP's local address.
     #[arg(long)]
     heal_addresses: bool,
@@ -94,6 +118,12 @@ pub struct Args {
     /// passes, an advertised VIP is `unready`; repeatable.
     #[arg(long = "ready", value_name = "PREFIX=URL")]
     ready: Vec<String>,
+    /// A VIP's probe settings, as its `[[vip]]` table's keys:
+    /// PREFIX:KEY=VALUE[,KEY=VALUE]... with KEY one of withdraw, fall,
+    /// rise, interval_ms, timeout_ms, expect_status, insecure, ca_file
+    /// (e.g. 192.0.2.10/32:withdraw=true,fall=2); repeatable.
+    #[arg(long = "probe", value_name = "PREFIX:KEY=VALUE,...")]
+    probe: Vec<String>,
     #[arg(long, value_name = "N", help = defaulted(
         "The node-wide ceiling on heal actions, actions a second (1-1000)",
         DEFAULTS.heal_rate,
@@ -200,6 +230,11 @@ impl Args {
             mode: self.mode,
             record: self.record.clone(),
             grace_ms: self.grace_ms,
+            bgp_grace_ms: self.bgp_grace_ms,
+            max_attempts: self.max_attempts,
+            table_mode: self.table_mode,
+            bgp_poll_secs: self.bgp_poll_secs,
+            resync_secs: self.resync_secs,
             heal_addresses: self.heal_addresses.then_some(true),
             require_address: self.require_address,
             writer_silent_ticks: self.writer_silent_ticks,
@@ -208,6 +243,7 @@ impl Args {
             flap_window_secs: self.flap_window_secs,
             health: self.health.clone(),
             ready: self.ready.clone(),
+            probe: self.probe.clone(),
             heal_rate: self.heal_rate,
             heal_burst: self.heal_burst,
             forget_after_secs: self.forget_after_secs,

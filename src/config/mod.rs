@@ -137,6 +137,10 @@ pub struct Layer {
     /// `--ready PREFIX=URL` (flags only).
     #[serde(skip)]
     pub ready: Vec<String>,
+    /// The flags' `--probe PREFIX:KEY=VALUE,...`: a VIP's `[[vip]]` keys
+    /// (not a file key: the file has the table).
+    #[serde(skip)]
+    pub probe: Vec<String>,
     /// Force the table mode instead of reading bgpd's configuration.
     pub table_mode: Option<TableMode>,
     /// Slow refresh of bgpd's per-peer view, seconds.
@@ -710,6 +714,35 @@ fn probes(
             *slot = Some(url.to_string());
         }
     }
+    for text in &flags.probe {
+        let bad = |reason: String| ConfigError::Value {
+            at: "--probe".to_string(),
+            reason: format!("'{text}': {reason}"),
+        };
+        // The prefix ends at the first colon after its length (an IPv6
+        // prefix holds colons of its own).
+        let colon = text
+            .find('/')
+            .and_then(|slash| text[slash..].find(':').map(|c| slash + c))
+            .ok_or_else(|| {
+                bad("give PREFIX:KEY=VALUE,... (e.g. 192.0.2.10/32:withdraw=true)".to_string())
+            })?;
+        let (prefix, pairs) = (&text[..colon], &text[colon + 1..]);
+        let prefix: Prefix = prefix.trim().parse().map_err(|e| bad(format!("{e}")))?;
+        let i = match out.iter().position(|o| o.prefix == prefix) {
+            Some(i) => i,
+            None => {
+                out.push(VipProbes::new(prefix));
+                out.len() - 1
+            }
+        };
+        for pair in pairs.split(',') {
+            let (key, val) = pair
+                .split_once('=')
+                .ok_or_else(|| bad(format!("'{pair}' is not KEY=VALUE")))?;
+            set_probe_key(&mut out[i], key.trim(), val.trim()).map_err(bad)?;
+        }
+    }
     for v in &out {
         if v.health.is_none() && v.ready.is_none() {
             return Err(ConfigError::Value {
@@ -734,6 +767,35 @@ fn probes(
         })?;
     }
     Ok(out)
+}
+
+/// One `[[vip]]` key of `--probe`, typed as in the file.
+fn set_probe_key(v: &mut crate::probe::VipProbes, key: &str, val: &str) -> Result<(), String> {
+    fn num<T: std::str::FromStr>(key: &str, val: &str) -> Result<T, String> {
+        val.parse()
+            .map_err(|_| format!("{key}={val}: {key} takes a whole number"))
+    }
+    fn flag(key: &str, val: &str) -> Result<bool, String> {
+        val.parse()
+            .map_err(|_| format!("{key}={val}: {key} takes true or false"))
+    }
+    match key {
+        "withdraw" => v.withdraw = flag(key, val)?,
+        "insecure" => v.insecure = flag(key, val)?,
+        "fall" => v.fall = num(key, val)?,
+        "rise" => v.rise = num(key, val)?,
+        "interval_ms" => v.interval_ms = num(key, val)?,
+        "timeout_ms" => v.timeout_ms = num(key, val)?,
+        "expect_status" => v.expect_status = num(key, val)?,
+        "ca_file" => v.ca_file = Some(PathBuf::from(val)),
+        _ => {
+            return Err(format!(
+                "unknown key '{key}': one of withdraw, fall, rise, interval_ms, timeout_ms, \
+                 expect_status, insecure, ca_file (the URLs are --health and --ready)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn value(o: Origin<'_>, key: &str, reason: String) -> ConfigError {
@@ -846,6 +908,37 @@ mod tests {
 
     fn file(text: &str) -> Result<Settings, ConfigError> {
         Settings::resolve(Some((p(), parse(text, p())?)), Layer::default())
+    }
+
+    #[test]
+    fn probe_flags_set_a_vip_s_table_keys_or_name_the_key_that_is_wrong() {
+        let flags = |probe: &[&str]| Layer {
+            health: vec!["2001:db8::10/128=http://[::1]:8080/".to_string()],
+            probe: probe.iter().map(ToString::to_string).collect(),
+            ..Layer::default()
+        };
+        let s = Settings::resolve(None, flags(&["2001:db8::10/128:withdraw=true,fall=2"]))
+            .expect("resolve");
+        let v = &node(&s).probes[0];
+        assert_eq!(
+            (v.withdraw, v.fall, v.rise),
+            (
+                true,
+                2,
+                crate::probe::VipProbes::new("192.0.2.1/32".parse().expect("prefix")).rise
+            )
+        );
+        for (bad, says) in [
+            ("2001:db8::10/128:withdrw=true", "unknown key 'withdrw'"),
+            ("2001:db8::10/128:fall=two", "fall takes a whole number"),
+            ("2001:db8::10/128", "give PREFIX:KEY=VALUE"),
+            ("2001:db8::10/128:withdraw", "is not KEY=VALUE"),
+        ] {
+            let e = Settings::resolve(None, flags(&[bad]))
+                .expect_err(bad)
+                .to_string();
+            assert!(e.starts_with("--probe: ") && e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]
