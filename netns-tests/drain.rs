@@ -198,11 +198,28 @@ async fn drain_cycle(frr: &'static str) {
     let out = cli(
         "undrain",
         &node1,
-        &["--endpoint", "127.0.0.1:7585", "--confirm", ROUTER_STATUS],
+        &[
+            "--endpoint",
+            "127.0.0.1:7585",
+            "--confirm",
+            ROUTER_STATUS,
+            "--json",
+        ],
     )
     .await;
     assert_ok(&out, "undrain");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("configured now"));
+    // --json: one object saying what was reached and what it changed.
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("undrain --json prints one JSON object");
+    assert_eq!(
+        (&doc["result"], &doc["changed"], &doc["vips"][0]),
+        (
+            &serde_json::json!("advertised"),
+            &serde_json::json!(true),
+            &serde_json::json!(VIP)
+        ),
+        "{doc}"
+    );
     router
         .wait_nexthops(vip_addr(), 32, 2, Duration::from_secs(1))
         .await

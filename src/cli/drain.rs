@@ -55,6 +55,11 @@ pub struct Args {
     /// a running daemon then does not re-apply it after a reload).
     #[arg(long)]
     no_intent: bool,
+    /// Print the outcome as one JSON object (`result`: drained, advertised
+    /// or timeout; the VIPs, the established peers, the wait, the intent;
+    /// at a timeout what is still pending) instead of a sentence.
+    #[arg(long)]
+    json: bool,
     /// Started as root: become UID:GID (FRR's user) first, holding no
     /// capability (a repair container's preStop runs as its root).
     #[arg(long, value_name = "UID:GID")]
@@ -127,6 +132,7 @@ fn run(args: Args, dir: Direction) -> ExitCode {
         Ok(rt) => rt,
         Err(code) => return code,
     };
+    let json = args.json;
     let input = DrainInput {
         frr_dir: args
             .frr_dir
@@ -150,16 +156,25 @@ fn run(args: Args, dir: Direction) -> ExitCode {
     });
     let state = input.state.display();
     match result {
+        Ok(o) if json => {
+            let doc = serde_json::json!({
+                "result": goal_word(dir),
+                "changed": o.changed,
+                "vips": o.vips.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "peers": o.peers,
+                "waited_ms": u64::try_from(o.waited.as_millis()).unwrap_or(u64::MAX),
+                "intent": intent_text(&o.intent, &state.to_string()),
+            });
+            println!("{doc}");
+            ExitCode::from(Exit::Ok)
+        }
         Ok(o) => {
             let vips: Vec<String> = o.vips.iter().map(ToString::to_string).collect();
             let peers: Vec<&str> = o.peers.iter().map(String::as_str).collect();
             println!(
                 "{}: {} ({}); VIPs: {}; established peers: {}; waited {} ms; {}",
                 cmd,
-                match dir {
-                    Direction::Drain => "drained",
-                    Direction::Undrain => "advertised",
-                },
+                goal_word(dir),
                 if o.changed {
                     "configured now"
                 } else {
@@ -176,16 +191,7 @@ fn run(args: Args, dir: Direction) -> ExitCode {
                     peers.join(", ")
                 },
                 o.waited.as_millis(),
-                match &o.intent {
-                    IntentRecord::Recorded { made_dir: false } =>
-                        format!("intent recorded in {state}"),
-                    IntentRecord::Recorded { made_dir: true } =>
-                        format!("intent recorded in {state} (its directory made, mode 0755)"),
-                    IntentRecord::Unrecorded { .. } => format!("intent NOT recorded in {state}"),
-                    IntentRecord::Removed => format!("intent {state} removed"),
-                    IntentRecord::Absent => format!("no intent was recorded ({state} was absent)"),
-                    IntentRecord::NotRecorded => "no intent recorded (--no-intent)".to_string(),
-                }
+                intent_text(&o.intent, &state.to_string())
             );
             if let IntentRecord::Unrecorded { why } = &o.intent {
                 eprintln!(
@@ -197,6 +203,12 @@ fn run(args: Args, dir: Direction) -> ExitCode {
             }
             ExitCode::from(Exit::Ok)
         }
+        Err(DrainError::Timeout { ref pending, .. }) if json => {
+            let doc = serde_json::json!({"result": "timeout", "pending": pending});
+            println!("{doc}");
+            intent_note(cmd, dir, &input.state);
+            ExitCode::from(Exit::Drift)
+        }
         Err(e @ DrainError::Timeout { .. }) => {
             eprintln!("{cmd}: {e}");
             intent_note(cmd, dir, &input.state);
@@ -207,6 +219,28 @@ fn run(args: Args, dir: Direction) -> ExitCode {
             intent_note(cmd, dir, &input.state);
             code
         }
+    }
+}
+
+/// The word of a reached goal.
+fn goal_word(dir: Direction) -> &'static str {
+    match dir {
+        Direction::Drain => "drained",
+        Direction::Undrain => "advertised",
+    }
+}
+
+/// What became of the drain's intent file (`state` its path).
+fn intent_text(intent: &IntentRecord, state: &str) -> String {
+    match intent {
+        IntentRecord::Recorded { made_dir: false } => format!("intent recorded in {state}"),
+        IntentRecord::Recorded { made_dir: true } => {
+            format!("intent recorded in {state} (its directory made, mode 0755)")
+        }
+        IntentRecord::Unrecorded { .. } => format!("intent NOT recorded in {state}"),
+        IntentRecord::Removed => format!("intent {state} removed"),
+        IntentRecord::Absent => format!("no intent was recorded ({state} was absent)"),
+        IntentRecord::NotRecorded => "no intent recorded (--no-intent)".to_string(),
     }
 }
 

@@ -293,8 +293,19 @@ async fn run(input: &DrainInput, dir: Direction) -> Result<DrainOutcome, DrainEr
     let mine = local_addresses();
     let deadline = start + input.timeout;
     let waited_from = Instant::now();
+    let mut said: Vec<String> = Vec::new();
     loop {
         let check = check(input, dir, &bgpd, &zebra, &mine).await;
+        // What it waits for, said when it changes (a person watching the
+        // command sees which peers still receive which VIP).
+        if !check.pending.is_empty() && check.pending != said {
+            tracing::info!(
+                waited_ms = u64::try_from(waited_from.elapsed().as_millis()).unwrap_or(u64::MAX),
+                "waiting: {}",
+                check.pending.join("; ")
+            );
+            said.clone_from(&check.pending);
+        }
         if check.pending.is_empty() {
             return Ok(DrainOutcome {
                 changed,
