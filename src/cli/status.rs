@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{DEFAULTS, Exit, NODE_DEFAULTS, defaulted, words};
 use crate::config::{Layer, Settings};
-use crate::model::TableId;
+use crate::model::{Prefix, TableId};
 use crate::status::StatusDoc;
 
 /// `ribbridge status` flags.
@@ -62,6 +62,15 @@ pub struct Args {
     /// Print the /status JSON document instead of a table.
     #[arg(long)]
     json: bool,
+    /// Ask the daemon again every --interval until interrupted: on a
+    /// terminal the table is redrawn when it changes; into a pipe, a line
+    /// per change of a VIP's state (with the time), so a failover reads top
+    /// to bottom.
+    #[arg(long, conflicts_with_all = ["oneshot", "json"])]
+    watch: bool,
+    /// With --watch: how often to ask, e.g. 2s.
+    #[arg(long, value_name = "DURATION", default_value = "2s", requires = "watch", value_parser = super::drain::parse_timeout)]
+    interval: Duration,
 }
 
 /// How long the daemon may take to answer.
@@ -74,6 +83,9 @@ pub fn run(args: Args) -> ExitCode {
         Ok(rt) => rt,
         Err(code) => return code,
     };
+    if args.watch {
+        return rt.block_on(watch(&args.endpoint, args.interval));
+    }
     let doc = if args.oneshot {
         let flags = Layer {
             frr_dir: args.frr_dir.clone(),
@@ -183,4 +195,133 @@ async fn fetch(endpoint: &str) -> Result<StatusDoc, FetchError> {
         address: address.to_string(),
         source,
     })
+}
+
+/// `status --watch`: the daemon asked every `interval` until interrupted
+/// (SIGINT/SIGTERM end the process); a terminal gets the table redrawn when
+/// it changes, a pipe a line per change of a VIP's state. A failed ask is
+/// said once per distinct error, and the watch goes on.
+async fn watch(endpoint: &str, interval: Duration) -> ExitCode {
+    use std::io::IsTerminal;
+    let tty = std::io::stdout().is_terminal();
+    let mut last: Option<StatusDoc> = None;
+    let mut last_error = String::new();
+    loop {
+        match fetch(endpoint).await {
+            Ok(doc) => {
+                last_error.clear();
+                let now = doc.generated.clone().unwrap_or_default();
+                if tty {
+                    if last.as_ref().is_none_or(|l| !same_picture(l, &doc)) {
+                        // Clear the screen, home the cursor, then the table.
+                        print!("\x1b[2J\x1b[H{now}\n{}", crate::status::render_table(&doc));
+                    }
+                } else {
+                    for line in changes(last.as_ref(), &doc) {
+                        println!("{now}  {line}");
+                    }
+                }
+                last = Some(doc);
+            }
+            Err(e) => {
+                let text = e.to_string();
+                if text != last_error {
+                    eprintln!("ribbridge status --watch: {text}; asking again every {interval:?}");
+                    last_error = text;
+                }
+            }
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// Two documents show the same picture: equal but for when they were made.
+fn same_picture(a: &StatusDoc, b: &StatusDoc) -> bool {
+    let strip = |d: &StatusDoc| StatusDoc {
+        generated: None,
+        ..d.clone()
+    };
+    strip(a) == strip(b)
+}
+
+/// The changes from `before` to `now` a line each: readiness, and each
+/// VIP's state (a VIP that appeared or went too).
+fn changes(before: Option<&StatusDoc>, now: &StatusDoc) -> Vec<String> {
+    let mut out = Vec::new();
+    let ready = |d: &StatusDoc| if d.ready { "ready" } else { "not ready" };
+    if before.is_none_or(|b| b.ready != now.ready) {
+        out.push(ready(now).to_string());
+    }
+    let states = |d: &StatusDoc| -> std::collections::BTreeMap<(TableId, Prefix), String> {
+        d.vips
+            .iter()
+            .map(|v| ((v.table, v.prefix), v.state.name().to_string()))
+            .collect()
+    };
+    let was = before.map(states).unwrap_or_default();
+    let is = states(now);
+    for (key, state) in &is {
+        match was.get(key) {
+            Some(old) if old == state => {}
+            Some(old) => out.push(format!("{} table {}: {old} -> {state}", key.1, key.0)),
+            None => out.push(format!("{} table {}: {state}", key.1, key.0)),
+        }
+    }
+    for key in was.keys().filter(|k| !is.contains_key(k)) {
+        out.push(format!("{} table {}: gone", key.1, key.0));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reconcile::Class;
+
+    fn doc(states: &[(&str, Class)]) -> StatusDoc {
+        let mut d = crate::status::station_document(Vec::new(), None);
+        d.vips = states
+            .iter()
+            .map(|(p, c)| {
+                serde_json::from_value(serde_json::json!({
+                    "prefix": p, "table": 198, "state": c.name(), "kernel": true,
+                    "zebra": true, "peers": [], "ecmp_nexthops": 1, "since": "-",
+                    "heal": {"attempts": 0, "last_action": null, "last_result": null},
+                }))
+                .expect("a VIP's status")
+            })
+            .collect();
+        d
+    }
+
+    #[test]
+    fn a_watch_into_a_pipe_says_each_change_once() {
+        let a = doc(&[("192.0.2.10/32", Class::Advertised)]);
+        assert_eq!(
+            changes(None, &a),
+            ["ready", "192.0.2.10/32 table 198: advertised"]
+        );
+        assert!(changes(Some(&a), &a).is_empty());
+        let b = doc(&[
+            ("192.0.2.10/32", Class::Blackhole),
+            ("192.0.2.11/32", Class::Advertised),
+        ]);
+        assert_eq!(
+            changes(Some(&a), &b),
+            [
+                "192.0.2.10/32 table 198: advertised -> blackhole",
+                "192.0.2.11/32 table 198: advertised"
+            ]
+        );
+        assert_eq!(
+            changes(Some(&b), &a),
+            [
+                "192.0.2.10/32 table 198: blackhole -> advertised",
+                "192.0.2.11/32 table 198: gone"
+            ]
+        );
+        let mut later = a.clone();
+        later.generated = Some("later".to_string());
+        assert!(same_picture(&a, &later), "only the time differs");
+    }
 }
