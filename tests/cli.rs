@@ -360,27 +360,27 @@ fn run_help_shows_the_defaults_the_daemon_runs_with() {
     let n = ribbridge::config::NodeRole::default();
     let st = ribbridge::config::StationRole::default();
     // The daemon's grace is the core's: one value, written once.
-    assert_eq!(d.grace_ms, ribbridge::reconcile::Config::default().grace_ms);
+    assert_eq!(n.grace_ms, ribbridge::reconcile::Config::default().grace_ms);
     let out = ribbridge(&["run", "--help"]);
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
     for (flag, default) in [
-        ("--grace-ms", d.grace_ms.to_string()),
-        ("--bgp-grace-ms", d.bgp_grace_ms.to_string()),
-        ("--max-attempts", d.max_attempts.to_string()),
+        ("--grace-ms", n.grace_ms.to_string()),
+        ("--bgp-grace-ms", n.bgp_grace_ms.to_string()),
+        ("--max-attempts", n.max_attempts.to_string()),
         ("--bgp-poll-secs", n.bgp_poll_secs.to_string()),
         ("--resync-secs", d.resync_secs.to_string()),
-        ("--require-address", d.require_address.to_string()),
+        ("--require-address", n.require_address.to_string()),
         ("--frr-dir", n.frr_dir.display().to_string()),
         ("--table", n.table.to_string()),
         ("--listen", d.listen.to_string()),
-        ("--mode", d.mode.to_string()),
-        ("--writer-silent-ticks", d.writer_silent_ticks.to_string()),
-        ("--flap-pairs", d.flap_pairs.to_string()),
-        ("--flap-window-secs", d.flap_window_secs.to_string()),
-        ("--heal-rate", d.heal_rate.to_string()),
-        ("--heal-burst", d.heal_burst.to_string()),
-        ("--forget-after-secs", d.forget_after_secs.to_string()),
+        ("--mode", n.mode.to_string()),
+        ("--writer-silent-ticks", n.writer_silent_ticks.to_string()),
+        ("--flap-pairs", n.flap_pairs.to_string()),
+        ("--flap-window-secs", n.flap_window_secs.to_string()),
+        ("--heal-rate", n.heal_rate.to_string()),
+        ("--heal-burst", n.heal_burst.to_string()),
+        ("--forget-after-secs", n.forget_after_secs.to_string()),
         ("--bmp-stale-secs", st.stale_secs.to_string()),
         ("--bmp-sync-secs", st.limits.sync_secs.to_string()),
         ("--bmp-max-routers", st.limits.max_routers.to_string()),
@@ -392,7 +392,7 @@ fn run_help_shows_the_defaults_the_daemon_runs_with() {
         ),
         ("--bmp-max-sessions", st.limits.max_sessions.to_string()),
         ("--http-max-connections", d.http_max_connections.to_string()),
-        ("--max-detailed-vips", d.max_detailed_vips.to_string()),
+        ("--max-detailed-vips", n.max_detailed_vips.to_string()),
         ("--drain-state", n.drain_state.display().to_string()),
     ] {
         let entry = help_entry(&help, flag);
@@ -405,12 +405,11 @@ fn run_help_shows_the_defaults_the_daemon_runs_with() {
 
 #[test]
 fn status_and_drain_help_show_the_defaults_they_run_with() {
-    let d = ribbridge::config::Settings::default();
     let n = ribbridge::config::NodeRole::default();
     let out = ribbridge(&["status", "--help"]);
     let help = String::from_utf8_lossy(&out.stdout);
     for (flag, default) in [
-        ("--require-address", d.require_address.to_string()),
+        ("--require-address", n.require_address.to_string()),
         ("--frr-dir", n.frr_dir.display().to_string()),
         ("--table", n.table.to_string()),
     ] {

@@ -475,7 +475,6 @@ fn case_config_of(args: &[String]) -> Result<serde_json::Value, String> {
             .map_err(|e| e.to_string()),
         Role::Router(router) => Ok(serde_json::json!({
             "vantage": "router",
-            "mode": s.mode,
             "tables": router.tables,
             "vips": s.vips,
         })),

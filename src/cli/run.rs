@@ -42,7 +42,7 @@ pub struct Args {
     listen: Option<SocketAddr>,
     #[arg(long, value_name = "observe|repair", help = defaulted(
         "What to do with a drift",
-        DEFAULTS.mode,
+        NODE_DEFAULTS.mode,
     ))]
     mode: Option<Mode>,
     /// Write every event the core sees to FILE as JSON lines.
@@ -50,17 +50,17 @@ pub struct Args {
     record: Option<PathBuf>,
     #[arg(long, value_name = "MS", help = defaulted(
         "Grace before a difference counts as drift, in milliseconds",
-        DEFAULTS.grace_ms,
+        NODE_DEFAULTS.grace_ms,
     ))]
     grace_ms: Option<u64>,
     #[arg(long, value_name = "MS", help = defaulted(
         "Grace of the classes read from bgpd (not_redistributed, no_peer), in milliseconds",
-        DEFAULTS.bgp_grace_ms,
+        NODE_DEFAULTS.bgp_grace_ms,
     ))]
     bgp_grace_ms: Option<u64>,
     #[arg(long, value_name = "N", help = defaulted(
         "Heal attempts before the give-up is reported (1-100; healing goes on at the capped backoff)",
-        DEFAULTS.max_attempts,
+        NODE_DEFAULTS.max_attempts,
     ))]
     max_attempts: Option<u32>,
     /// How zebra feeds the table to bgpd, when not read from bgpd's
@@ -84,13 +84,13 @@ pub struct Args {
         "A VIP needs its address on the node (any interface; on IPv6 not \
          tentative or dadfailed) to be served: advertised without it is \
          `blackhole`, and no heal re-advertises it",
-        DEFAULTS.require_address,
+        NODE_DEFAULTS.require_address,
     ))]
     require_address: Option<bool>,
     #[arg(long, value_name = "N", help = defaulted(
         "The writer (kube-vip) is `silent` after this many of its ticks \
          without re-asserting its route (1-100)",
-        DEFAULTS.writer_silent_ticks,
+        NODE_DEFAULTS.writer_silent_ticks,
     ))]
     writer_silent_ticks: Option<u32>,
     /// The writer's tick in milliseconds (100-600000); learned from its
@@ -100,12 +100,12 @@ pub struct Args {
     #[arg(long, value_name = "N", help = defaulted(
         "A VIP whose writer withdrew it more than N times within \
          --flap-window-secs is `flapping` (1-7)",
-        DEFAULTS.flap_pairs,
+        NODE_DEFAULTS.flap_pairs,
     ))]
     flap_pairs: Option<u32>,
     #[arg(long, value_name = "SECS", help = defaulted(
         "The window the writer's withdrawals are counted in, seconds (10-86400)",
-        DEFAULTS.flap_window_secs,
+        NODE_DEFAULTS.flap_window_secs,
     ))]
     flap_window_secs: Option<u64>,
     /// Probe the VIP's backend health at URL (http://, or https:// with a
@@ -126,17 +126,17 @@ pub struct Args {
     probe: Vec<String>,
     #[arg(long, value_name = "N", help = defaulted(
         "The node-wide ceiling on heal actions, actions a second (1-1000)",
-        DEFAULTS.heal_rate,
+        NODE_DEFAULTS.heal_rate,
     ))]
     heal_rate: Option<u32>,
     #[arg(long, value_name = "N", help = defaulted(
         "The node-wide ceiling on heal actions, actions at once (1-100000)",
-        DEFAULTS.heal_burst,
+        NODE_DEFAULTS.heal_burst,
     ))]
     heal_burst: Option<u32>,
     #[arg(long, value_name = "SECS", help = defaulted(
         "Seconds a discovered VIP absent from every view stays in /status (1-604800)",
-        DEFAULTS.forget_after_secs,
+        NODE_DEFAULTS.forget_after_secs,
     ))]
     forget_after_secs: Option<u64>,
     /// Where ribbridge runs: `node` (beside FRR: the full join), `router`
@@ -202,7 +202,7 @@ pub struct Args {
         "Discovered VIPs (every route of the watched table not configured \
          with --vip) tracked in detail: per-VIP series and a row in \
          /status; the others are counted by state",
-        DEFAULTS.max_detailed_vips,
+        NODE_DEFAULTS.max_detailed_vips,
     ))]
     max_detailed_vips: Option<usize>,
     #[arg(long, value_name = "PATH", help = defaulted(
@@ -310,12 +310,11 @@ pub fn run(args: Args) -> ExitCode {
         Ok(s) => s,
         Err(e) => return super::fail_err(CMD, &e),
     };
-    let need =
-        if settings.mode == Mode::Repair && matches!(settings.role, crate::config::Role::Node(_)) {
-            Need::NetAdmin
-        } else {
-            Need::Nothing
-        };
+    let need = if matches!(&settings.role, crate::config::Role::Node(n) if n.mode == Mode::Repair) {
+        Need::NetAdmin
+    } else {
+        Need::Nothing
+    };
     match privilege::narrow(&entered, need) {
         Ok(held) => super::log_privileges(&held),
         Err(e) => return super::fail_err(CMD, &e),

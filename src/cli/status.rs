@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{DEFAULTS, Exit, NODE_DEFAULTS, defaulted, words};
+use super::{Exit, NODE_DEFAULTS, defaulted, words};
 use crate::config::{Layer, Settings};
 use crate::model::{Prefix, TableId};
 use crate::status::StatusDoc;
@@ -45,7 +45,7 @@ pub struct Args {
     vips: Vec<crate::model::Prefix>,
     #[arg(long, value_name = "BOOL", requires = "oneshot", help = defaulted(
         "As `ribbridge run --require-address`",
-        DEFAULTS.require_address,
+        NODE_DEFAULTS.require_address,
     ))]
     require_address: Option<bool>,
     /// With --oneshot: how long to wait, at most, for what the views show
@@ -276,15 +276,14 @@ fn changes(before: Option<&StatusDoc>, now: &StatusDoc) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reconcile::Class;
 
-    fn doc(states: &[(&str, Class)]) -> StatusDoc {
+    fn doc(states: &[(&str, &str)]) -> StatusDoc {
         let mut d = crate::status::station_document(Vec::new(), None);
         d.vips = states
             .iter()
             .map(|(p, c)| {
                 serde_json::from_value(serde_json::json!({
-                    "prefix": p, "table": 198, "state": c.name(), "kernel": true,
+                    "prefix": p, "table": 198, "state": c, "kernel": true,
                     "zebra": true, "peers": [], "ecmp_nexthops": 1, "since": "-",
                     "heal": {"attempts": 0, "last_action": null, "last_result": null},
                 }))
@@ -296,15 +295,15 @@ mod tests {
 
     #[test]
     fn a_watch_into_a_pipe_says_each_change_once() {
-        let a = doc(&[("192.0.2.10/32", Class::Advertised)]);
+        let a = doc(&[("192.0.2.10/32", "advertised")]);
         assert_eq!(
             changes(None, &a),
             ["ready", "192.0.2.10/32 table 198: advertised"]
         );
         assert!(changes(Some(&a), &a).is_empty());
         let b = doc(&[
-            ("192.0.2.10/32", Class::Blackhole),
-            ("192.0.2.11/32", Class::Advertised),
+            ("192.0.2.10/32", "blackhole"),
+            ("192.0.2.11/32", "advertised"),
         ]);
         assert_eq!(
             changes(Some(&a), &b),

@@ -177,7 +177,8 @@ pub struct Layer {
     pub drain_state: Option<PathBuf>,
 }
 
-/// The resolved settings: what every role reads, and the role with its own.
+/// The resolved settings: what every role reads (the kernel-reading roles
+/// `record` and `resync_secs`), and the role with its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// Configured VIPs.
@@ -186,44 +187,8 @@ pub struct Settings {
     pub listen: SocketAddr,
     /// The most HTTP connections open at once.
     pub http_max_connections: usize,
-    /// Discovered VIPs (not configured) tracked in detail: per-VIP series,
-    /// a row in `/status`, the route kept for its next hops; the others
-    /// are counted (`ribbridge_vips_without_series`, `/status`'s
-    /// `omitted`), so a table of 100 000 routes costs no more than this.
-    pub max_detailed_vips: usize,
-    /// observe or repair.
-    pub mode: Mode,
     /// JSON-lines event log.
     pub record: Option<PathBuf>,
-    /// Grace, milliseconds.
-    pub grace_ms: u64,
-    /// Grace of bgpd's classes, milliseconds.
-    pub bgp_grace_ms: u64,
-    /// Heal attempts before giving up.
-    pub max_attempts: u32,
-    /// The ceiling on heal actions: actions a second.
-    pub heal_rate: u32,
-    /// The ceiling on heal actions: actions at once.
-    pub heal_burst: u32,
-    /// Retention of a discovered VIP absent from every view, seconds.
-    pub forget_after_secs: u64,
-    /// Allow address-touching heal actions.
-    pub heal_addresses: bool,
-    /// A VIP needs its address (on any interface, not `tentative` or
-    /// `dadfailed`) to be served: advertised without it is `blackhole`,
-    /// and no heal re-advertises it. [`DEFAULT_REQUIRE_ADDRESS`] when unset.
-    pub require_address: bool,
-    /// The writer is `silent` after this many of its ticks without a
-    /// re-assertion.
-    pub writer_silent_ticks: u32,
-    /// The writer's tick, milliseconds (None: learned from its beats).
-    pub writer_interval_ms: Option<u64>,
-    /// A VIP whose writer withdrew it more than this many times within
-    /// `flap_window_secs` is `flapping` (at most
-    /// [`crate::reconcile::MAX_FLAP_PAIRS`]).
-    pub flap_pairs: u32,
-    /// The flap window, seconds.
-    pub flap_window_secs: u64,
     /// Kernel slow re-dump, seconds.
     pub resync_secs: u64,
     /// The role, resolved once, with the settings only it reads.
@@ -238,29 +203,29 @@ impl Settings {
         let mut l = Layer {
             vips: Some(self.vips.iter().copied().collect()),
             listen: Some(self.listen),
-            mode: Some(self.mode),
             record: self.record.clone(),
-            grace_ms: Some(self.grace_ms),
-            bgp_grace_ms: Some(self.bgp_grace_ms),
-            max_attempts: Some(self.max_attempts),
-            heal_rate: Some(self.heal_rate),
-            heal_burst: Some(self.heal_burst),
-            forget_after_secs: Some(self.forget_after_secs),
-            heal_addresses: Some(self.heal_addresses),
-            require_address: Some(self.require_address),
-            writer_silent_ticks: Some(self.writer_silent_ticks),
-            writer_interval_ms: self.writer_interval_ms,
-            flap_pairs: Some(self.flap_pairs),
-            flap_window_secs: Some(self.flap_window_secs),
             resync_secs: Some(self.resync_secs),
             vantage: Some(self.vantage()),
             http_max_connections: Some(self.http_max_connections),
-            max_detailed_vips: Some(self.max_detailed_vips),
             ..Layer::default()
         };
         match &self.role {
             Role::Node(n) => {
                 l.tables = Some(vec![n.table]);
+                l.max_detailed_vips = Some(n.max_detailed_vips);
+                l.mode = Some(n.mode);
+                l.grace_ms = Some(n.grace_ms);
+                l.bgp_grace_ms = Some(n.bgp_grace_ms);
+                l.max_attempts = Some(n.max_attempts);
+                l.heal_rate = Some(n.heal_rate);
+                l.heal_burst = Some(n.heal_burst);
+                l.forget_after_secs = Some(n.forget_after_secs);
+                l.heal_addresses = Some(n.heal_addresses);
+                l.require_address = Some(n.require_address);
+                l.writer_silent_ticks = Some(n.writer_silent_ticks);
+                l.writer_interval_ms = n.writer_interval_ms;
+                l.flap_pairs = Some(n.flap_pairs);
+                l.flap_window_secs = Some(n.flap_window_secs);
                 l.frr_dir = Some(n.frr_dir.clone());
                 l.table_mode = n.table_mode;
                 l.bgp_poll_secs = Some(n.bgp_poll_secs);
@@ -303,31 +268,15 @@ impl Settings {
 }
 
 impl Default for Settings {
-    /// The defaults, each written once: the core's own settings from
-    /// `reconcile::Config::default` (where each says why; in its units,
-    /// milliseconds), the daemon's here and in the constants above. `run
-    /// --help` shows these values (`cli`).
+    /// The defaults, each written once: the daemon's in the constants
+    /// above, a role's with the role (`NodeRole::default`). `run --help`
+    /// shows these values (`cli`).
     fn default() -> Settings {
-        let core = crate::reconcile::Config::default();
         Settings {
             vips: BTreeSet::new(),
             listen: crate::http::DEFAULT_LISTEN,
             http_max_connections: crate::http::DEFAULT_MAX_CONNECTIONS,
-            max_detailed_vips: DEFAULT_MAX_DETAILED_VIPS,
-            mode: core.mode,
             record: None,
-            grace_ms: core.grace_ms,
-            bgp_grace_ms: core.bgp_grace_ms,
-            max_attempts: core.max_attempts,
-            heal_rate: core.heal_rate_per_s,
-            heal_burst: core.heal_burst,
-            forget_after_secs: core.forget_after_ms / 1_000,
-            heal_addresses: core.heal_addresses,
-            require_address: DEFAULT_REQUIRE_ADDRESS,
-            writer_silent_ticks: core.writer_silent_ticks,
-            writer_interval_ms: core.writer_interval_ms,
-            flap_pairs: core.flap_pairs,
-            flap_window_secs: core.flap_window_ms / 1_000,
             resync_secs: DEFAULT_RESYNC_SECS,
             role: Role::Node(NodeRole::default()),
         }
@@ -458,48 +407,48 @@ impl Settings {
             s.http_max_connections = in_range(n, CONNECTION_CAPS, o, "http_max_connections")?;
         }
         if let Some((n, o)) = pick!(max_detailed_vips) {
-            s.max_detailed_vips = in_range(n, DETAILED_VIPS, o, "max_detailed_vips")?;
+            node.max_detailed_vips = in_range(n, DETAILED_VIPS, o, "max_detailed_vips")?;
         }
         if let Some((v, _)) = pick!(mode) {
-            s.mode = v;
+            node.mode = v;
         }
         s.record = pick!(record).map(|(v, _)| v);
         if let Some((g, o)) = pick!(grace_ms) {
-            s.grace_ms = in_range(g, GRACE_MS, o, "grace_ms")?;
+            node.grace_ms = in_range(g, GRACE_MS, o, "grace_ms")?;
         }
         if let Some((g, o)) = pick!(bgp_grace_ms) {
-            s.bgp_grace_ms = in_range(g, GRACE_MS, o, "bgp_grace_ms")?;
+            node.bgp_grace_ms = in_range(g, GRACE_MS, o, "bgp_grace_ms")?;
         }
         if let Some((n, o)) = pick!(max_attempts) {
-            s.max_attempts = in_range(n, 1..=100, o, "max_attempts")?;
+            node.max_attempts = in_range(n, 1..=100, o, "max_attempts")?;
         }
         if let Some((n, o)) = pick!(heal_rate) {
-            s.heal_rate = in_range(n, 1..=1_000, o, "heal_rate")?;
+            node.heal_rate = in_range(n, 1..=1_000, o, "heal_rate")?;
         }
         if let Some((n, o)) = pick!(heal_burst) {
-            s.heal_burst = in_range(n, 1..=100_000, o, "heal_burst")?;
+            node.heal_burst = in_range(n, 1..=100_000, o, "heal_burst")?;
         }
         if let Some((n, o)) = pick!(forget_after_secs) {
-            s.forget_after_secs = in_range(n, 1..=604_800, o, "forget_after_secs")?;
+            node.forget_after_secs = in_range(n, 1..=604_800, o, "forget_after_secs")?;
         }
         if let Some((v, _)) = pick!(heal_addresses) {
-            s.heal_addresses = v;
+            node.heal_addresses = v;
         }
         if let Some((v, _)) = pick!(require_address) {
-            s.require_address = v;
+            node.require_address = v;
         }
         if let Some((n, o)) = pick!(writer_silent_ticks) {
-            s.writer_silent_ticks = in_range(n, 1..=100, o, "writer_silent_ticks")?;
+            node.writer_silent_ticks = in_range(n, 1..=100, o, "writer_silent_ticks")?;
         }
         if let Some((n, o)) = pick!(writer_interval_ms) {
-            s.writer_interval_ms = Some(in_range(n, 100..=600_000, o, "writer_interval_ms")?);
+            node.writer_interval_ms = Some(in_range(n, 100..=600_000, o, "writer_interval_ms")?);
         }
         if let Some((n, o)) = pick!(flap_pairs) {
             let max = crate::reconcile::MAX_FLAP_PAIRS;
-            s.flap_pairs = in_range(n, 1..=max, o, "flap_pairs")?;
+            node.flap_pairs = in_range(n, 1..=max, o, "flap_pairs")?;
         }
         if let Some((n, o)) = pick!(flap_window_secs) {
-            s.flap_window_secs = in_range(n, 10..=86_400, o, "flap_window_secs")?;
+            node.flap_window_secs = in_range(n, 10..=86_400, o, "flap_window_secs")?;
         }
         if let Some((v, _)) = pick!(table_mode) {
             node.table_mode = Some(v);
@@ -740,7 +689,7 @@ fn probes(
             let (key, val) = pair
                 .split_once('=')
                 .ok_or_else(|| bad(format!("'{pair}' is not KEY=VALUE")))?;
-            set_probe_key(&mut out[i], key.trim(), val.trim()).map_err(bad)?;
+            set_probe_key(&mut out[i], key.trim(), val.trim()).map_err(|e| bad(e.to_string()))?;
         }
     }
     for v in &out {
@@ -769,30 +718,66 @@ fn probes(
     Ok(out)
 }
 
+/// Why a `--probe` key cannot be set.
+#[derive(Debug, thiserror::Error)]
+enum ProbeKeyError {
+    /// A count or a time that is not a whole number.
+    #[error("{key}={val}: {key} takes a whole number")]
+    Number { key: String, val: String },
+    /// A switch that is not true or false.
+    #[error("{key}={val}: {key} takes true or false")]
+    Switch { key: String, val: String },
+    /// No such key in a `[[vip]]` table.
+    #[error(
+        "unknown key '{key}': one of withdraw, fall, rise, interval_ms, timeout_ms, \
+         expect_status, insecure, ca_file (the URLs are --health and --ready)"
+    )]
+    Unknown { key: String },
+}
+
 /// One `[[vip]]` key of `--probe`, typed as in the file.
-fn set_probe_key(v: &mut crate::probe::VipProbes, key: &str, val: &str) -> Result<(), String> {
-    fn num<T: std::str::FromStr>(key: &str, val: &str) -> Result<T, String> {
-        val.parse()
-            .map_err(|_| format!("{key}={val}: {key} takes a whole number"))
-    }
-    fn flag(key: &str, val: &str) -> Result<bool, String> {
-        val.parse()
-            .map_err(|_| format!("{key}={val}: {key} takes true or false"))
-    }
+fn set_probe_key(
+    v: &mut crate::probe::VipProbes,
+    key: &str,
+    val: &str,
+) -> Result<(), ProbeKeyError> {
+    let owned = || (key.to_string(), val.to_string());
+    let num = |v: &str| -> Result<u64, ProbeKeyError> {
+        v.parse().map_err(|_| {
+            let (key, val) = owned();
+            ProbeKeyError::Number { key, val }
+        })
+    };
+    let switch = |v: &str| -> Result<bool, ProbeKeyError> {
+        v.parse().map_err(|_| {
+            let (key, val) = owned();
+            ProbeKeyError::Switch { key, val }
+        })
+    };
+    let small = |n: u64| -> Result<u32, ProbeKeyError> {
+        u32::try_from(n).map_err(|_| {
+            let (key, val) = owned();
+            ProbeKeyError::Number { key, val }
+        })
+    };
     match key {
-        "withdraw" => v.withdraw = flag(key, val)?,
-        "insecure" => v.insecure = flag(key, val)?,
-        "fall" => v.fall = num(key, val)?,
-        "rise" => v.rise = num(key, val)?,
-        "interval_ms" => v.interval_ms = num(key, val)?,
-        "timeout_ms" => v.timeout_ms = num(key, val)?,
-        "expect_status" => v.expect_status = num(key, val)?,
+        "withdraw" => v.withdraw = switch(val)?,
+        "insecure" => v.insecure = switch(val)?,
+        "fall" => v.fall = small(num(val)?)?,
+        "rise" => v.rise = small(num(val)?)?,
+        "interval_ms" => v.interval_ms = num(val)?,
+        "timeout_ms" => v.timeout_ms = num(val)?,
+        "expect_status" => {
+            v.expect_status = u16::try_from(num(val)?).map_err(|_| {
+                let (key, val) = owned();
+                ProbeKeyError::Number { key, val }
+            })?;
+        }
         "ca_file" => v.ca_file = Some(PathBuf::from(val)),
         _ => {
-            return Err(format!(
-                "unknown key '{key}': one of withdraw, fall, rise, interval_ms, timeout_ms, \
-                 expect_status, insecure, ca_file (the URLs are --health and --ready)"
-            ));
+            return Err(ProbeKeyError::Unknown {
+                key: key.to_string(),
+            });
         }
     }
     Ok(())
@@ -964,8 +949,8 @@ mod tests {
         )
         .expect("resolve");
         assert_eq!(node(&s).table, 199);
-        assert_eq!(s.mode, Mode::Observe);
-        assert_eq!(s.grace_ms, 300);
+        assert_eq!(node(&s).mode, Mode::Observe);
+        assert_eq!(node(&s).grace_ms, 300);
         assert_eq!(s.listen.port(), 7999);
         assert_eq!(s.vips.len(), 1);
         assert_eq!(node(&s).table_mode, Some(TableMode::ImportTable));
@@ -1130,7 +1115,7 @@ mod tests {
     fn connection_caps_default_below_the_limit_and_are_checked_against_it() {
         let d = file("").expect("defaults");
         assert_eq!(d.http_max_connections, 64);
-        assert_eq!(d.max_detailed_vips, 1024);
+        assert_eq!(node(&d).max_detailed_vips, 1024);
         // A node has no BMP listener: its cap does not count.
         assert_eq!(d.descriptors_needed().total(), 64 + DESCRIPTOR_RESERVE);
         // systemd's default soft limit holds the defaults, a station's too.
@@ -1235,13 +1220,13 @@ mod tests {
     fn the_writer_settings_are_read_and_bounded() {
         let s = file("require_address = false\nwriter_silent_ticks = 5\nwriter_interval_ms = 5000\nflap_pairs = 7\nflap_window_secs = 60\n")
             .expect("resolve");
-        assert!(!s.require_address);
+        assert!(!node(&s).require_address);
         assert_eq!(
-            (s.writer_silent_ticks, s.writer_interval_ms),
+            (node(&s).writer_silent_ticks, node(&s).writer_interval_ms),
             (5, Some(5_000))
         );
-        assert_eq!((s.flap_pairs, s.flap_window_secs), (7, 60));
-        assert!(Settings::default().require_address, "on by default");
+        assert_eq!((node(&s).flap_pairs, node(&s).flap_window_secs), (7, 60));
+        assert!(NodeRole::default().require_address, "on by default");
         let e = file("flap_pairs = 8\n").expect_err("8").to_string();
         assert!(e.contains("key 'flap_pairs': 8 is outside 1..=7"), "{e}");
     }
@@ -1249,9 +1234,7 @@ mod tests {
     #[test]
     fn the_detail_limit_is_read_and_bounded() {
         assert_eq!(
-            file("max_detailed_vips = 0\n")
-                .expect("0")
-                .max_detailed_vips,
+            node(&file("max_detailed_vips = 0\n").expect("0")).max_detailed_vips,
             0
         );
         let e = file("max_detailed_vips = 70000\n")

@@ -5,7 +5,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use super::{DEFAULT_BGP_POLL_SECS, DEFAULT_BMP_MAX_SESSIONS, DEFAULT_BMP_STALE_SECS};
-use super::{DEFAULT_DRAIN_STATE, DEFAULT_FRR_DIR};
+use super::{
+    DEFAULT_DRAIN_STATE, DEFAULT_FRR_DIR, DEFAULT_MAX_DETAILED_VIPS, DEFAULT_REQUIRE_ADDRESS,
+};
+use crate::model::Mode;
 use crate::model::{Prefix, TableId, TableMode, VIP_TABLE, Vantage};
 
 /// The BMP station's allowlist and bounds (docs/BMP.md, "An open port").
@@ -73,6 +76,42 @@ pub struct NodeRole {
     /// The drain's intent file: a drain recorded there is re-applied when
     /// bgpd's configuration loses it.
     pub drain_state: PathBuf,
+    /// Discovered VIPs (not configured) tracked in detail: per-VIP series,
+    /// a row in `/status`, the route kept for its next hops; the others
+    /// are counted (`ribbridge_vips_without_series`, `/status`'s
+    /// `omitted`), so a table of 100 000 routes costs no more than this.
+    pub max_detailed_vips: usize,
+    /// observe or repair.
+    pub mode: Mode,
+    /// Grace, milliseconds.
+    pub grace_ms: u64,
+    /// Grace of bgpd's classes, milliseconds.
+    pub bgp_grace_ms: u64,
+    /// Heal attempts before giving up.
+    pub max_attempts: u32,
+    /// The ceiling on heal actions: actions a second.
+    pub heal_rate: u32,
+    /// The ceiling on heal actions: actions at once.
+    pub heal_burst: u32,
+    /// Retention of a discovered VIP absent from every view, seconds.
+    pub forget_after_secs: u64,
+    /// Allow address-touching heal actions.
+    pub heal_addresses: bool,
+    /// A VIP needs its address (on any interface, not `tentative` or
+    /// `dadfailed`) to be served: advertised without it is `blackhole`,
+    /// and no heal re-advertises it. [`DEFAULT_REQUIRE_ADDRESS`] when unset.
+    pub require_address: bool,
+    /// The writer is `silent` after this many of its ticks without a
+    /// re-assertion.
+    pub writer_silent_ticks: u32,
+    /// The writer's tick, milliseconds (None: learned from its beats).
+    pub writer_interval_ms: Option<u64>,
+    /// A VIP whose writer withdrew it more than this many times within
+    /// `flap_window_secs` is `flapping` (at most
+    /// [`crate::reconcile::MAX_FLAP_PAIRS`]).
+    pub flap_pairs: u32,
+    /// The flap window, seconds.
+    pub flap_window_secs: u64,
 }
 
 /// A router's own settings.
@@ -104,7 +143,12 @@ impl Default for StationRole {
 }
 
 impl Default for NodeRole {
+    /// The defaults, each written once: the core's own from
+    /// `reconcile::Config::default` (where each says why; in its units,
+    /// milliseconds), the daemon's in `config`'s constants. `run --help`
+    /// shows these values (`cli`).
     fn default() -> NodeRole {
+        let core = crate::reconcile::Config::default();
         NodeRole {
             table: VIP_TABLE,
             frr_dir: PathBuf::from(DEFAULT_FRR_DIR),
@@ -112,6 +156,20 @@ impl Default for NodeRole {
             bgp_poll_secs: DEFAULT_BGP_POLL_SECS,
             probes: Vec::new(),
             drain_state: PathBuf::from(DEFAULT_DRAIN_STATE),
+            max_detailed_vips: DEFAULT_MAX_DETAILED_VIPS,
+            mode: core.mode,
+            grace_ms: core.grace_ms,
+            bgp_grace_ms: core.bgp_grace_ms,
+            max_attempts: core.max_attempts,
+            heal_rate: core.heal_rate_per_s,
+            heal_burst: core.heal_burst,
+            forget_after_secs: core.forget_after_ms / 1_000,
+            heal_addresses: core.heal_addresses,
+            require_address: DEFAULT_REQUIRE_ADDRESS,
+            writer_silent_ticks: core.writer_silent_ticks,
+            writer_interval_ms: core.writer_interval_ms,
+            flap_pairs: core.flap_pairs,
+            flap_window_secs: core.flap_window_ms / 1_000,
         }
     }
 }

@@ -100,7 +100,7 @@ pub async fn run(s: Settings) -> Result<(), DaemonError> {
     let listener = crate::http::bind(s.listen)
         .await
         .map_err(DaemonError::Http)?;
-    tracing::info!(listen = %s.listen, tables = ?s.role.tables(), mode = ?s.mode, vantage = %s.vantage(), "ribbridge starting");
+    tracing::info!(listen = %s.listen, tables = ?s.role.tables(), vantage = %s.vantage(), "ribbridge starting");
     let (kernel_tx, kernel_rx) = mpsc::channel(KERNEL_CHANNEL);
     let (frr_tx, frr_rx) = mpsc::channel(FRR_CHANNEL);
     let (result_tx, result_rx) = mpsc::channel(RESULT_CHANNEL);

@@ -60,7 +60,7 @@ impl NodeInstance {
             execute: Executor::new(role, results, poll, lookup),
             wake_at: None,
             zapi: ZapiView::new(role.table),
-            exports: RouteExports::new(configured(s, role.table), s.max_detailed_vips),
+            exports: RouteExports::new(configured(s, role.table), role.max_detailed_vips),
             zebra_reason: "zebra not connected yet".to_string(),
             ceiling_logged: false,
             withdrawn_exported: 0,
