@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::bmp::station::{RouterPeer, RouterStatus, RouterVip};
 use crate::config::{NodeRole, RouterRole, StationRole};
-use crate::model::Vantage;
+use crate::model::{Mode, Vantage};
 use crate::model::{Prefix, TableId, rfc3339};
 use crate::reconcile::{Class, Millis, State, WriterState};
 
@@ -435,25 +435,11 @@ pub fn document(
             }),
         })
         .collect();
+    let not_ready = (!ready)
+        .then(|| not_ready.unwrap_or_else(|| "the daemon's views are incomplete".to_string()));
     StatusDoc {
-        schema: STATUS_SCHEMA,
-        node: None,
-        generated: None,
         frr_release,
-        mode: match state.config.mode {
-            crate::model::Mode::Observe => "observe",
-            crate::model::Mode::Repair => "repair",
-        }
-        .to_string(),
-        vantage: NodeRole::VANTAGE,
-        ready,
-        not_ready: if ready {
-            None
-        } else {
-            Some(not_ready.unwrap_or_else(|| "the daemon's views are incomplete".to_string()))
-        },
         vips,
-        routers: Vec::new(),
         heal_ceiling: Some({
             let c = &state.config;
             CeilingStatus {
@@ -464,6 +450,7 @@ pub fn document(
             }
         }),
         omitted,
+        ..frame(NodeRole::VANTAGE, state.config.mode, not_ready)
     }
 }
 
@@ -519,21 +506,28 @@ pub fn router_document(
             pending: None,
         })
         .collect();
+    // The router only reads: it never acts on anything.
+    let not_ready =
+        (!ready).then(|| not_ready.unwrap_or_else(|| "the kernel is not read yet".to_string()));
+    StatusDoc {
+        vips,
+        ..frame(RouterRole::VANTAGE, Mode::Observe, not_ready)
+    }
+}
+
+/// A role's document with nothing in it yet: its word, its mode, and
+/// ready exactly when there is no `not_ready` reason.
+fn frame(vantage: Vantage, mode: Mode, not_ready: Option<String>) -> StatusDoc {
     StatusDoc {
         schema: STATUS_SCHEMA,
         node: None,
         generated: None,
         frr_release: None,
-        // The router only reads: it never acts on anything.
-        mode: crate::model::Mode::Observe.to_string(),
-        vantage: RouterRole::VANTAGE,
-        ready,
-        not_ready: if ready {
-            None
-        } else {
-            Some(not_ready.unwrap_or_else(|| "the kernel is not read yet".to_string()))
-        },
-        vips,
+        mode: mode.to_string(),
+        vantage,
+        ready: not_ready.is_none(),
+        not_ready,
+        vips: Vec::new(),
         routers: Vec::new(),
         heal_ceiling: None,
         omitted: Omitted::default(),
@@ -543,20 +537,10 @@ pub fn router_document(
 /// A BMP station's document: `routers` as the station's view has them;
 /// ready when at least one router is synced (`not_ready` says why not).
 pub fn station_document(routers: Vec<RouterStatus>, not_ready: Option<String>) -> StatusDoc {
+    // The station only reads: it never acts on anything.
     StatusDoc {
-        schema: STATUS_SCHEMA,
-        node: None,
-        generated: None,
-        frr_release: None,
-        // The station only reads: it never acts on anything.
-        mode: crate::model::Mode::Observe.to_string(),
-        vantage: StationRole::VANTAGE,
-        ready: not_ready.is_none(),
-        not_ready,
-        vips: Vec::new(),
         routers,
-        heal_ceiling: None,
-        omitted: Omitted::default(),
+        ..frame(StationRole::VANTAGE, Mode::Observe, not_ready)
     }
 }
 

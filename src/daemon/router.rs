@@ -14,7 +14,6 @@ use super::owner::{Ctx, Instance};
 use super::record::Recorder;
 use crate::config::{RouterRole, Settings};
 use crate::kernel::KernelEvent;
-use crate::model::Prefix;
 use crate::reconcile::{Action, Event, Millis, RouterJoin};
 use crate::telemetry;
 
@@ -23,7 +22,6 @@ use crate::telemetry;
 pub(super) struct RouterInstance {
     join: RouterJoin,
     exports: RouteExports,
-    vips: std::collections::BTreeSet<Prefix>,
     record: Recorder,
 }
 
@@ -35,7 +33,6 @@ impl RouterInstance {
         Ok(RouterInstance {
             join,
             exports: RouteExports::new(configured, 0),
-            vips: s.vips.clone(),
             record: Recorder::open(s)?,
         })
     }
@@ -81,21 +78,18 @@ impl Instance for RouterInstance {
         if let KernelEvent::Resynced { reason, routes } = ev {
             super::exports::resynced(reason, routes.as_ref());
             if let Some(routes) = routes {
-                let vips = &self.vips;
-                self.exports.resync(&routes, |r| vips.contains(&r.prefix));
+                let vips = self.join.vips();
+                self.exports
+                    .resync(&routes, |r| vips.contains_key(&r.prefix));
                 let synced = super::translate::kernel_synced(&routes);
                 self.feed(synced, ctx);
             }
             return;
         }
-        let vips = &self.vips;
-        self.exports.route(&ev, |r| vips.contains(&r.prefix));
+        // The watcher's mirror keeps only the configured VIPs' routes.
+        let vips = self.join.vips();
+        self.exports.route(&ev, |r| vips.contains_key(&r.prefix));
         for e in super::translate::kernel(&ev) {
-            if let Event::KernelRoute { prefix, .. } = &e {
-                if !self.vips.contains(prefix) {
-                    continue;
-                }
-            }
             self.feed(e, ctx);
         }
     }
