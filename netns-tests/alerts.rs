@@ -302,8 +302,8 @@ pub(crate) async fn ribbridge(
         .arg(lab_guard.sockdir(ns))
         .args(["--listen", listen, "--record"])
         .arg(&record)
-        // The lab's VIPs are bare routes (support::daemon::Daemon::spawn_env).
-        .args(crate::support::daemon::address_not_required(args))
+        // The lab's defaults (support::daemon::lab_defaults): bare routes, repair.
+        .args(crate::support::daemon::lab_defaults(args))
         .args(args)
         .env("RUST_LOG", "info");
     let port = listen

@@ -199,10 +199,11 @@ impl Daemon {
             .args(["run", "--frr-dir"])
             .arg(frr_dir)
             .args(["--listen", "127.0.0.1:7585"])
-            // The lab's VIPs are bare routes: the address is not required
-            // (the cells measure FRR's handling of what kube-vip writes),
-            // unless a cell says otherwise (the writer's).
-            .args(support::daemon::address_not_required(args))
+            // The lab's defaults (support::daemon::lab_defaults): bare
+            // routes, the address not required (the cells measure FRR's
+            // handling of what kube-vip writes), unless a cell says
+            // otherwise (the writer's); repair unless a cell observes.
+            .args(support::daemon::lab_defaults(args))
             .args(args)
             .env("RUST_LOG", log)
             .envs(support::daemon::SHIPPED_ENV)

@@ -76,6 +76,19 @@ fn heals_or_drifts(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The command's log has a `waiting:` line with every needle (`a && b`):
+/// what it still waited for, said while it waited.
+fn said_it_waited(out: &Output, needles: &str) {
+    let log = String::from_utf8_lossy(&out.stderr);
+    let said = log
+        .lines()
+        .find(|l| l.contains("waiting: ") && needles.split(" && ").all(|n| l.contains(n)));
+    match said {
+        Some(l) => eprintln!("{l}"),
+        None => panic!("no `waiting:` line with {needles:?} in its log:\n{log}"),
+    }
+}
+
 async fn drain_cycle(frr: &'static str) {
     let lab_guard = Lab::up(frr, 2, &[VIP]);
     let node1 = lab_guard.sockdir("rb-node1");
@@ -124,6 +137,13 @@ async fn drain_cycle(frr: &'static str) {
     .await;
     assert_ok(&out, "drain");
     assert!(String::from_utf8_lossy(&out.stdout).contains("configured now"));
+    // While it waited it said for what: the router's path via node1 at
+    // least (a withdrawal reaches the router's kernel 121-125 ms after
+    // bgpd is told, and the first check runs at once).
+    said_it_waited(
+        &out,
+        "the router view && still has a path to 192.0.2.10/32 via",
+    );
     // The intent is recorded, for a daemon to re-apply after a reload.
     let recorded = ribbridge::drain::DrainState::read(&intent).expect("intent readable");
     assert_eq!(recorded.map(|s| s.tables), Some(vec![198]));
@@ -208,6 +228,10 @@ async fn drain_cycle(frr: &'static str) {
     )
     .await;
     assert_ok(&out, "undrain");
+    said_it_waited(
+        &out,
+        "the router view && has no path to 192.0.2.10/32 through this node",
+    );
     // --json: one object saying what was reached and what it changed.
     let doc: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("undrain --json prints one JSON object");
@@ -565,8 +589,8 @@ async fn drain_on_a_host_as_it_is(frr: &'static str) {
         .arg(&record)
         .arg("--drain-state")
         .arg(&state)
-        // The lab's VIPs are bare routes (support::daemon::Daemon::spawn_env).
-        .args(crate::support::daemon::address_not_required(&[]))
+        // The lab's defaults (support::daemon::lab_defaults): bare routes, repair.
+        .args(crate::support::daemon::lab_defaults(&[]))
         .env("RUST_LOG", "info");
     let mut d = Daemon::spawn_command("rb-node1", cmd, record, 7585, &[]);
     d.wait_log("zebra: subscribed", Duration::from_secs(15))

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Check deploy/systemd/ribbridge.service, as root:
-#   1. `systemd-analyze verify` accepts it, alone and with the observe.conf
+#   1. `systemd-analyze verify` accepts it, alone and with the repair.conf
 #      drop-in, and ribbridge-drain.service (exposure at most MAX_EXPOSURE);
 #   2. `systemd-analyze security --offline=true` rates its exposure at most
-#      MAX_EXPOSURE (2.5): repair (as installed) and observe (with the
+#      MAX_EXPOSURE (2.5): observe (as installed) and repair (with the
 #      drop-in); the figures are printed (docs/DEPLOY.md quotes them);
 #   3. unless --no-boot: boots the FRR 10.7 root ($CACHE/frr-10.7, made by
 #      scripts/install-frr.sh) with systemd-nspawn (a throwaway overlay over
@@ -73,10 +73,10 @@ mkdir -p "$work/verify/ribbridge.service.d"
 sed "s#/usr/local/bin/ribbridge#$bin#g" deploy/systemd/ribbridge.service >"$work/verify/ribbridge.service"
 systemd-analyze verify --man=no "$work/verify/ribbridge.service" \
     || die "systemd-analyze verify refused deploy/systemd/ribbridge.service"
-sed "s#/usr/local/bin/ribbridge#$bin#g" deploy/systemd/observe.conf >"$work/verify/ribbridge.service.d/observe.conf"
+sed "s#/usr/local/bin/ribbridge#$bin#g" deploy/systemd/repair.conf >"$work/verify/ribbridge.service.d/repair.conf"
 systemd-analyze verify --man=no "$work/verify/ribbridge.service" \
-    || die "systemd-analyze verify refused ribbridge.service with observe.conf"
-log "systemd-analyze verify: ok (repair, and observe with its drop-in)"
+    || die "systemd-analyze verify refused ribbridge.service with repair.conf"
+log "systemd-analyze verify: ok (observe, and repair with its drop-in)"
 sed "s#/usr/local/bin/ribbridge#$bin#g" deploy/systemd/ribbridge-drain.service >"$work/verify/ribbridge-drain.service"
 systemd-analyze verify --man=no "$work/verify/ribbridge-drain.service" \
     || die "systemd-analyze verify refused deploy/systemd/ribbridge-drain.service"
@@ -85,7 +85,7 @@ awk -v e="$drain_exposure" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(e <= m) }' \
     || die "ribbridge-drain.service: exposure $drain_exposure above $MAX_EXPOSURE"
 log "systemd-analyze verify: ok (ribbridge-drain.service, exposure $drain_exposure)"
 
-# 2. exposure, as shipped (repair) and with the observe drop-in.
+# 2. exposure, as shipped (observe) and with the repair drop-in.
 exposure() {
     local out figure
     out=$(systemd-analyze security --offline=true "$1/ribbridge.service" 2>&1) \
@@ -94,14 +94,14 @@ exposure() {
     [[ -n $figure ]] || die "no exposure figure in: $out"
     echo "$figure"
 }
-mkdir -p "$work/repair"
-cp deploy/systemd/ribbridge.service "$work/repair/"
-mkdir -p "$work/observe/ribbridge.service.d"
+mkdir -p "$work/observe"
 cp deploy/systemd/ribbridge.service "$work/observe/"
-cp deploy/systemd/observe.conf "$work/observe/ribbridge.service.d/"
+mkdir -p "$work/repair/ribbridge.service.d"
+cp deploy/systemd/ribbridge.service "$work/repair/"
+cp deploy/systemd/repair.conf "$work/repair/ribbridge.service.d/"
 repair=$(exposure "$work/repair")
 observe=$(exposure "$work/observe")
-log "exposure (systemd-analyze security --offline=true): repair $repair, observe $observe (at most $MAX_EXPOSURE)"
+log "exposure (systemd-analyze security --offline=true): observe $observe, repair $repair (at most $MAX_EXPOSURE)"
 for f in "$repair" "$observe"; do
     awk -v f="$f" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(f <= m) }' \
         || die "exposure $f is above $MAX_EXPOSURE: see systemd-analyze security --offline=true deploy/systemd/ribbridge.service"
@@ -150,7 +150,7 @@ inside ip link set lo up
 inside ip addr add 198.51.100.1/32 dev lo
 inside ip route add 192.0.2.10/32 dev lo table 198 proto 248 scope global
 
-# The unit, as shipped (repair) then with the observe drop-in.
+# The unit, as shipped (observe) then with the repair drop-in.
 check_run() {
     local mode=$1 cap=$2 pid status
     inside systemctl restart ribbridge.service
@@ -186,7 +186,7 @@ check_run() {
     log "  $(grep -E '^(Uid|Gid|Groups|Cap[A-Za-z]+|NoNewPrivs):' "/proc/$pid/status" | tr -s '\t\n' '  ')"
     while IFS= read -r l; do echo "    $l"; done <<<"$status" >&2
 }
-check_run repair 0000000000001000
+check_run observe 0000000000000000
 # Type=notify: the restart above returned once ribbridge said READY=1. The
 # watchdog: the unit as shipped asks for it (30 s); with a 2 s period (a
 # drop-in, so as not to wait 30 s) the pings must move systemd's watchdog
@@ -217,9 +217,9 @@ rundir_ok() {
 }
 rundir_ok "while ribbridge.service runs"
 inside mkdir -p /etc/systemd/system/ribbridge.service.d
-inside sh -c 'cat > /etc/systemd/system/ribbridge.service.d/observe.conf' <deploy/systemd/observe.conf
+inside sh -c 'cat > /etc/systemd/system/ribbridge.service.d/repair.conf' <deploy/systemd/repair.conf
 inside systemctl daemon-reload
-check_run observe 0000000000000000
+check_run repair 0000000000001000
 # The drain unit, stopped, drains under its own sandbox and records the
 # intent in the directory ribbridge.service shares.
 inside vtysh -c 'conf t' -c 'route-map RB-VIP permit 10' -c exit -c 'router bgp 64512' \

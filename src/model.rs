@@ -347,10 +347,12 @@ impl fmt::Display for Release {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// Decide and report; never act.
-    Observe,
-    /// Heal with the proven action.
+    /// Decide and report; never act. The default: a node's verdicts are
+    /// read before the daemon is trusted to change its routes, and it
+    /// needs no capability.
     #[default]
+    Observe,
+    /// Heal with the proven action (needs `CAP_NET_ADMIN`).
     Repair,
 }
 

@@ -779,7 +779,7 @@ mod tests {
     /// A ready 10.7 node whose kernel holds `vip` with `nexthops` legs
     /// (kernel at 0 ms, zebra synced at 0, the route at 5).
     fn ready_with_vip(vip: Prefix, nexthops: u32) -> State {
-        let mut s = State::new(Config::default(), 0);
+        let mut s = State::new(Config::repairing(), 0);
         step(&mut s, Event::KernelSynced { routes: vec![] }, 0);
         step(
             &mut s,
@@ -1095,7 +1095,7 @@ mod tests {
         let vip: Prefix = "192.0.2.10/32".parse().expect("prefix");
         let config = Config {
             vips: [vip].into(),
-            ..Config::default()
+            ..Config::repairing()
         };
         // Kernel read, zebra never answered (FRR's directory is missing).
         let mut s = State::new(config, 0);
@@ -1214,7 +1214,7 @@ mod tests {
         );
         // A node's document has no `routers` key at all.
         let node = serde_json::to_value(document(
-            &State::new(Config::default(), 0),
+            &State::new(Config::repairing(), 0),
             None,
             (0, 0),
             &Detail::ALL,

@@ -149,8 +149,8 @@ fn systemd_unit_has_the_hardening_and_the_example_config() {
         "Requires=frr.service",
         "User=frr",
         "SupplementaryGroups=frrvty",
-        "AmbientCapabilities=CAP_NET_ADMIN",
-        "CapabilityBoundingSet=CAP_NET_ADMIN",
+        "AmbientCapabilities=",
+        "CapabilityBoundingSet=",
         "NoNewPrivileges=yes",
         "ProtectSystem=strict",
         "ProtectHome=yes",
@@ -185,19 +185,21 @@ fn systemd_unit_has_the_hardening_and_the_example_config() {
         unit.lines().any(|l| l.starts_with("MemoryMax=")),
         "no MemoryMax"
     );
-    // Observe mode's drop-in takes every capability away.
-    let observe = read("deploy/systemd/observe.conf");
+    // As shipped the unit observes (the default mode, no --mode); repair
+    // mode's drop-in gives it CAP_NET_ADMIN and nothing else.
+    assert!(!unit.contains("--mode"), "the unit names a mode");
+    let repair = read("deploy/systemd/repair.conf");
     for line in [
-        "AmbientCapabilities=",
-        "CapabilityBoundingSet=",
+        "AmbientCapabilities=CAP_NET_ADMIN",
+        "CapabilityBoundingSet=CAP_NET_ADMIN",
         "ExecStart=",
     ] {
         assert!(
-            observe.lines().any(|l| l.trim() == line),
-            "observe.conf lacks '{line}'"
+            repair.lines().any(|l| l.trim() == line),
+            "repair.conf lacks '{line}'"
         );
     }
-    assert!(observe.contains("--mode observe"));
+    assert!(repair.contains("--mode repair"));
 }
 
 /// Every `127.0.0.1:PORT` and `port: N` near the endpoint in deploy/ names

@@ -76,6 +76,7 @@ impl Daemon {
     /// suites about FRR's route handling need the bare route), so unless
     /// a test says otherwise the daemon runs with `--require-address
     /// false`; the writer's suite (`writer.rs`) runs with the default.
+    /// Likewise in `--mode repair` unless told ([`lab_defaults`]).
     pub fn spawn_env(
         ns: &'static str,
         frr_dir: &Path,
@@ -83,12 +84,11 @@ impl Daemon {
         wrapper: &[&str],
         env: &[(&str, &str)],
     ) -> Daemon {
-        // The fixture's address default first, so that the recorded
+        // The lab's defaults first, so that the recorded
         // configuration (`core_config_of`) is the one the daemon ran with.
-        let args: Vec<&str> = address_not_required(args)
-            .iter()
-            .chain(args)
-            .copied()
+        let args: Vec<&str> = lab_defaults(args)
+            .into_iter()
+            .chain(args.iter().copied())
             .collect();
         let dir = tempfile::tempdir().expect("tempdir").keep();
         // Writable by a daemon running as another user (the record).
@@ -486,12 +486,17 @@ fn case_config_of(args: &[String]) -> Result<serde_json::Value, String> {
 /// (deploy/): one malloc arena.
 pub const SHIPPED_ENV: [(&str, &str); 1] = [("MALLOC_ARENA_MAX", "1")];
 
-/// `--require-address false` unless `args` set it themselves (see
-/// [`Daemon::spawn_env`]).
-pub fn address_not_required(args: &[&str]) -> &'static [&'static str] {
-    if args.iter().any(|a| a.starts_with("--require-address")) {
-        &[]
-    } else {
-        &["--require-address", "false"]
+/// The lab's own defaults, each unless `args` set it themselves (see
+/// [`Daemon::spawn_env`]): `--require-address false` (the lab's VIPs are
+/// bare routes) and `--mode repair` (most suites are about what the daemon
+/// heals; a bare `ribbridge run` observes).
+pub fn lab_defaults(args: &[&str]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if !args.iter().any(|a| a.starts_with("--require-address")) {
+        out.extend(["--require-address", "false"]);
     }
+    if !args.iter().any(|a| a.starts_with("--mode")) {
+        out.extend(["--mode", "repair"]);
+    }
+    out
 }

@@ -7,8 +7,8 @@
 //! once (a file's `tables = [254]` is fine when `--vantage router` is given).
 //! Unknown keys are rejected; every error names where the value came from
 //! (the file and key, or the flag), what is wrong and what is allowed.
-//! Defaults are safe: repair mode, loopback listener, table 198, no
-//! address-touching actions.
+//! Defaults are safe: observe mode (report, never act; no capability),
+//! loopback listener, table 198, no address-touching actions.
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

@@ -231,12 +231,12 @@ mod tests {
 
     #[test]
     fn fast_paths_act_only_in_repair_mode_on_a_ready_node_not_drained() {
-        let repair = on(10, 7, TableMode::TableDirect, Config::default());
+        let repair = on(10, 7, TableMode::TableDirect, Config::repairing());
         let zebra = Some((Release::new(10, 7), TableMode::TableDirect));
         assert_eq!(fast_paths_on(&repair), zebra);
         let observe = Config {
             mode: Mode::Observe,
-            ..Config::default()
+            ..Config::repairing()
         };
         assert_eq!(
             fast_paths_on(&on(10, 7, TableMode::TableDirect, observe)),
@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn a_withdrawal_right_after_a_trigger_on_8_4_is_reimported_at_once_and_once() {
-        let mut s = on(8, 4, TableMode::ImportTable, Config::default());
+        let mut s = on(8, 4, TableMode::ImportTable, Config::repairing());
         with_route(&mut s, 0, true).trigger_at = Stamp::at(1_000);
         let mut actions = Vec::new();
         fast_reimport(&mut s, KEY(), 1_010, &mut actions);
@@ -267,7 +267,7 @@ mod tests {
     #[test]
     fn a_late_withdrawal_another_table_mode_or_an_address_takes_the_graced_path() {
         let mut actions = Vec::new();
-        let mut late = on(8, 4, TableMode::ImportTable, Config::default());
+        let mut late = on(8, 4, TableMode::ImportTable, Config::repairing());
         with_route(&mut late, 0, true).trigger_at = Stamp::at(1_000);
         fast_reimport(
             &mut late,
@@ -275,10 +275,10 @@ mod tests {
             1_000 + TRIGGER_WINDOW_MS + 1,
             &mut actions,
         );
-        let mut direct = on(10, 3, TableMode::TableDirect, Config::default());
+        let mut direct = on(10, 3, TableMode::TableDirect, Config::repairing());
         with_route(&mut direct, 0, true).trigger_at = Stamp::at(1_000);
         fast_reimport(&mut direct, KEY(), 1_010, &mut actions);
-        let mut shadowed = on(8, 4, TableMode::ImportTable, Config::default());
+        let mut shadowed = on(8, 4, TableMode::ImportTable, Config::repairing());
         with_route(&mut shadowed, 0, true).trigger_at = Stamp::at(1_000);
         shadowed.addresses.insert(vip());
         fast_reimport(&mut shadowed, KEY(), 1_010, &mut actions);
@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn an_address_right_after_its_route_on_10_7_is_checked_and_the_lost_route_healed() {
-        let mut s = on(10, 7, TableMode::TableDirect, Config::default());
+        let mut s = on(10, 7, TableMode::TableDirect, Config::repairing());
         with_route(&mut s, 1_000, false).added_at = Stamp::at(1_000);
         s.addresses.insert(vip());
         address_after_route(&mut s, vip(), 1_010);
@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn the_check_leaves_a_route_zebra_kept_and_10_3_checks_a_route_after_an_address() {
-        let mut s = on(10, 7, TableMode::TableDirect, Config::default());
+        let mut s = on(10, 7, TableMode::TableDirect, Config::repairing());
         with_route(&mut s, 1_000, false).added_at = Stamp::at(1_000);
         address_after_route(&mut s, vip(), 1_010);
         s.vips.get_mut(&KEY()).expect("vip").zebra = true;
@@ -314,7 +314,7 @@ mod tests {
         assert!(actions.is_empty(), "{actions:?}");
         assert_eq!(s.vips[&KEY()].fast_due(), None, "checked");
         // 10.3: the route came while the address was there.
-        let mut old = on(10, 3, TableMode::TableDirect, Config::default());
+        let mut old = on(10, 3, TableMode::TableDirect, Config::repairing());
         old.addresses.insert(vip());
         with_route(&mut old, 2_000, false);
         route_after_address(&mut old, KEY(), 2_000);
@@ -329,7 +329,7 @@ mod tests {
         let config = Config {
             heal_rate_per_s: 1,
             heal_burst: 1,
-            ..Config::default()
+            ..Config::repairing()
         };
         let mut s = on(8, 4, TableMode::ImportTable, config);
         with_route(&mut s, 0, true).trigger_at = Stamp::at(1_000);

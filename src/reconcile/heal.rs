@@ -273,7 +273,7 @@ mod tests {
     /// A ready 10.7 node whose one VIP is reported in `class`.
     fn drifting(class: Class) -> State {
         let mut s = node(
-            Config::default(),
+            Config::repairing(),
             Release::new(10, 7),
             TableMode::TableDirect,
         );

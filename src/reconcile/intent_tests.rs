@@ -175,7 +175,7 @@ fn state(s: &State, prefix: Prefix) -> Class {
 
 #[test]
 fn a_prefix_the_policy_denies_is_filtered_and_never_healed() {
-    let mut s = ready(Config::default(), CONFIG);
+    let mut s = ready(Config::repairing(), CONFIG);
     let denied = p("192.0.2.11/32");
     let mut all = add(&mut s, 1_000, denied);
     all.extend(run(&mut s, 1_000, 60_000, &[]));
@@ -198,7 +198,7 @@ ip prefix-list ONLY seq 1 permit 192.0.2.99/32\n"
         "  neighbor 198.18.1.1 activate\n",
         "  neighbor 198.18.1.1 activate\n  neighbor 198.18.1.1 route-map OUT out\n",
     );
-    let mut s = ready(Config::default(), &out);
+    let mut s = ready(Config::repairing(), &out);
     let vip = p("192.0.2.10/32");
     let mut all = add(&mut s, 1_000, vip);
     all.extend(run(&mut s, 1_000, 30_000, &[]));
@@ -212,7 +212,7 @@ ip prefix-list ONLY seq 1 permit 192.0.2.99/32\n"
 
 #[test]
 fn a_drift_on_a_permitted_prefix_still_heals() {
-    let mut s = ready(Config::default(), CONFIG);
+    let mut s = ready(Config::repairing(), CONFIG);
     let vip = p("192.0.2.10/32");
     let mut all = add(&mut s, 1_000, vip);
     all.extend(run(&mut s, 1_000, 5_000, &[]));
@@ -230,7 +230,7 @@ fn a_policy_that_cannot_be_evaluated_gets_one_heal_then_is_reported() {
         "route-map KUBE-VIP-ROUTES-V4 deny 5\n match rpki invalid\nexit\n!\n\
 route-map KUBE-VIP-ROUTES-V4 permit 10\n",
     );
-    let mut s = ready(Config::default(), &unknown);
+    let mut s = ready(Config::repairing(), &unknown);
     let vip = p("192.0.2.10/32");
     let mut all = add(&mut s, 1_000, vip);
     // bgpd never sends it, for two minutes (the capped backoff is 30 s).
@@ -261,7 +261,7 @@ route-map KUBE-VIP-ROUTES-V4 permit 10\n",
     all.extend(run_healed(&mut s, 121_000, 180_000));
     assert_eq!(heals(&all), 0, "{all:?}");
     // A permitted VIP bgpd does not send is a drift healed as before.
-    let mut s = ready(Config::default(), CONFIG);
+    let mut s = ready(Config::repairing(), CONFIG);
     add(&mut s, 1_000, vip);
     let all = run_healed(&mut s, 1_000, 120_000);
     assert!(heals(&all) > 1, "{all:?}");
@@ -269,7 +269,7 @@ route-map KUBE-VIP-ROUTES-V4 permit 10\n",
 
 #[test]
 fn a_table_not_redistributed_is_unconfigured_reported_and_never_healed() {
-    let mut s = ready(Config::default(), CONFIG);
+    let mut s = ready(Config::repairing(), CONFIG);
     let vip = p("192.0.2.10/32");
     add(&mut s, 1_000, vip);
     run(&mut s, 1_000, 3_000, &[vip]);
@@ -306,7 +306,7 @@ fn a_configuration_change_waits_for_the_route_map_delay_timer() {
     let vip = p("192.0.2.10/32");
     // Denied first: `filtered`.
     let denying = CONFIG.replace("permit 192.0.2.10/32", "permit 192.0.2.99/32");
-    let mut s = ready(Config::default(), &denying);
+    let mut s = ready(Config::repairing(), &denying);
     add(&mut s, 1_000, vip);
     run(&mut s, 1_000, 3_000, &[]);
     assert_eq!(state(&s, vip), Class::Filtered);
@@ -326,7 +326,7 @@ fn a_configuration_change_waits_for_the_route_map_delay_timer() {
     // A timer of 1 s (configured) shortens the wait: past it plus the bgp
     // grace, a VIP still not sent is a drift.
     let mut s = ready(
-        Config::default(),
+        Config::repairing(),
         &format!("bgp route-map delay-timer 1\n{denying}"),
     );
     add(&mut s, 1_000, vip);
@@ -349,7 +349,7 @@ fn the_ceiling_paces_a_mass_drift_in_order() {
     let config = Config {
         heal_rate_per_s: 100,
         heal_burst: 50,
-        ..Config::default()
+        ..Config::repairing()
     };
     let mut s = ready(
         config,
@@ -407,7 +407,7 @@ fn a_discovered_vip_absent_everywhere_is_forgotten_after_the_retention() {
     let config = Config {
         forget_after_ms: 60_000,
         vips: [p("192.0.2.10/32")].into(),
-        ..Config::default()
+        ..Config::repairing()
     };
     let mut s = ready(config, CONFIG);
     let gone = p("192.0.2.11/32");

@@ -50,7 +50,7 @@ fn peer(sent: bool) -> PeerView {
 fn half_second() -> Config {
     Config {
         grace_ms: 500,
-        ..Config::default()
+        ..Config::repairing()
     }
 }
 
@@ -546,7 +546,7 @@ fn reported(actions: &[Action]) -> bool {
 
 #[test]
 fn on_8_4_import_table_zebras_withdrawal_after_a_beat_is_reimported_at_once() {
-    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    let mut s = ready(Config::repairing(), release(8, 4), TableMode::ImportTable);
     converge(&mut s, 0);
     let mut all = beat(&mut s, 1_000);
     assert!(
@@ -611,7 +611,7 @@ fn has_import(s: &State) -> bool {
 /// 8.4 with the import configured, the VIP advertised, a beat at 1 000 and
 /// zebra's withdrawal at 1 010: the re-import asked.
 fn reimporting() -> State {
-    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    let mut s = ready(Config::repairing(), release(8, 4), TableMode::ImportTable);
     step(&mut s, imported(true), 0);
     converge(&mut s, 0);
     beat(&mut s, 1_000);
@@ -661,7 +661,7 @@ fn an_import_removed_during_a_reimport_is_applied_late_not_lost() {
     assert!(!has_import(&s), "applied at {due}");
     assert_eq!(s.intent_at, 1_015, "as read at its own time");
     // Any other read lacking the import is the intent at once.
-    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    let mut s = ready(Config::repairing(), release(8, 4), TableMode::ImportTable);
     step(&mut s, imported(true), 0);
     converge(&mut s, 0);
     step(&mut s, imported(false), 5_000);
@@ -678,7 +678,7 @@ fn a_look_alike_withdrawal_takes_no_action_at_once_elsewhere() {
         (release(10, 7), TableMode::TableDirect),
         (release(10, 7), TableMode::ImportTable),
     ] {
-        let mut s = ready(Config::default(), rel, mode);
+        let mut s = ready(Config::repairing(), rel, mode);
         converge(&mut s, 0);
         let mut a = beat(&mut s, 1_000);
         a.extend(zebra(&mut s, 1_010, false));
@@ -686,15 +686,15 @@ fn a_look_alike_withdrawal_takes_no_action_at_once_elsewhere() {
     }
     // 8.4 import-table, but no kernel trigger before the withdrawal, or
     // one too long before it: the graced path.
-    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    let mut s = ready(Config::repairing(), release(8, 4), TableMode::ImportTable);
     converge(&mut s, 0);
     assert!(heals(&zebra(&mut s, 1_000, false)).is_empty());
-    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    let mut s = ready(Config::repairing(), release(8, 4), TableMode::ImportTable);
     converge(&mut s, 0);
     beat(&mut s, 1_000);
     assert!(heals(&zebra(&mut s, 1_000 + 251, false)).is_empty());
     // A VIP shadowed by an address: the policy has no action for it.
-    let mut s = ready(Config::default(), release(8, 4), TableMode::ImportTable);
+    let mut s = ready(Config::repairing(), release(8, 4), TableMode::ImportTable);
     converge(&mut s, 0);
     step(
         &mut s,
@@ -710,7 +710,7 @@ fn a_look_alike_withdrawal_takes_no_action_at_once_elsewhere() {
     // Observe mode proposes, never acts.
     let observe = Config {
         mode: crate::model::Mode::Observe,
-        ..Config::default()
+        ..Config::repairing()
     };
     let mut s = ready(observe, release(8, 4), TableMode::ImportTable);
     converge(&mut s, 0);
@@ -857,7 +857,7 @@ fn route_then_address(s: &mut State, until: Millis) -> Vec<Action> {
 
 #[test]
 fn on_10_7_a_route_lost_to_an_address_in_one_batch_is_toggled_at_once() {
-    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut s = ready(Config::repairing(), release(10, 7), TableMode::TableDirect);
     let a = route_then_address(&mut s, 1_050);
     assert_eq!(heals(&a), vec![HealAction::RealmToggle], "{a:?}");
     assert!(!reported(&a), "before any grace: {a:?}");
@@ -875,7 +875,7 @@ fn on_10_7_a_route_lost_to_an_address_in_one_batch_is_toggled_at_once() {
 #[test]
 fn a_route_zebra_kept_or_another_release_gets_no_fast_toggle() {
     // zebra sent the route in time: nothing lost, nothing done.
-    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut s = ready(Config::repairing(), release(10, 7), TableMode::TableDirect);
     let mut a = kernel(&mut s, 1_000, true);
     a.extend(address(&mut s, 1_001, true));
     a.extend(zebra(&mut s, 1_012, true));
@@ -888,17 +888,17 @@ fn a_route_zebra_kept_or_another_release_gets_no_fast_toggle() {
         (release(10, 3), TableMode::TableDirect),
         (release(8, 4), TableMode::ImportTable),
     ] {
-        let mut s = ready(Config::default(), rel, mode);
+        let mut s = ready(Config::repairing(), rel, mode);
         let a = route_then_address(&mut s, 1_050);
         assert!(heals(&a).is_empty(), "{rel} {mode:?}: {a:?}");
     }
     // 10.7, the other order (address first: it works there), or an address
     // long after the route: the graced path.
-    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut s = ready(Config::repairing(), release(10, 7), TableMode::TableDirect);
     let mut a = address_then_route(&mut s);
     a.extend(step(&mut s, Event::Tick, 1_045));
     assert!(heals(&a).is_empty(), "{a:?}");
-    let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+    let mut s = ready(Config::repairing(), release(10, 7), TableMode::TableDirect);
     let mut a = kernel(&mut s, 1_000, true);
     a.extend(address(&mut s, 1_051, true));
     a.extend(step(&mut s, Event::Tick, 1_095));
@@ -915,7 +915,7 @@ fn address_then_route(s: &mut State) -> Vec<Action> {
 fn heal_addresses() -> Config {
     Config {
         heal_addresses: true,
-        ..Config::default()
+        ..Config::repairing()
     }
 }
 
@@ -929,7 +929,7 @@ fn on_10_3_a_route_added_under_its_address_is_cycled_at_once_only_when_allowed()
     assert_eq!(heals(&a), vec![HealAction::AddressCycle], "{a:?}");
     assert!(!reported(&a));
     // Without --heal-addresses: nothing at once (reported after the grace).
-    let mut s = ready(Config::default(), release(10, 3), TableMode::TableDirect);
+    let mut s = ready(Config::repairing(), release(10, 3), TableMode::TableDirect);
     let mut a = address_then_route(&mut s);
     a.extend(step(&mut s, Event::Tick, 1_040));
     assert!(heals(&a).is_empty(), "{a:?}");
@@ -982,7 +982,7 @@ fn a_vip_added_before_bgpd_sent_it_is_polled_again_after_the_grace() {
         ..peer(sent)
     };
     for peers_age in [None, Some(young as fn(bool) -> PeerView)] {
-        let mut s = ready(Config::default(), release(10, 7), TableMode::TableDirect);
+        let mut s = ready(Config::repairing(), release(10, 7), TableMode::TableDirect);
         let view = |sent| vec![peers_age.map_or_else(|| peer(sent), |f| f(sent))];
         kernel(&mut s, 0, true);
         let a = zebra(&mut s, 10, true);
@@ -1019,7 +1019,7 @@ fn healthy_vips_carry_no_out_of_line_state() {
     // startup, a bgpd view, heartbeats and ticks: all
     // advertised, none drifted or healed, so none allocated its heal part.
     let ps = many(5_000);
-    let mut s = State::new(Config::default(), 0);
+    let mut s = State::new(Config::repairing(), 0);
     let routes = ps
         .iter()
         .map(|p| KernelEntry {
@@ -1120,7 +1120,7 @@ fn a_vip_serialises_as_the_plain_struct() {
 
 #[test]
 fn a_resync_keeps_the_last_route_of_a_key_and_updates_known_vips() {
-    let mut s = State::new(Config::default(), 0);
+    let mut s = State::new(Config::repairing(), 0);
     let ps = many(3);
     kernel(&mut s, 0, true);
     let entry = |p: Prefix, nexthops| KernelEntry {

@@ -334,6 +334,18 @@ fn default_writer_silent_ticks() -> u32 {
 /// periodic poll. 500 ms: the settle every recorded case ran with.
 const BGP_SETTLE_MS: Millis = 500;
 
+#[cfg(test)]
+impl Config {
+    /// The defaults in repair mode: most of the core's cases are about
+    /// what it heals, and observe (the default) never acts.
+    pub(crate) fn repairing() -> Config {
+        Config {
+            mode: Mode::Repair,
+            ..Config::default()
+        }
+    }
+}
+
 impl Config {
     /// How long after a change of a VIP's facts the polled views are
     /// re-read: the grace, or bgpd's settle when that is longer.
@@ -365,7 +377,9 @@ fn one_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TableId, D::Error
 impl Default for Config {
     fn default() -> Config {
         Config {
-            mode: Mode::Repair,
+            // Observe: a node's verdicts are read before it is trusted
+            // to act (docs/DEPLOY.md, "The default mode").
+            mode: Mode::default(),
             grace_ms: DEFAULT_GRACE_MS,
             bgp_grace_ms: 2_000,
             bgp_startup_grace_ms: default_startup_grace(),
