@@ -21,6 +21,7 @@ mod descriptors;
 mod differential;
 mod drain;
 mod faults;
+mod first_hour;
 mod frr_clients;
 mod gobgp;
 mod image;

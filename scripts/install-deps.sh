@@ -16,14 +16,16 @@
 # (netns-tests/containerd.rs), which starts its own containerd with its own
 # configuration, state and socket: the package's service is likewise never
 # used; libc6-dev (glibc's static libc) for its pause binary
-# (scripts/build-pause-image.sh). The CRI client of that test is PyPI's
+# (scripts/build-pause-image.sh); graphviz for README's picture (docs/chain.svg
+# is docs/chain.dot rendered; tests/repo.rs renders it again and compares).
+# The CRI client of that test is PyPI's
 # container-runtime-interface-api (the CRI v1 protos, generated; grpcio and
 # protobuf), pinned, in the same venv (Debian packages no crictl).
 # Idempotent and quiet.
 set -euo pipefail
 [[ $(id -u) -eq 0 ]] || { echo "install-deps: must run as root" >&2; exit 1; }
 missing=()
-for p in iproute2 debootstrap procps podman runc python3-venv systemd-container prometheus gobgpd containerd libc6-dev; do
+for p in iproute2 debootstrap procps podman runc python3-venv systemd-container prometheus gobgpd containerd libc6-dev graphviz; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then

@@ -1,7 +1,9 @@
 //! The repository's own files: the license Cargo.toml names is in the tree,
-//! no Python bytecode is tracked (scripts/ runs from a clean checkout), and
-//! README's glossary stands right after its first section with every word
-//! the rest of the repository uses in one sense.
+//! no Python bytecode is tracked (scripts/ runs from a clean checkout),
+//! README opens with what ribbridge is, its picture (rendered from its
+//! source by Debian's graphviz) and how to run it on one node, then the
+//! glossary with every word the rest of the repository uses in one sense,
+//! before the lab's commands.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -57,14 +59,33 @@ fn no_python_bytecode_is_tracked() {
 }
 
 #[test]
-fn the_readme_glossary_follows_the_first_section() {
+fn the_readme_opens_with_the_picture_one_node_then_the_glossary() {
     let readme = read("README.md");
     let headings: Vec<&str> = readme.lines().filter(|l| l.starts_with("## ")).collect();
     assert_eq!(
-        headings.first().copied(),
-        Some("## Glossary"),
-        "the glossary is not the section after the first: {headings:?}"
+        headings.get(..3),
+        Some(
+            &[
+                "## Run it on one node",
+                "## Glossary",
+                "## The two commands"
+            ][..]
+        ),
+        "README does not open with running it on one node, the glossary, then the lab: {headings:?}"
     );
+    let opening = readme.split("\n## ").next().expect("the opening");
+    assert!(
+        opening.contains("](docs/chain.svg)"),
+        "the opening does not show docs/chain.svg"
+    );
+    // Nothing before the glossary leans on a word it defines.
+    let before = readme.split("## Glossary\n").next().expect("before");
+    for word in ["owner loop", "vantage", "intent"] {
+        assert!(
+            !before.contains(word),
+            "{word:?} is used before the glossary defines it"
+        );
+    }
     let glossary = readme
         .split("## Glossary\n")
         .nth(1)
@@ -85,4 +106,28 @@ fn the_readme_glossary_follows_the_first_section() {
             "the glossary does not define {word:?}"
         );
     }
+}
+
+/// docs/chain.svg is docs/chain.dot as Debian's graphviz renders it: edit the
+/// source, then `dot -Tsvg docs/chain.dot -o docs/chain.svg`.
+#[test]
+fn the_readme_s_picture_is_its_source_rendered() {
+    let out = Command::new("dot")
+        .arg("-Tsvg")
+        .arg(repo().join("docs/chain.dot"))
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run graphviz's dot ({e}): scripts/install-deps.sh installs it")
+        });
+    assert!(
+        out.status.success(),
+        "dot -Tsvg docs/chain.dot: {}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let committed = std::fs::read(repo().join("docs/chain.svg")).expect("docs/chain.svg");
+    assert!(
+        out.stdout == committed,
+        "docs/chain.svg is not docs/chain.dot rendered: run `dot -Tsvg docs/chain.dot -o docs/chain.svg`"
+    );
 }
