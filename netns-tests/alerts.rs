@@ -11,9 +11,10 @@
 //! One lab, in order: the "nodes advertising" recording rule equals the
 //! router's kernel ECMP width through withdraw and re-add; a 10.7 drift in
 //! observe mode makes RibbridgeVIPNotSentToRouter reach `firing`, and after
-//! a repair-mode heal it resolves; every dashboard expression of the nodes
-//! and the router vantage returns data (those of a BMP station in the
-//! graceful-restart lab below; a backend probe's have no lab here);
+//! a repair-mode heal it resolves; every dashboard expression of the nodes,
+//! the router vantage and node2's backend probe (its health endpoint
+//! refused, then up) returns data (those of a BMP station in the
+//! graceful-restart lab below);
 //! stopping a node's ribbridge fires RibbridgeDown for it and no VIP alert.
 //! Every wait on Prometheus is a bounded poll of its API (an external
 //! state); the lab's own changes are waited on as kernel events and log
@@ -31,6 +32,8 @@ use crate::support::daemon::Daemon;
 use crate::support::{Lab, ROUTE_THEN_ADDRESS, RouteWatch, UNDO, host_exec, in_netns, lab, repo};
 
 const VIP: &str = "192.0.2.10/32";
+/// node2's backend: the lab's OpenShift router health endpoint (`lab.sh backend`).
+const HEALTH: &str = "http://127.0.0.1:1936/healthz";
 const NODE_JOB: &str = "ribbridge-monitor";
 const ROUTER_JOB: &str = "ribbridge-router";
 /// The ServiceMonitor scrapes every 30 s; this Prometheus every second:
@@ -390,7 +393,7 @@ enum Needs {
     Nodes,
     /// A BMP station's series: the graceful-restart lab has one.
     Station,
-    /// A backend probe's series: no lab here configures one.
+    /// A backend probe's series: node2 probes its backend in the first lab.
     Probes,
 }
 
@@ -460,7 +463,17 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
         "zebra: subscribed",
     )
     .await;
-    let n2 = ribbridge(&lab_guard, "rb-node2", N2, &[], "zebra: subscribed").await;
+    // node2 probes its backend (the OpenShift router's health endpoint,
+    // not started yet: the probe fails first), so that the dashboard's
+    // probe panels read real series.
+    let n2 = ribbridge(
+        &lab_guard,
+        "rb-node2",
+        N2,
+        &["--health", &format!("{VIP}={HEALTH}")],
+        "zebra: subscribed",
+    )
+    .await;
     let rv = router_vantage(&lab_guard).await;
     let prom = Prometheus::start(
         "rb-router",
@@ -492,6 +505,22 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
             "{urls:?}"
         );
     }
+
+    // node2's probe fails (connection refused) until its backend starts,
+    // then says up: both are series the dashboard reads.
+    let failures = format!("ribbridge_probe_failures_total{{instance=\"{N2}\"}}");
+    prom.wait("node2's probe failures", PROM_LIMIT, |p| {
+        (!p.query(&failures).is_empty()).then_some(())
+    })
+    .await;
+    lab(&["backend", "node2", "up"]);
+    let up = format!("ribbridge_backend_up{{instance=\"{N2}\",probe=\"health\"}}");
+    let (_, t) = prom
+        .wait("node2's backend up", PROM_LIMIT, |p| {
+            (p.scalar(&up) == Some(1.0)).then_some(())
+        })
+        .await;
+    eprintln!("node2's backend probe: failures counted, then up in Prometheus (polled {t:?})");
 
     // 1. Nodes advertising == the router's kernel ECMP width, through
     // withdraw and re-add.
@@ -616,7 +645,10 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
     // 3. Every dashboard expression returns data (the rates need two
     // samples of the series the heal created: bounded wait per expression).
     let t_dash = Instant::now();
-    let exprs = dashboard_exprs_needing(Needs::Nodes);
+    let mut exprs = dashboard_exprs_needing(Needs::Nodes);
+    let probes = dashboard_exprs_needing(Needs::Probes);
+    assert!(!probes.is_empty(), "no dashboard panel reads a backend probe");
+    exprs.extend(probes);
     for e in &exprs {
         prom.wait(&format!("dashboard expression {e}"), PROM_LIMIT, |p| {
             (!p.query(e).is_empty()).then_some(())
@@ -624,11 +656,11 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
         .await;
     }
     eprintln!(
-        "dashboard: {} expressions all non-empty ({:?}); {} read a BMP station's series (the graceful-restart lab's), {} a backend probe's (no lab here has one)",
+        "dashboard: {} expressions all non-empty ({:?}), {} of them a backend probe's; {} read a BMP station's series (the graceful-restart lab's)",
         exprs.len(),
         t_dash.elapsed(),
-        dashboard_exprs_needing(Needs::Station).len(),
-        dashboard_exprs_needing(Needs::Probes).len()
+        dashboard_exprs_needing(Needs::Probes).len(),
+        dashboard_exprs_needing(Needs::Station).len()
     );
 
     // 4. node2's ribbridge stops: RibbridgeDown fires for it, no VIP alert
