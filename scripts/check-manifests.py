@@ -242,7 +242,7 @@ class Checker:
             elif a.startswith("--mode="):
                 mode = a.split("=", 1)[1]
         if mode not in ("observe", "repair"):
-            self.fail(where, f"args {args}: no --mode observe|repair (the default would act)")
+            self.fail(where, f"args {args}: no --mode observe|repair (a manifest names its mode, which its file name and posture follow)")
         if (mode == "repair") != repair_name:
             self.fail(where, f"mode {mode} but the file name {'says' if repair_name else 'does not say'} repair")
         listen = None
