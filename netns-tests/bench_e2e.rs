@@ -843,11 +843,13 @@ async fn scale(lab_guard: &Lab, n: usize, base_kib: u64, mode: &str) -> Value {
         "dev lo table 198 proto 248 scope global",
     );
     let cfg = dir.path().join("ribbridge.toml");
-    std::fs::write(&cfg, format!("resync_secs = 10\nmode = \"{mode}\"\n")).expect("config");
+    std::fs::write(&cfg, "resync_secs = 10\n").expect("config");
     let cfg_s = cfg.to_string_lossy().into_owned();
+    // The mode as a flag: the fixture's `--mode repair` would override a
+    // file's (lab_defaults).
     let mut d = Daemon::start(
         lab_guard,
-        &["--config", &cfg_s],
+        &["--config", &cfg_s, "--mode", mode],
         "info,ribbridge::kernel::watcher=debug",
     )
     .await;
