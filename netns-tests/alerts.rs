@@ -647,7 +647,10 @@ async fn alerts_rules_and_dashboard_on_a_real_prometheus_frr_10_7() {
     let t_dash = Instant::now();
     let mut exprs = dashboard_exprs_needing(Needs::Nodes);
     let probes = dashboard_exprs_needing(Needs::Probes);
-    assert!(!probes.is_empty(), "no dashboard panel reads a backend probe");
+    assert!(
+        !probes.is_empty(),
+        "no dashboard panel reads a backend probe"
+    );
     exprs.extend(probes);
     for e in &exprs {
         prom.wait(&format!("dashboard expression {e}"), PROM_LIMIT, |p| {
