@@ -131,12 +131,14 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 # RIBBRIDGE_ZEBRA_RESTARTS for more).
 # The netns run costs ~1 300-1 360 s in all (clean clones, 2026-12-06 and -07;
 # the whole command 1 507-1 592 s); its largest: the soak
-# (~190 s), the writer's backend probes (~55 s), the million changes
+# (~130 s at CI's 2 minutes), the writer's backend probes (~55 s), the million changes
 # (~25-50 s), the restart storm and supervision (~38 s each).
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
 # every second; 23 dashboard expressions evaluated in the same lab), and
 # ~24 s per release for its graceful-restart power-off (an frr-k8s lab with
 # a BMP station, four ribbridge, a Prometheus; 8.4, 10.3 and 10.7).
+# first_hour.rs adds ~7 s (a one-node 10.7 lab; README's "Run it on one
+# node" run line by line).
 # cluster.rs adds ~35-39 s (a 10.7 frr-k8s graceful-restart lab, ~4 s up;
 # two nodes' ribbridge, a BMP station and a Prometheus scraping every
 # second; `ribbridge cluster` polled through backend down, drain, a stopped
