@@ -1247,6 +1247,19 @@ mod tests {
     }
 
     #[test]
+    fn the_default_mode_observes_and_repair_is_asked_for() {
+        let bare = Settings::resolve(None, Layer::default()).expect("no file, no flag");
+        assert_eq!(node(&bare).mode, Mode::Observe);
+        assert_eq!(node(&file("").expect("an empty file")).mode, Mode::Observe);
+        let flag = Layer {
+            mode: Some(Mode::Repair),
+            ..Layer::default()
+        };
+        let asked = Settings::resolve(None, flag).expect("--mode repair");
+        assert_eq!(node(&asked).mode, Mode::Repair);
+    }
+
+    #[test]
     fn drain_state_defaults_to_run_and_must_name_a_file() {
         assert_eq!(
             node(&file("").expect("defaults")).drain_state,
