@@ -11,7 +11,7 @@
 //! the log line the section says it logs; every other line must exit 0.
 //! `check-config` must print what the section says it prints, and the last
 //! line's output must be the table the section shows, the FRR release's
-//! patch level aside. ~15 s, most of it the lab.
+//! patch level aside. ~7 s, most of it the lab.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
