@@ -131,7 +131,7 @@ promtool test rules deploy/prometheus/tests/*.test.yaml
 # RIBBRIDGE_ZEBRA_RESTARTS for more).
 # The netns run costs ~1 300-1 360 s in all (clean clones, 2026-12-06 and -07;
 # the whole command 1 507-1 592 s); its largest: the soak
-# (~130 s at CI's 2 minutes), the writer's backend probes (~55 s), the million changes
+# (~105 s at CI's 90 s), the writer's backend probes (~55 s), the million changes
 # (~25-50 s), the restart storm and supervision (~38 s each).
 # alerts.rs adds ~40 s (a 10.7 lab, three ribbridge, a Prometheus scraping
 # every second; 23 dashboard expressions evaluated in the same lab), and
