@@ -84,9 +84,14 @@ async fn series_follow_the_vips_through_the_detail_limit_frr_10_7() {
     let mut d = Daemon::spawn(
         "rb-node1",
         &frr_dir,
+        // The address required, as shipped (the fixture's default is not):
+        // a VIP written without it stays `withdrawn` whatever bgpd's policy
+        // says of it once read, so its first state is its only one.
         &[
             "--mode",
             "observe",
+            "--require-address",
+            "true",
             "--max-detailed-vips",
             &detail,
             "--forget-after-secs",
