@@ -13,13 +13,12 @@
 //! line's output must be the table the section shows, the FRR release's
 //! patch level aside. ~7 s, most of it the lab.
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
+use crate::support::daemon::Daemon;
 use crate::support::{Lab, RouteWatch, lab, repo};
 
 const VIP: &str = "192.0.2.10/32";
@@ -78,18 +77,13 @@ fn on_the_node(line: &str, bin: &Path, sockdir: &Path) -> Command {
     c
 }
 
-/// A background line's processes, stopped with their group at the end.
-struct Background(Child);
+/// A background line's processes, stopped with their group at the end
+/// (the shell's child outlives a kill of the shell alone).
+struct Background(Daemon);
 
 impl Drop for Background {
     fn drop(&mut self) {
-        if let Ok(pid) = i32::try_from(self.0.id()) {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-        }
-        let _ = self.0.wait();
+        let _ = nix::sys::signal::killpg(self.0.pid(), nix::sys::signal::Signal::SIGTERM);
     }
 }
 
@@ -156,44 +150,14 @@ async fn the_readme_s_first_hour_ends_with_the_status_table_frr_10_7() {
     let mut last = String::new();
     for line in &lines {
         if let Some(cmd) = line.strip_suffix('&') {
-            let mut child = on_the_node(cmd.trim(), bin.path(), &sockdir)
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap_or_else(|e| panic!("{line}: {e}"));
-            let stderr = child.stderr.take().expect("stderr");
-            background.push(Background(child));
-            let (tx, rx) = mpsc::channel();
-            std::thread::spawn(move || {
-                for l in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if tx.send(l).is_err() {
-                        break;
-                    }
-                }
-            });
-            let mut log = Vec::new();
-            let waited = tokio::task::spawn_blocking(move || {
-                loop {
-                    match rx.recv_timeout(LIMIT) {
-                        Ok(l) if l.contains(READY) => return Ok((l, rx)),
-                        Ok(l) => log.push(l),
-                        Err(_) => return Err(log),
-                    }
-                }
-            })
-            .await
-            .expect("reader");
-            match waited {
-                Ok((l, rx)) => {
-                    eprintln!("{line}: {l}");
-                    // Keep reading, so the daemon never blocks on its log.
-                    std::thread::spawn(move || while rx.recv().is_ok() {});
-                }
-                Err(log) => panic!(
-                    "`{line}` logged no {READY:?} within {LIMIT:?}:\n{}",
-                    log.join("\n")
-                ),
-            }
+            // The lab's daemon fixture reads its log: no record, no flags
+            // of the fixture's own.
+            let command = on_the_node(cmd.trim(), bin.path(), &sockdir).into();
+            let mut d =
+                Daemon::spawn_command(NODE, command, bin.path().join("no-record"), 7585, &[]);
+            let l = d.wait_log(READY, LIMIT).await;
+            eprintln!("{line}: {l}");
+            background.push(Background(d));
             continue;
         }
         let out = on_the_node(line, bin.path(), &sockdir)
